@@ -1,0 +1,60 @@
+/* The claim record: one KV entry per task (and occurrence) in the claims bucket, created only
+ * if absent. Cancel and send race for it and exactly one wins (invariants 2 and 3); its
+ * history doubles as the task's status and lateness record. */
+#ifndef SA_CLAIM_H
+#define SA_CLAIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "err.h"
+
+enum sa_claim_state {
+    SA_CLAIM_NONE = 0,
+    SA_CLAIM_SENDING,   /* a consumer holds it and is sending now */
+    SA_CLAIM_SENT,      /* the receiver accepted it */
+    SA_CLAIM_RETRYING,  /* an attempt failed; the next one is in the wheel */
+    SA_CLAIM_CANCELLED, /* cancel won: never sent */
+    SA_CLAIM_DEAD,      /* dead-lettered (permanent error, last attempt, expired, unknown outcome) */
+};
+
+struct sa_claim {
+    enum sa_claim_state state;
+    int64_t at_ms;
+    char consumer[64];
+    int attempt;
+    int64_t due_ms;
+    int64_t scheduled_ms;
+    int moves;
+    int64_t moved_ms;
+    int64_t lateness_ms;
+    int http_status;
+    char error[200];
+    uint64_t revision; /* filled by get/history, not stored */
+};
+
+const char *sa_claim_state_name(enum sa_claim_state s);
+
+/* JSON text of a claim (no revision). Returns the length, -1 if cap is short. */
+int sa_claim_encode(const struct sa_claim *c, char *out, size_t cap);
+enum sa_code sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err *err) SA_MUST_CHECK;
+
+/* Creates the claim only if the key holds nothing. SA_EEXIST if it does (read it with
+ * sa_claim_get), SA_ERETRY/SA_ENATS if the broker did not answer. */
+enum sa_code sa_claim_create(kvStore *kv, const char *key, const struct sa_claim *c, uint64_t *rev,
+                             struct sa_err *err) SA_MUST_CHECK;
+
+/* Replaces the claim if its revision is still last; SA_EEXIST if someone else wrote first. */
+enum sa_code sa_claim_update(kvStore *kv, const char *key, const struct sa_claim *c, uint64_t last,
+                             uint64_t *rev, struct sa_err *err) SA_MUST_CHECK;
+
+/* Reads the current claim; SA_ENOTFOUND if there is none. */
+enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *err) SA_MUST_CHECK;
+
+/* Every stored revision, oldest first. *list is malloc'd (NULL and 0 when there is none). */
+enum sa_code sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n,
+                              struct sa_err *err) SA_MUST_CHECK;
+
+#endif

@@ -1,0 +1,219 @@
+/* The subject layout of the timing wheel. Every name a process derives from a due time or a
+ * task id is computed here, so producers and consumers can never disagree on where a task
+ * sits, and every re-publish gets a deterministic Msg-Id (invariant 2: no forks). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "layout.h"
+
+void
+sa_layout_defaults(struct sa_layout *l)
+{
+    l->window_ms = 600000;
+    l->slot_ms = 10000;
+    l->ack_wait_ms = 30000;
+    l->lead_ms = 2000;
+}
+
+enum sa_code
+sa_layout_check(const struct sa_layout *l, struct sa_err *err)
+{
+    if (l->slot_ms < 100 || l->window_ms < l->slot_ms || l->window_ms % l->slot_ms != 0)
+        return sa_fail(err, SA_EINVAL, "slot_ms %" PRId64 " must be >= 100 and divide window_ms %" PRId64,
+                       l->slot_ms, l->window_ms);
+    if (l->lead_ms < 0 || l->lead_ms >= l->slot_ms)
+        return sa_fail(err, SA_EINVAL, "lead_ms %" PRId64 " must be below slot_ms", l->lead_ms);
+    if (l->ack_wait_ms < l->slot_ms + l->lead_ms + 1000)
+        return sa_fail(err, SA_EINVAL, "ack_wait_ms %" PRId64 " must exceed slot_ms + lead_ms + 1 s",
+                       l->ack_wait_ms);
+    return SA_OK;
+}
+
+int
+sa_layout_format(char *out, size_t cap, const struct sa_layout *l)
+{
+    return snprintf(out, cap, "window_ms=%" PRId64 " slot_ms=%" PRId64 " ack_wait_ms=%" PRId64 " lead_ms=%" PRId64,
+                    l->window_ms, l->slot_ms, l->ack_wait_ms, l->lead_ms);
+}
+
+enum sa_code
+sa_layout_parse(struct sa_layout *l, const char *text, struct sa_err *err)
+{
+    long long w, s, a, ld;
+
+    if (sscanf(text, "window_ms=%lld slot_ms=%lld ack_wait_ms=%lld lead_ms=%lld", &w, &s, &a, &ld) != 4)
+        return sa_fail(err, SA_EINVAL, "layout record \"%.80s\" is not understood", text);
+    l->window_ms = w;
+    l->slot_ms = s;
+    l->ack_wait_ms = a;
+    l->lead_ms = ld;
+    return sa_layout_check(l, err);
+}
+
+static int64_t
+floor_to(int64_t t, int64_t unit)
+{
+    int64_t r = t % unit;
+
+    return r < 0 ? t - r - unit : t - r;
+}
+
+int64_t
+sa_layout_window(const struct sa_layout *l, int64_t t_ms)
+{
+    return floor_to(t_ms, l->window_ms);
+}
+
+int64_t
+sa_layout_slot(const struct sa_layout *l, int64_t t_ms)
+{
+    return floor_to(t_ms, l->slot_ms);
+}
+
+static int
+fit(int n, size_t cap)
+{
+    return (n < 0 || (size_t)n >= cap) ? -1 : n;
+}
+
+int
+sa_layout_window_subject(char *out, size_t cap, int64_t window, const char *id)
+{
+    return fit(snprintf(out, cap, "sendat.task.%" PRId64 ".w.%s", window, id), cap);
+}
+
+int
+sa_layout_slot_subject(char *out, size_t cap, int64_t window, int64_t slot, const char *id)
+{
+    return fit(snprintf(out, cap, "sendat.task.%" PRId64 ".%" PRId64 ".%s", window, slot, id), cap);
+}
+
+int
+sa_layout_level_filter(char *out, size_t cap, int64_t window, int64_t slot)
+{
+    if (slot == 0)
+        return sa_layout_window_subject(out, cap, window, "*");
+    return sa_layout_slot_subject(out, cap, window, slot, "*");
+}
+
+int
+sa_layout_window_all_filter(char *out, size_t cap, int64_t window)
+{
+    return fit(snprintf(out, cap, "sendat.task.%" PRId64 ".>", window), cap);
+}
+
+int
+sa_layout_id_filter(char *out, size_t cap, const char *id)
+{
+    return fit(snprintf(out, cap, "sendat.task.*.*.%s", id), cap);
+}
+
+int
+sa_layout_durable(char *out, size_t cap, int64_t window, int64_t slot)
+{
+    if (slot == 0)
+        return fit(snprintf(out, cap, "w%" PRId64, window), cap);
+    return fit(snprintf(out, cap, "s%" PRId64, slot), cap);
+}
+
+static int
+parse_ms(const char *s, size_t n, int64_t *out)
+{
+    int64_t v = 0;
+
+    if (n == 0 || n > 15)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+enum sa_code
+sa_layout_parse_subject(struct sa_place *p, const char *subject, struct sa_err *err)
+{
+    static const char prefix[] = "sendat.task.";
+    const char *w, *lvl, *id;
+
+    if (strncmp(subject, prefix, sizeof(prefix) - 1) != 0)
+        return sa_fail(err, SA_EINVAL, "subject %.100s is not a task subject", subject);
+    w = subject + sizeof(prefix) - 1;
+    lvl = strchr(w, '.');
+    id = lvl ? strchr(lvl + 1, '.') : NULL;
+    if (!lvl || !id || parse_ms(w, (size_t)(lvl - w), &p->window) != 0)
+        return sa_fail(err, SA_EINVAL, "subject %.100s has no window", subject);
+    lvl++;
+    if (id - lvl == 1 && *lvl == 'w')
+        p->slot = 0;
+    else if (parse_ms(lvl, (size_t)(id - lvl), &p->slot) != 0)
+        return sa_fail(err, SA_EINVAL, "subject %.100s has no level", subject);
+    id++;
+    if (!sa_layout_id_valid(id))
+        return sa_fail(err, SA_EINVAL, "subject %.100s has no valid task id", subject);
+    memcpy(p->id, id, strlen(id) + 1);
+    return SA_OK;
+}
+
+int
+sa_layout_id_valid(const char *id)
+{
+    size_t n = 0;
+
+    for (; id[n]; n++) {
+        char c = id[n];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
+            return 0;
+        if (n >= SA_ID_MAX)
+            return 0;
+    }
+    return n > 0;
+}
+
+void
+sa_layout_id_new(char *out, size_t cap, int64_t due_ms)
+{
+    static const char b32[] = "abcdefghijkmnpqrstuvwxyz23456789";
+    char rnd[11];
+
+    for (int i = 0; i < 10; i++)
+        rnd[i] = b32[randombytes_uniform(32)];
+    rnd[10] = '\0';
+    snprintf(out, cap, "%" PRId64 "-%s", due_ms, rnd);
+}
+
+int64_t
+sa_layout_id_due(const char *id)
+{
+    const char *dash = strchr(id, '-');
+    int64_t v;
+
+    if (!dash || parse_ms(id, (size_t)(dash - id), &v) != 0 || strlen(dash + 1) != 10)
+        return 0;
+    return v;
+}
+
+int
+sa_layout_move_msgid(char *out, size_t cap, const char *id, int attempt, int64_t slot)
+{
+    return fit(snprintf(out, cap, "m:%s:%d:%" PRId64, id, attempt, slot), cap);
+}
+
+int
+sa_layout_retry_msgid(char *out, size_t cap, const char *id, int attempt)
+{
+    return fit(snprintf(out, cap, "r:%s:%d", id, attempt), cap);
+}
+
+int
+sa_layout_dead_msgid(char *out, size_t cap, const char *id, int attempt)
+{
+    return fit(snprintf(out, cap, "d:%s:%d", id, attempt), cap);
+}

@@ -1,0 +1,80 @@
+/* The timing wheel built from subjects: window and slot math, subject and durable names,
+ * deterministic Msg-Ids and task ids. These are cluster-wide facts: the numbers in
+ * struct sa_layout are written once by `sendat init` and read by every process. */
+#ifndef SA_LAYOUT_H
+#define SA_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define SA_ID_MAX 64       /* longest task id, excluding the NUL */
+#define SA_SUBJECT_MAX 160 /* longest subject this layout produces, including the NUL */
+#define SA_TASKS_STREAM "SENDAT_TASKS"
+#define SA_DLQ_STREAM "SENDAT_DLQ"
+#define SA_CLAIMS_BUCKET "sendat_claims"
+#define SA_CANCEL_BUCKET "sendat_cancel"
+#define SA_META_BUCKET "sendat_meta"
+#define SA_TASK_SUBJECTS "sendat.task.*.*.*"
+#define SA_DLQ_SUBJECTS "sendat.dlq.*"
+
+struct sa_layout {
+    int64_t window_ms;   /* coarse level: producers publish here (default 10 min) */
+    int64_t slot_ms;     /* fine level: consumers move tasks down here (default 10 s) */
+    int64_t ack_wait_ms; /* JetStream AckWait of every task consumer (default 30 s) */
+    int64_t lead_ms;     /* how long before its start a level is pulled (default 2 s) */
+};
+
+/* Where a task message sits, parsed from its subject. slot is 0 at the window level. */
+struct sa_place {
+    int64_t window;
+    int64_t slot;
+    char id[SA_ID_MAX + 1];
+};
+
+void sa_layout_defaults(struct sa_layout *l);
+
+/* Checks that the numbers fit together (slot divides window, ack wait covers a slot). */
+enum sa_code sa_layout_check(const struct sa_layout *l, struct sa_err *err) SA_MUST_CHECK;
+
+/* "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000" and back. */
+int sa_layout_format(char *out, size_t cap, const struct sa_layout *l);
+enum sa_code sa_layout_parse(struct sa_layout *l, const char *text, struct sa_err *err) SA_MUST_CHECK;
+
+int64_t sa_layout_window(const struct sa_layout *l, int64_t t_ms); /* start of t's window */
+int64_t sa_layout_slot(const struct sa_layout *l, int64_t t_ms);   /* start of t's slot */
+
+/* sendat.task.<W>.w.<id> and sendat.task.<W>.<S>.<id>. Return the length, or -1 if cap is short. */
+int sa_layout_window_subject(char *out, size_t cap, int64_t window, const char *id);
+int sa_layout_slot_subject(char *out, size_t cap, int64_t window, int64_t slot, const char *id);
+
+/* Filters: one level of one window (slot 0) or one slot; everything in a window; one id anywhere. */
+int sa_layout_level_filter(char *out, size_t cap, int64_t window, int64_t slot);
+int sa_layout_window_all_filter(char *out, size_t cap, int64_t window);
+int sa_layout_id_filter(char *out, size_t cap, const char *id);
+
+/* Durable consumer name of a level: w<W> for the window level, s<S> for a slot. */
+int sa_layout_durable(char *out, size_t cap, int64_t window, int64_t slot);
+
+/* Parses a task subject; SA_EINVAL for anything that is not sendat.task.<W>.(w|<S>).<id>. */
+enum sa_code sa_layout_parse_subject(struct sa_place *p, const char *subject,
+                                     struct sa_err *err) SA_MUST_CHECK;
+
+/* A task id is 1..64 of [A-Za-z0-9_-]: one subject token, one KV key. */
+int sa_layout_id_valid(const char *id);
+
+/* New id "<due_ms>-<10 random base32 chars>"; the due time in it lets cancel and status
+ * compute the subjects directly. */
+void sa_layout_id_new(char *out, size_t cap, int64_t due_ms);
+
+/* The due time a generated id carries; 0 if the id has none. */
+int64_t sa_layout_id_due(const char *id);
+
+/* Msg-Id of a move down to a slot, of a retry, of a dead letter (deterministic, so a crash
+ * between publish and ack cannot fork a task). */
+int sa_layout_move_msgid(char *out, size_t cap, const char *id, int attempt, int64_t slot);
+int sa_layout_retry_msgid(char *out, size_t cap, const char *id, int attempt);
+int sa_layout_dead_msgid(char *out, size_t cap, const char *id, int attempt);
+
+#endif

@@ -1,0 +1,175 @@
+/* Connecting from the environment, so containers need no flags, and reading the layout that
+ * `sendat init` wrote once: the window size is a cluster-wide fact, never configured twice. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "natsconn.h"
+
+enum sa_code
+sa_nats_fail(struct sa_err *err, natsStatus s, jsErrCode jerr, const char *what)
+{
+    enum sa_code code = SA_ENATS;
+    const char *last = nats_GetLastError(NULL);
+
+    if (s == NATS_TIMEOUT || s == NATS_CONNECTION_CLOSED || s == NATS_CONNECTION_DISCONNECTED ||
+        s == NATS_NO_SERVER || s == NATS_NO_RESPONDERS)
+        code = SA_ERETRY;
+    if (s == NATS_NOT_FOUND)
+        code = SA_ENOTFOUND;
+    if (jerr)
+        return sa_fail(err, code, "%s: %s (JetStream error %d%s%s)", what, natsStatus_GetText(s),
+                       (int)jerr, last ? ": " : "", last ? last : "");
+    return sa_fail(err, code, "%s: %s%s%s", what, natsStatus_GetText(s), last ? " - " : "",
+                   last ? last : "");
+}
+
+static natsStatus
+set_auth(natsOptions *o)
+{
+    const char *creds = getenv("SENDAT_NATS_CREDS"), *nkey = getenv("SENDAT_NATS_NKEY");
+    const char *user = getenv("SENDAT_NATS_USER"), *pass = getenv("SENDAT_NATS_PASSWORD");
+    const char *token = getenv("SENDAT_NATS_TOKEN"), *ca = getenv("SENDAT_NATS_CA");
+    const char *cert = getenv("SENDAT_NATS_CERT"), *key = getenv("SENDAT_NATS_KEY");
+    natsStatus s = NATS_OK;
+
+    if (creds && *creds)
+        s = natsOptions_SetUserCredentialsFromFiles(o, creds, NULL);
+    if (s == NATS_OK && nkey && *nkey)
+        s = natsOptions_SetNKeyFromSeed(o, NULL, nkey);
+    if (s == NATS_OK && user && *user)
+        s = natsOptions_SetUserInfo(o, user, pass ? pass : "");
+    if (s == NATS_OK && token && *token)
+        s = natsOptions_SetToken(o, token);
+    if (s == NATS_OK && ca && *ca)
+        s = natsOptions_LoadCATrustedCertificates(o, ca);
+    if (s == NATS_OK && cert && *cert && key && *key)
+        s = natsOptions_LoadCertificatesChain(o, cert, key);
+    if (s == NATS_OK && ((ca && *ca) || (cert && *cert)))
+        s = natsOptions_SetSecure(o, true);
+    return s;
+}
+
+static natsStatus
+set_servers(natsOptions *o, const char *url)
+{
+    char *copy = strdup(url), *save = NULL, *tok;
+    const char *list[16];
+    int n = 0;
+    natsStatus s;
+
+    if (!copy)
+        return NATS_NO_MEMORY;
+    for (tok = strtok_r(copy, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
+        list[n++] = tok;
+    s = natsOptions_SetServers(o, list, n);
+    free(copy);
+    return s;
+}
+
+static natsStatus
+make_options(natsOptions **o, const char *url, const char *name)
+{
+    natsStatus s = natsOptions_Create(o);
+
+    if (s == NATS_OK)
+        s = set_servers(*o, url);
+    if (s == NATS_OK)
+        s = natsOptions_SetName(*o, name);
+    if (s == NATS_OK)
+        s = natsOptions_SetMaxReconnect(*o, -1);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectWait(*o, 250);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectJitter(*o, 100, 1000);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectBufSize(*o, 64 * 1024 * 1024);
+    if (s == NATS_OK)
+        s = set_auth(*o);
+    return s;
+}
+
+enum sa_code
+sa_nats_connect(struct sa_nats **out, const char *url, const char *name, struct sa_err *err)
+{
+    struct sa_nats *n = NULL;
+    natsOptions *o = NULL;
+    natsStatus s;
+    char what[300];
+
+    *out = NULL;
+    if (!url || !*url)
+        url = getenv("SENDAT_NATS_URL");
+    if (!url || !*url)
+        url = SA_DEFAULT_URL;
+    n = calloc(1, sizeof(*n));
+    if (!n)
+        return sa_fail(err, SA_ENOMEM, "no memory for a connection");
+    s = make_options(&o, url, name);
+    if (s == NATS_OK)
+        s = natsConnection_Connect(&n->nc, o);
+    if (s == NATS_OK)
+        s = natsConnection_JetStream(&n->js, n->nc, NULL);
+    natsOptions_Destroy(o);
+    if (s != NATS_OK) {
+        snprintf(what, sizeof(what), "connect to %.200s", url);
+        sa_nats_close(n);
+        return sa_nats_fail(err, s, 0, what);
+    }
+    *out = n;
+    return SA_OK;
+}
+
+static enum sa_code
+bind_kv(kvStore **kv, jsCtx *js, const char *bucket, struct sa_err *err)
+{
+    natsStatus s = js_KeyValue(kv, js, bucket);
+    char what[128];
+
+    if (s == NATS_NOT_FOUND)
+        return sa_fail(err, SA_ENOTFOUND, "bucket %s does not exist: run `sendat init` first", bucket);
+    snprintf(what, sizeof(what), "bind bucket %s", bucket);
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, what);
+}
+
+enum sa_code
+sa_nats_bind(struct sa_nats *n, struct sa_err *err)
+{
+    enum sa_code rc;
+
+    if ((rc = bind_kv(&n->meta, n->js, SA_META_BUCKET, err)) != SA_OK ||
+        (rc = bind_kv(&n->claims, n->js, SA_CLAIMS_BUCKET, err)) != SA_OK ||
+        (rc = bind_kv(&n->cancel, n->js, SA_CANCEL_BUCKET, err)) != SA_OK)
+        return rc;
+    return sa_nats_read_layout(n, err);
+}
+
+enum sa_code
+sa_nats_read_layout(struct sa_nats *n, struct sa_err *err)
+{
+    kvEntry *e = NULL;
+    enum sa_code rc;
+    natsStatus s;
+
+    s = kvStore_Get(&e, n->meta, "layout");
+    if (s == NATS_NOT_FOUND)
+        return sa_fail(err, SA_ENOTFOUND, "no layout record: run `sendat init` first");
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "read layout");
+    rc = sa_layout_parse(&n->layout, kvEntry_ValueString(e), err);
+    kvEntry_Destroy(e);
+    return rc;
+}
+
+void
+sa_nats_close(struct sa_nats *n)
+{
+    if (!n)
+        return;
+    kvStore_Destroy(n->claims);
+    kvStore_Destroy(n->cancel);
+    kvStore_Destroy(n->meta);
+    jsCtx_Destroy(n->js);
+    natsConnection_Destroy(n->nc);
+    free(n);
+}

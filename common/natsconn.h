@@ -1,0 +1,41 @@
+/* One connection to NATS for a process: connect from flags and environment, the JetStream
+ * context, the KV buckets and the cluster-wide layout record written by `sendat init`. */
+#ifndef SA_NATSCONN_H
+#define SA_NATSCONN_H
+
+#include <nats/nats.h>
+
+#include "err.h"
+#include "layout.h"
+
+#define SA_DEFAULT_URL "nats://127.0.0.1:4222"
+
+struct sa_nats {
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *claims;
+    kvStore *cancel;
+    kvStore *meta;
+    struct sa_layout layout;
+};
+
+/* Connects to url (NULL: SENDAT_NATS_URL, else SA_DEFAULT_URL; a comma-separated list is a
+ * cluster). Credentials come from SENDAT_NATS_CREDS (.creds file), SENDAT_NATS_NKEY (seed
+ * file), SENDAT_NATS_USER + SENDAT_NATS_PASSWORD, SENDAT_NATS_TOKEN; TLS from SENDAT_NATS_CA,
+ * SENDAT_NATS_CERT + SENDAT_NATS_KEY. Reconnects forever with backoff. */
+enum sa_code sa_nats_connect(struct sa_nats **out, const char *url, const char *name,
+                             struct sa_err *err) SA_MUST_CHECK;
+
+/* Binds the buckets and reads the layout; SA_ENOTFOUND with "run sendat init" if absent. */
+enum sa_code sa_nats_bind(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
+
+/* Reads the layout record from the bound meta bucket into n->layout. */
+enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
+
+void sa_nats_close(struct sa_nats *n);
+
+/* Converts a nats.c status (and JetStream error code, 0 if none) once, at the boundary:
+ * "what: <status text> (<last error>)". Timeouts and lost connections map to SA_ERETRY. */
+enum sa_code sa_nats_fail(struct sa_err *err, natsStatus s, jsErrCode jerr, const char *what);
+
+#endif

@@ -1,0 +1,81 @@
+/* A send task as C values: the protobuf-c codec, validation shared by producer and consumer
+ * (invariant 5: bad input is refused at the producer and dead-lettered at the consumer,
+ * never sent), and seal/open through the envelope. */
+#ifndef SA_TASK_H
+#define SA_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "keyring.h"
+#include "layout.h"
+
+#define SA_BODY_MAX (256 * 1024) /* webhook body or email text/html, each */
+#define SA_HEADERS_MAX 64
+#define SA_HEADER_MAX 8192 /* one header line */
+#define SA_URL_MAX 4096
+
+enum sa_channel { SA_CHANNEL_NONE = 0, SA_CHANNEL_WEBHOOK, SA_CHANNEL_EMAIL };
+
+struct sa_header {
+    char *name;
+    char *value;
+};
+
+struct sa_task {
+    char id[SA_ID_MAX + 1];
+    int64_t due_ms;
+    int64_t not_after_ms; /* 0: none */
+    int64_t created_ms;
+    int attempt; /* 1 for the first attempt */
+    int at_most_once;
+    enum sa_channel channel;
+    /* webhook */
+    char *url;
+    struct sa_header *headers;
+    size_t n_headers;
+    uint8_t *body;
+    size_t body_len;
+    /* failed attempts so far, for the dead letter */
+    size_t n_attempts;
+    int64_t *attempt_at_ms;
+    char **attempt_error;
+};
+
+/* A zeroed task with attempt 1. SA_ENOMEM only. */
+enum sa_code sa_task_new(struct sa_task **out, struct sa_err *err) SA_MUST_CHECK;
+void sa_task_free(struct sa_task *t);
+
+/* Copies name and value after checking them (token name, no CR/LF or NUL in the value). */
+enum sa_code sa_task_add_header(struct sa_task *t, const char *name, const char *value,
+                                struct sa_err *err) SA_MUST_CHECK;
+/* Parses "Name: value" and adds it. */
+enum sa_code sa_task_add_header_line(struct sa_task *t, const char *line, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_task_set_url(struct sa_task *t, const char *url, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_task_set_body(struct sa_task *t, const void *body, size_t len, struct sa_err *err) SA_MUST_CHECK;
+/* Records a failed attempt (time and reason) on the task. */
+enum sa_code sa_task_add_attempt(struct sa_task *t, int64_t at_ms, const char *error,
+                                 struct sa_err *err) SA_MUST_CHECK;
+
+/* Checks everything a consumer relies on: id, times, channel, URL scheme and host, headers,
+ * sizes. SA_EINVAL with one line naming the problem. */
+enum sa_code sa_task_validate(const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
+
+/* Checks a webhook URL: http or https, a host, at most SA_URL_MAX bytes, no CR/LF/space. */
+enum sa_code sa_task_check_url(const char *url, struct sa_err *err) SA_MUST_CHECK;
+
+/* Encodes to protobuf bytes; *out is malloc'd. */
+enum sa_code sa_task_encode(const struct sa_task *t, uint8_t **out, size_t *len, struct sa_err *err) SA_MUST_CHECK;
+/* Decodes protobuf bytes into a new task (not yet validated). SA_EINVAL if undecodable. */
+enum sa_code sa_task_decode(const uint8_t *buf, size_t len, struct sa_task **out, struct sa_err *err) SA_MUST_CHECK;
+
+/* encode + seal with the ring's newest key, bound to t->id. *env is malloc'd. */
+enum sa_code sa_task_seal(const struct sa_keyring *ring, const struct sa_task *t, uint8_t **env,
+                          size_t *env_len, struct sa_err *err) SA_MUST_CHECK;
+/* open (bound to id) + decode + validate + check the sealed id equals id. The plaintext is
+ * wiped before return. SA_ECRYPTO / SA_EINVAL as the steps say. */
+enum sa_code sa_task_open(const struct sa_keyring *ring, const char *id, const uint8_t *env,
+                          size_t len, struct sa_task **out, struct sa_err *err) SA_MUST_CHECK;
+
+#endif

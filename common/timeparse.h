@@ -1,0 +1,27 @@
+/* Times on the command line and in events: RFC 3339, relative and @unix. */
+#ifndef SA_TIMEPARSE_H
+#define SA_TIMEPARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* Milliseconds since the epoch, from CLOCK_REALTIME. */
+int64_t sa_now_ms(void);
+
+/* Parses "2026-11-22T09:30:00Z", "2026-11-22T18:30:00.250+09:00" (RFC 3339 with Z or an
+ * offset; 't'/'z' and a space separator accepted, a missing offset refused), "+90s",
+ * "+10m", "+2h", "+3d", "+1500ms" (relative to now_ms), and "@1795340100" (Unix seconds,
+ * optionally with a fraction "@1795340100.5"). Sets *out_ms. SA_EINVAL with a message
+ * naming the problem for anything else, including out-of-range fields and overflow. */
+enum sa_code sa_time_parse(const char *text, int64_t now_ms, int64_t *out_ms,
+                           struct sa_err *err) SA_MUST_CHECK;
+
+/* Parses a duration "250ms", "90s", "10m", "2h", "3d" into ms (used by flags like --ack-wait). */
+enum sa_code sa_duration_parse(const char *text, int64_t *out_ms, struct sa_err *err) SA_MUST_CHECK;
+
+/* Writes "2026-11-22T09:30:00.250Z" (always UTC, always milliseconds). Returns the length. */
+int sa_time_format(char *out, size_t cap, int64_t ms);
+
+#endif

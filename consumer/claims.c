@@ -1,0 +1,86 @@
+/* Taking and finishing claims. A claim "sending" that we did not write means the previous
+ * holder's ack wait ran out (it died or stalled): at-least-once takes it over and resends with
+ * the same webhook-id, at-most-once dead-letters it as "outcome unknown". */
+#include <stdio.h>
+#include <string.h>
+
+#include "claims.h"
+#include "log.h"
+#include "timeparse.h"
+
+static void
+fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa_claim_state st)
+{
+    memset(c, 0, sizeof(*c));
+    c->state = st;
+    c->at_ms = sa_now_ms();
+    snprintf(c->consumer, sizeof(c->consumer), "%s", k->cfg.name);
+    c->attempt = h->task->attempt;
+    c->due_ms = h->due_ms;
+    c->scheduled_ms = h->scheduled_ms;
+    c->moves = h->moves;
+    c->moved_ms = h->moved_ms;
+}
+
+static enum take
+take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64_t *rev)
+{
+    struct sa_claim mine;
+    struct sa_err err = {0};
+    enum sa_code rc;
+
+    if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once)
+        return TAKE_UNKNOWN;
+    fill(&mine, c, h, SA_CLAIM_SENDING);
+    rc = sa_claim_update(c->n->claims, h->task->id, &mine, cur->revision, rev, &err);
+    if (rc == SA_OK)
+        return TAKE_SEND;
+    return rc == SA_EEXIST ? TAKE_SKIP : TAKE_LATER;
+}
+
+enum take
+claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *seen)
+{
+    struct sa_claim mine;
+    struct sa_err err = {0};
+    enum sa_code rc;
+
+    fill(&mine, c, h, SA_CLAIM_SENDING);
+    rc = sa_claim_create(c->n->claims, h->task->id, &mine, rev, &err);
+    if (rc == SA_OK)
+        return TAKE_SEND;
+    if (rc != SA_EEXIST || sa_claim_get(c->n->claims, h->task->id, seen, &err) != SA_OK) {
+        sa_log(SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
+        return TAKE_LATER;
+    }
+    switch (seen->state) {
+    case SA_CLAIM_SENDING: /* its holder's ack wait ran out; a newer attempt never yields */
+        return seen->attempt > h->task->attempt ? TAKE_SKIP : take_over(c, h, seen, rev);
+    case SA_CLAIM_RETRYING:
+        return seen->attempt < h->task->attempt ? take_over(c, h, seen, rev) : TAKE_SKIP;
+    default:
+        return TAKE_SKIP; /* sent, cancelled, dead */
+    }
+}
+
+void
+claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_state state,
+              int http_status, const char *error, int64_t lateness_ms)
+{
+    struct sa_claim mine;
+    struct sa_err err = {0};
+
+    fill(&mine, c, h, state);
+    mine.http_status = http_status;
+    mine.lateness_ms = lateness_ms;
+    snprintf(mine.error, sizeof(mine.error), "%s", error ? error : "");
+    for (int i = 0; i < 3; i++) {
+        sa_err_clear(&err);
+        enum sa_code rc = rev ? sa_claim_update(c->n->claims, h->task->id, &mine, rev, NULL, &err)
+                              : sa_claim_create(c->n->claims, h->task->id, &mine, NULL, &err);
+        if (rc == SA_OK || rc == SA_EEXIST)
+            return;
+    }
+    sa_log(SA_LOG_WARN, "claim_update_failed", "task=%s state=%s error=\"%s\"", h->task->id,
+           sa_claim_state_name(state), err.msg);
+}

@@ -1,0 +1,120 @@
+/* The consumer is configured by environment variables only (containers), each with a
+ * documented default; a bad value stops it at start with the variable named. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "consumer.h"
+#include "log.h"
+#include "timeparse.h"
+
+static const char usage[] =
+    "usage: sendat-consumer [--help]\n"
+    "A daemon: pulls due tasks from NATS JetStream and sends them. Configured by environment:\n"
+    "  SENDAT_NATS_URL            server URL(s), comma-separated (default " SA_DEFAULT_URL ")\n"
+    "  SENDAT_NATS_CREDS, SENDAT_NATS_NKEY, SENDAT_NATS_USER, SENDAT_NATS_PASSWORD,\n"
+    "  SENDAT_NATS_TOKEN, SENDAT_NATS_CA, SENDAT_NATS_CERT, SENDAT_NATS_KEY   credentials, TLS\n"
+    "  SENDAT_KEY_FILE            key ring to open tasks with (required)\n"
+    "  SENDAT_CONSUMER_NAME       name in claims and logs (default hostname-pid)\n"
+    "  SENDAT_MAX_INFLIGHT        sends in flight at once (default 256)\n"
+    "  SENDAT_HTTP_TIMEOUT        one webhook request's time limit (default 10s)\n"
+    "  SENDAT_FETCH_BATCH         tasks per pull request (default 256)\n"
+    "  SENDAT_RETRY_ATTEMPTS      attempts before the dead letter (default 5)\n"
+    "  SENDAT_RETRY_BASE_MS       first backoff, doubled each attempt, full jitter (default 1000)\n"
+    "  SENDAT_RETRY_MAX_MS        longest backoff (default 300000)\n"
+    "  SENDAT_DRAIN_TIMEOUT       SIGTERM grace for sends in flight (default 20s)\n"
+    "  SENDAT_MAX_HELD            tasks held in memory at once (default 200000)\n"
+    "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
+    "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n";
+
+void
+config_usage(void)
+{
+    fputs(usage, stdout);
+}
+
+static int
+env_int(const char *name, int64_t def, int64_t min, int64_t max, int64_t *out)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    long long x;
+
+    *out = def;
+    if (!v || !*v)
+        return 0;
+    x = strtoll(v, &end, 10);
+    if (*end || x < min || x > max) {
+        fprintf(stderr, "sendat-consumer: %s=%s: want a whole number from %lld to %lld\n", name, v,
+                (long long)min, (long long)max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int
+env_dur(const char *name, int64_t def, int64_t *out)
+{
+    const char *v = getenv(name);
+    struct sa_err err = {0};
+
+    *out = def;
+    if (!v || !*v)
+        return 0;
+    if (sa_duration_parse(v, out, &err) != SA_OK || *out <= 0) {
+        fprintf(stderr, "sendat-consumer: %s=%s: %s\n", name, v, err.msg[0] ? err.msg : "must be positive");
+        return -1;
+    }
+    return 0;
+}
+
+int
+config_load(struct config *cfg)
+{
+    int64_t inflight, batch, attempts, held;
+    char host[48] = "consumer";
+    const char *name = getenv("SENDAT_CONSUMER_NAME");
+    int bad = 0;
+
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->url = getenv("SENDAT_NATS_URL");
+    cfg->key_file = getenv("SENDAT_KEY_FILE");
+    gethostname(host, sizeof(host) - 1);
+    if (name && *name)
+        snprintf(cfg->name, sizeof(cfg->name), "%s", name);
+    else
+        snprintf(cfg->name, sizeof(cfg->name), "%s-%d", host, (int)getpid());
+    bad |= env_int("SENDAT_MAX_INFLIGHT", 256, 1, 100000, &inflight);
+    bad |= env_int("SENDAT_FETCH_BATCH", 256, 1, 10000, &batch);
+    bad |= env_int("SENDAT_RETRY_ATTEMPTS", 5, 1, 100, &attempts);
+    bad |= env_int("SENDAT_RETRY_BASE_MS", 1000, 1, 86400000, &cfg->retry_base_ms);
+    bad |= env_int("SENDAT_RETRY_MAX_MS", 300000, 1, 7 * 86400000LL, &cfg->retry_max_ms);
+    bad |= env_int("SENDAT_MAX_HELD", 200000, 100, 100000000, &held);
+    bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
+    bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
+    if (!cfg->key_file || !*cfg->key_file) {
+        fprintf(stderr, "sendat-consumer: SENDAT_KEY_FILE is not set (see --help)\n");
+        bad = -1;
+    }
+    cfg->max_inflight = (int)inflight;
+    cfg->fetch_batch = (int)batch;
+    cfg->max_attempts = (int)attempts;
+    cfg->max_held = held;
+    cfg->max_ack_pending = 100000;
+    return bad ? -1 : 0;
+}
+
+void
+counters_log(const struct consumer *c, const char *event)
+{
+    const struct counters *k = &c->counters;
+
+    sa_log(SA_LOG_INFO, event,
+           "consumer=%s pulled=%ld held=%ld moved=%ld sent=%ld failed=%ld retried=%ld dead=%ld "
+           "cancelled=%ld duplicates=%ld",
+           c->cfg.name, atomic_load(&k->pulled), atomic_load(&k->held), atomic_load(&k->moved),
+           atomic_load(&k->sent), atomic_load(&k->failed), atomic_load(&k->retried),
+           atomic_load(&k->dead), atomic_load(&k->cancelled), atomic_load(&k->duplicates));
+}

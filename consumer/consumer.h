@@ -1,0 +1,51 @@
+/* What the consumer's threads share: the connection, the key ring, the configuration, the
+ * wheel, the cancel set and the counters. Each module documents which thread calls it. */
+#ifndef CONSUMER_H
+#define CONSUMER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "keyring.h"
+#include "natsconn.h"
+
+struct config {
+    const char *url;
+    const char *key_file;
+    char name[64];
+    int max_inflight;       /* sends in flight at once */
+    int64_t http_timeout_ms;
+    int fetch_batch;
+    int max_attempts;       /* attempts before the dead letter */
+    int64_t retry_base_ms;
+    int64_t retry_max_ms;
+    int64_t drain_ms;       /* SIGTERM grace for sends in flight */
+    int64_t max_held;       /* tasks held in memory at once */
+    int max_ack_pending;    /* per level durable; fleet-wide bound */
+};
+
+struct counters {
+    atomic_long pulled, held, moved, sent, failed, retried, dead, cancelled, duplicates;
+};
+
+struct wheel;
+struct cancel_set;
+
+struct consumer {
+    struct sa_nats *n;
+    struct sa_keyring *ring;
+    struct config cfg;
+    struct wheel *wheel;
+    struct cancel_set *cancels;
+    struct counters counters;
+    atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
+};
+
+/* Reads the SENDAT_* environment; on a bad value prints the reason and returns -1. */
+int config_load(struct config *cfg);
+void config_usage(void);
+
+/* Logs the counters as one line (event=counters). */
+void counters_log(const struct consumer *c, const char *event);
+
+#endif

@@ -1,0 +1,227 @@
+/* Fires held tasks at their due instant: claim, POST, record, ack (invariants 1, 2 and 6).
+ * The loop sleeps in curl_multi_poll until the next due time, a finished transfer or a
+ * wakeup from the puller, so an idle consumer burns no CPU. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "cancel.h"
+#include "claims.h"
+#include "deliver.h"
+#include "log.h"
+#include "retry.h"
+#include "timeparse.h"
+#include "webhook.h"
+#include "wheel.h"
+
+#define TOUCH_CHECK_MS 1000
+#define COUNTERS_EVERY_MS 60000
+
+struct deliver {
+    struct consumer *c;
+    CURLM *multi;
+    int inflight;
+    int64_t next_touch_ms, next_counters_ms;
+};
+
+enum sa_code
+deliver_new(struct deliver **out, struct consumer *c, struct sa_err *err)
+{
+    struct deliver *d = calloc(1, sizeof(*d));
+
+    *out = NULL;
+    if (!d || !(d->multi = curl_multi_init())) {
+        free(d);
+        return sa_fail(err, SA_ENOMEM, "no memory for the sender");
+    }
+    curl_multi_setopt(d->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->cfg.max_inflight);
+    d->c = c;
+    *out = d;
+    return SA_OK;
+}
+
+void
+deliver_free(struct deliver *d)
+{
+    if (!d)
+        return;
+    curl_multi_cleanup(d->multi);
+    free(d);
+}
+
+void
+deliver_wakeup(void *arg)
+{
+    struct deliver *d = arg;
+
+    curl_multi_wakeup(d->multi);
+}
+
+static void
+finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status)
+{
+    struct sa_err err = {0};
+
+    sa_log(SA_LOG_WARN, "dead_letter", "task=%s attempt=%d reason=\"%s\"", h->task->id,
+           h->task->attempt, reason);
+    if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, reason, &err) != SA_OK) {
+        sa_log(SA_LOG_ERROR, "dead_letter_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
+        natsMsg_Nak(h->msg, NULL); /* keep it: redelivered and tried again */
+        held_free(h);
+        return;
+    }
+    claims_finish(c, h, rev, SA_CLAIM_DEAD, status, reason, 0);
+    natsMsg_Ack(h->msg, NULL);
+    held_free(h);
+}
+
+static void
+finish_skip(struct consumer *c, struct held *h, const struct sa_claim *seen)
+{
+    if (seen->state == SA_CLAIM_CANCELLED)
+        atomic_fetch_add(&c->counters.cancelled, 1);
+    else
+        atomic_fetch_add(&c->counters.duplicates, 1);
+    sa_log(SA_LOG_INFO, "skipped", "task=%s claim=%s", h->task->id, sa_claim_state_name(seen->state));
+    natsMsg_Ack(h->msg, NULL);
+    held_free(h);
+}
+
+static void
+start(struct deliver *d, struct held *h, int64_t now)
+{
+    struct sa_claim seen = {0};
+    struct sa_err err = {0};
+    uint64_t rev = 0;
+
+    if (cancel_contains(d->c->cancels, h->task->id)) {
+        seen.state = SA_CLAIM_CANCELLED;
+        return finish_skip(d->c, h, &seen);
+    }
+    if (h->task->not_after_ms && now > h->task->not_after_ms)
+        return finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
+    switch (claims_take(d->c, h, &rev, &seen)) {
+    case TAKE_SKIP: return finish_skip(d->c, h, &seen);
+    case TAKE_UNKNOWN:
+        return finish_dead(d->c, h, seen.revision, "outcome unknown: a consumer died while sending (at-most-once)", 0);
+    case TAKE_LATER:
+        natsMsg_NakWithDelay(h->msg, 1000, NULL);
+        held_free(h);
+        return;
+    case TAKE_SEND: break;
+    }
+    if (webhook_start(d->multi, d->c, h, rev, now, &err) != SA_OK)
+        return finish_dead(d->c, h, rev, err.msg, 0);
+    d->inflight++;
+}
+
+static void
+finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error, int status,
+             int64_t retry_after_ms)
+{
+    struct sa_err err = {0};
+    int64_t due = 0;
+    char why[300];
+
+    atomic_fetch_add(&c->counters.failed, 1);
+    if (h->task->attempt >= c->cfg.max_attempts) {
+        snprintf(why, sizeof(why), "gave up after %d attempts: %s", h->task->attempt, error);
+        return finish_dead(c, h, rev, why, status);
+    }
+    if (retry_again(c, h, error, retry_after_ms, &due, &err) != SA_OK) {
+        if (err.code == SA_EPERM)
+            return finish_dead(c, h, rev, err.msg, status);
+        sa_log(SA_LOG_WARN, "retry_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
+        natsMsg_NakWithDelay(h->msg, 1000, NULL);
+        held_free(h);
+        return;
+    }
+    sa_log(SA_LOG_INFO, "retry", "task=%s attempt=%d next_in_ms=%" PRId64 " error=\"%s\"", h->task->id,
+           h->task->attempt, due - sa_now_ms(), error);
+    claims_finish(c, h, rev, SA_CLAIM_RETRYING, status, error, 0);
+    natsMsg_Ack(h->msg, NULL);
+    held_free(h);
+}
+
+/* Called by webhook.c when a transfer ends. */
+void
+deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct webhook_result *r)
+{
+    switch (retry_classify(r->transport_ok, r->http_status)) {
+    case OUTCOME_SENT:
+        claims_finish(c, h, rev, SA_CLAIM_SENT, (int)r->http_status, NULL, r->started_ms - h->due_ms);
+        natsMsg_Ack(h->msg, NULL);
+        atomic_fetch_add(&c->counters.sent, 1);
+        sa_log(SA_LOG_INFO, "sent", "task=%s attempt=%d status=%ld lateness_ms=%" PRId64, h->task->id,
+               h->task->attempt, r->http_status, r->started_ms - h->due_ms);
+        held_free(h);
+        return;
+    case OUTCOME_RETRY: return finish_retry(c, h, rev, r->error, (int)r->http_status, r->retry_after_ms);
+    case OUTCOME_PERMANENT: return finish_dead(c, h, rev, r->error, (int)r->http_status);
+    }
+}
+
+static void
+fire_due(struct deliver *d, int64_t now)
+{
+    struct held *h;
+
+    while (d->inflight < d->c->cfg.max_inflight && (h = wheel_pop_due(d->c->wheel, now)))
+        start(d, h, now);
+}
+
+static void
+periodic(struct deliver *d, int64_t now)
+{
+    if (now >= d->next_touch_ms) {
+        wheel_touch(d->c->wheel, now, d->c->n->layout.ack_wait_ms / 3);
+        d->next_touch_ms = now + TOUCH_CHECK_MS;
+    }
+    if (now >= d->next_counters_ms) {
+        if (d->next_counters_ms)
+            counters_log(d->c, "counters");
+        d->next_counters_ms = now + COUNTERS_EVERY_MS;
+    }
+}
+
+static int
+poll_timeout(struct deliver *d, int64_t now)
+{
+    int64_t next = wheel_next_due(d->c->wheel), t = 1000;
+
+    if (d->inflight < d->c->cfg.max_inflight && next != INT64_MAX && next - now < t)
+        t = next - now;
+    return t < 0 ? 0 : (int)t;
+}
+
+void
+deliver_run(struct deliver *d)
+{
+    struct sa_err err = {0};
+    int64_t now, drain_until = 0;
+    int running = 0, released = 0;
+
+    for (;;) {
+        now = sa_now_ms();
+        if (wheel_take_inbox(d->c->wheel, &err) != SA_OK)
+            sa_log(SA_LOG_WARN, "wheel_full", "error=\"%s\"", err.msg);
+        if (atomic_load(&d->c->stopping)) {
+            if (!released++) {
+                drain_until = now + d->c->cfg.drain_ms;
+                sa_log(SA_LOG_INFO, "draining", "released=%zu inflight=%d",
+                       wheel_release_all(d->c->wheel), d->inflight);
+            }
+            if (d->inflight == 0 || now > drain_until)
+                break;
+        } else {
+            fire_due(d, now);
+        }
+        periodic(d, now);
+        curl_multi_poll(d->multi, NULL, 0, poll_timeout(d, now), NULL);
+        curl_multi_perform(d->multi, &running);
+        d->inflight -= webhook_collect(d->multi, d->c);
+    }
+}

@@ -1,0 +1,106 @@
+/* sendat-consumer: configuration, signals and orderly shutdown. Three threads: the puller
+ * (pull.c), the cancel watcher (cancel.c) and this one, which fires and sends (deliver.c).
+ * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <sodium.h>
+
+#include "cancel.h"
+#include "consumer.h"
+#include "deliver.h"
+#include "log.h"
+#include "pull.h"
+#include "wheel.h"
+
+static struct consumer the;
+static struct deliver *the_deliver;
+
+static void
+on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&the.stopping, 1);
+    if (the_deliver)
+        deliver_wakeup(the_deliver); /* async-signal-safe: curl_multi_wakeup writes a pipe */
+}
+
+static int
+setup(struct consumer *c, struct sa_err *err)
+{
+    if (sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
+        sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, err) != SA_OK ||
+        sa_nats_bind(c->n, err) != SA_OK ||
+        deliver_new(&the_deliver, c, err) != SA_OK ||
+        wheel_new(&c->wheel, deliver_wakeup, the_deliver, err) != SA_OK ||
+        cancel_start(&c->cancels, c->n->cancel, err) != SA_OK)
+        return -1;
+    return 0;
+}
+
+static void
+teardown(struct consumer *c)
+{
+    cancel_stop(c->cancels);
+    wheel_free(c->wheel);
+    deliver_free(the_deliver);
+    sa_nats_close(c->n);
+    sa_keyring_free(c->ring);
+}
+
+static int
+run(struct consumer *c)
+{
+    struct puller p;
+    struct sa_err err = {0};
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (setup(c, &err) != 0) {
+        sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);
+        return 1;
+    }
+    if (pull_start(&p, c, &err) != SA_OK) {
+        sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);
+        return 1;
+    }
+    sa_log(SA_LOG_INFO, "started", "consumer=%s", c->cfg.name);
+    deliver_run(the_deliver); /* returns once stopping and drained */
+    pull_join(&p);
+    (void)wheel_take_inbox(c->wheel, NULL);
+    sa_log(SA_LOG_INFO, "stopped", "released=%zu", wheel_release_all(c->wheel));
+    counters_log(c, "counters");
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    int rc;
+
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        config_usage();
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "sendat-consumer: unknown argument %s (see --help)\n", argv[1]);
+        return 2;
+    }
+    sa_log_init("sendat-consumer");
+    if (config_load(&the.cfg) != 0)
+        return 2;
+    if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return 1;
+    nats_Open(-1);
+    rc = run(&the);
+    teardown(&the);
+    curl_global_cleanup();
+    nats_Close();
+    return rc;
+}

@@ -1,0 +1,207 @@
+/* The puller thread. For each message: open it (or dead-letter it with the reason), drop it
+ * if cancelled, move it down to its slot if it is not due within the hold horizon (at most
+ * once per level: a slot-level task is always held), else hand it to the wheel. The move is
+ * acked only after the moved copy's PubAck (invariant 1). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cancel.h"
+#include "log.h"
+#include "pull.h"
+#include "relay.h"
+#include "retry.h"
+#include "timeparse.h"
+#include "wheel.h"
+
+#define IDLE_POLL_MS 1000
+#define REFRESH_EVERY_MS 1000
+#define PROBE_EVERY_MS 5000
+
+static void
+dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
+{
+    struct sa_err err = {0};
+
+    sa_log(SA_LOG_WARN, "dead_letter", "task=%s subject=%s reason=\"%s\"", id ? id : "-",
+           natsMsg_GetSubject(msg), reason);
+    if (retry_dead_letter(p->c, msg, id, 0, reason, &err) == SA_OK)
+        natsMsg_Ack(msg, NULL);
+    else
+        sa_log(SA_LOG_ERROR, "dead_letter_failed", "error=\"%s\"", err.msg); /* redelivered later */
+    natsMsg_Destroy(msg);
+}
+
+static void
+move_down(struct puller *p, natsMsg *msg, const struct sa_task *t, int64_t now)
+{
+    struct relay_meta m;
+    char subject[SA_SUBJECT_MAX], msgid[SA_SUBJECT_MAX];
+    struct sa_err err = {0};
+    const struct sa_layout *l = &p->c->n->layout;
+    int64_t slot = sa_layout_slot(l, t->due_ms);
+
+    relay_meta_read(msg, &m);
+    m.moves++;
+    m.moved_ms = now;
+    sa_layout_slot_subject(subject, sizeof(subject), sa_layout_window(l, t->due_ms), slot, t->id);
+    sa_layout_move_msgid(msgid, sizeof(msgid), t->id, t->attempt, slot);
+    if (relay_publish(p->c, subject, natsMsg_GetData(msg), natsMsg_GetDataLength(msg), msgid, &m, &err) == SA_OK) {
+        natsMsg_Ack(msg, NULL);
+        atomic_fetch_add(&p->c->counters.moved, 1);
+    } else {
+        sa_log(SA_LOG_WARN, "move_failed", "task=%s error=\"%s\"", t->id, err.msg);
+        natsMsg_Nak(msg, NULL);
+    }
+    natsMsg_Destroy(msg);
+}
+
+static void
+hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
+{
+    struct held *h = calloc(1, sizeof(*h));
+    struct relay_meta m;
+
+    if (!h) { /* out of memory: nak, never drop */
+        natsMsg_Nak(msg, NULL);
+        natsMsg_Destroy(msg);
+        sa_task_free(t);
+        return;
+    }
+    relay_meta_read(msg, &m);
+    h->msg = msg;
+    h->task = t;
+    h->due_ms = t->due_ms;
+    h->touched_ms = now;
+    h->scheduled_ms = m.scheduled_ms;
+    h->moves = m.moves;
+    h->moved_ms = m.moved_ms;
+    atomic_fetch_add(&p->c->counters.held, 1);
+    wheel_post(p->c->wheel, h);
+}
+
+static void
+handle(struct puller *p, natsMsg *msg)
+{
+    const struct sa_layout *l = &p->c->n->layout;
+    struct sa_place place;
+    struct sa_task *t = NULL;
+    struct sa_err err = {0};
+    int64_t now = sa_now_ms();
+
+    atomic_fetch_add(&p->c->counters.pulled, 1);
+    if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK)
+        return dead_letter(p, msg, NULL, err.msg);
+    if (sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
+                     (size_t)natsMsg_GetDataLength(msg), &t, &err) != SA_OK)
+        return dead_letter(p, msg, place.id, err.msg);
+    if (cancel_contains(p->c->cancels, t->id)) {
+        sa_log(SA_LOG_INFO, "dropped_cancelled", "task=%s", t->id);
+        atomic_fetch_add(&p->c->counters.cancelled, 1);
+        natsMsg_Ack(msg, NULL);
+        natsMsg_Destroy(msg);
+        sa_task_free(t);
+        return;
+    }
+    if (place.slot == 0 && t->due_ms > now + l->slot_ms + l->lead_ms) {
+        move_down(p, msg, t, now);
+        sa_task_free(t);
+        return;
+    }
+    hold(p, msg, t, now);
+}
+
+static int
+fetch(struct puller *p, struct target *t, int64_t wait_ms)
+{
+    natsMsgList list = {0};
+    jsFetchRequest req;
+    int64_t room = p->c->cfg.max_held - (int64_t)wheel_count(p->c->wheel);
+    natsStatus s;
+    int got;
+
+    if (room <= 0)
+        return 0;
+    jsFetchRequest_Init(&req);
+    req.Batch = room < p->c->cfg.fetch_batch ? (int)room : p->c->cfg.fetch_batch;
+    req.NoWait = wait_ms <= 0;
+    req.Expires = (wait_ms > 0 ? wait_ms : 100) * 1000000LL;
+    s = natsSubscription_FetchRequest(&list, t->sub, &req);
+    if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
+        return 0;
+    if (s != NATS_OK)
+        return -1;
+    got = list.Count;
+    for (int i = 0; i < list.Count; i++) {
+        handle(p, list.Msgs[i]);
+        list.Msgs[i] = NULL; /* handle took it */
+    }
+    natsMsgList_Destroy(&list);
+    return got;
+}
+
+static void
+housekeeping(struct puller *p, int64_t now)
+{
+    if (now >= p->next_refresh_ms) {
+        targets_refresh(p, now);
+        targets_reap(p, now);
+        p->next_refresh_ms = now + REFRESH_EVERY_MS;
+    }
+    if (now >= p->next_probe_ms) {
+        targets_probe(p, now);
+        p->next_probe_ms = now + PROBE_EVERY_MS;
+    }
+}
+
+/* One pass: every level without waiting, oldest first; if nothing came, wait on the current
+ * window level (where new tasks arrive) until the next refresh. */
+static void
+pass(struct puller *p)
+{
+    int64_t now = sa_now_ms(), current = sa_layout_window(&p->c->n->layout, now);
+    int got = 0, primary = -1;
+
+    housekeeping(p, now);
+    for (int i = 0; i < p->n && !atomic_load(&p->c->stopping); i++) {
+        int n = fetch(p, &p->t[i], 0);
+        got += n > 0 ? n : 0;
+        if (p->t[i].window == current && p->t[i].slot == 0)
+            primary = i;
+    }
+    if (got > 0 || atomic_load(&p->c->stopping))
+        return;
+    if (primary < 0 || fetch(p, &p->t[primary], IDLE_POLL_MS) < 0) {
+        struct timespec ts = {0, 200 * 1000000L}; /* no level to wait on, or no broker: back off */
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void *
+pull_loop(void *arg)
+{
+    struct puller *p = arg;
+
+    while (!atomic_load(&p->c->stopping))
+        pass(p);
+    targets_close(p);
+    return NULL;
+}
+
+enum sa_code
+pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->c = c;
+    if (pthread_create(&p->thread, NULL, pull_loop, p) != 0)
+        return sa_fail(err, SA_ENOMEM, "cannot start the puller thread");
+    return SA_OK;
+}
+
+void
+pull_join(struct puller *p)
+{
+    pthread_join(p->thread, NULL);
+}

@@ -1,0 +1,46 @@
+/* The puller thread: pulls every level that is due now (current window, active slots, and
+ * older windows that still hold tasks), moves not-yet-due tasks down a level and hands the
+ * rest to the wheel. */
+#ifndef PULL_H
+#define PULL_H
+
+#include <pthread.h>
+
+#include "consumer.h"
+
+#define PULL_MAX_TARGETS 128
+
+/* One level being pulled: a window's window level (slot 0) or one slot, through a durable
+ * pull consumer shared by the whole fleet. */
+struct target {
+    int64_t window;
+    int64_t slot;
+    int64_t end_ms; /* once past and drained fleet-wide, the target is dropped */
+    natsSubscription *sub;
+};
+
+struct puller {
+    struct consumer *c;
+    struct target t[PULL_MAX_TARGETS];
+    int n;
+    int64_t next_refresh_ms;
+    int64_t next_probe_ms;
+    int64_t done_until_ms; /* levels ending before this were seen drained */
+    pthread_t thread;
+};
+
+/* Starts the thread. */
+enum sa_code pull_start(struct puller *p, struct consumer *c, struct sa_err *err) SA_MUST_CHECK;
+
+/* Joins the thread once c->stopping is set, and closes every subscription (durables stay). */
+void pull_join(struct puller *p);
+
+/* targets.c: keeping the set of levels to pull. */
+int targets_find(const struct puller *p, int64_t window, int64_t slot);
+enum sa_code targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err) SA_MUST_CHECK;
+void targets_refresh(struct puller *p, int64_t now_ms);
+void targets_probe(struct puller *p, int64_t now_ms);
+void targets_reap(struct puller *p, int64_t now_ms);
+void targets_close(struct puller *p);
+
+#endif

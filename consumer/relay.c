@@ -1,0 +1,82 @@
+/* Every consumer-side publish into the task stream goes through here, so each carries a
+ * deterministic Nats-Msg-Id and is acked by JetStream before its original is acked
+ * (invariants 1 and 2). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "relay.h"
+
+void
+relay_subject(const struct consumer *c, char *out, size_t cap, int64_t now_ms, int64_t due_ms,
+              const char *id)
+{
+    const struct sa_layout *l = &c->n->layout;
+    int64_t w = sa_layout_window(l, due_ms);
+
+    if (w > sa_layout_window(l, now_ms + l->lead_ms))
+        sa_layout_window_subject(out, cap, w, id);
+    else
+        sa_layout_slot_subject(out, cap, w, sa_layout_slot(l, due_ms), id);
+}
+
+static int64_t
+header_i64(natsMsg *msg, const char *name)
+{
+    const char *v = NULL;
+
+    if (natsMsgHeader_Get(msg, name, &v) != NATS_OK || !v)
+        return 0;
+    return strtoll(v, NULL, 10);
+}
+
+void
+relay_meta_read(natsMsg *msg, struct relay_meta *m)
+{
+    m->scheduled_ms = header_i64(msg, "Sendat-Scheduled");
+    m->moves = (int)header_i64(msg, "Sendat-Moves");
+    m->moved_ms = header_i64(msg, "Sendat-Moved");
+}
+
+static natsStatus
+set_meta(natsMsg *msg, const struct relay_meta *m)
+{
+    char buf[24];
+    natsStatus s;
+
+    snprintf(buf, sizeof(buf), "%" PRId64, m->scheduled_ms);
+    s = natsMsgHeader_Set(msg, "Sendat-Scheduled", buf);
+    if (s == NATS_OK && m->moves > 0) {
+        snprintf(buf, sizeof(buf), "%d", m->moves);
+        s = natsMsgHeader_Set(msg, "Sendat-Moves", buf);
+        snprintf(buf, sizeof(buf), "%" PRId64, m->moved_ms);
+        if (s == NATS_OK)
+            s = natsMsgHeader_Set(msg, "Sendat-Moved", buf);
+    }
+    return s;
+}
+
+enum sa_code
+relay_publish(struct consumer *c, const char *subject, const void *data, int len, const char *msgid,
+              const struct relay_meta *m, struct sa_err *err)
+{
+    natsMsg *msg = NULL;
+    jsPubOptions po;
+    jsPubAck *pa = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = natsMsg_Create(&msg, subject, NULL, data, len);
+    char what[SA_SUBJECT_MAX + 16];
+
+    if (s == NATS_OK)
+        s = set_meta(msg, m);
+    jsPubOptions_Init(&po);
+    po.MsgId = msgid;
+    if (s == NATS_OK)
+        s = js_PublishMsg(&pa, c->n->js, msg, &po, &jerr);
+    jsPubAck_Destroy(pa);
+    natsMsg_Destroy(msg);
+    if (s == NATS_OK)
+        return SA_OK;
+    snprintf(what, sizeof(what), "publish to %s", subject);
+    return sa_nats_fail(err, s, jerr, what);
+}

@@ -1,0 +1,28 @@
+/* Re-publishing a task into the wheel: the level subject for a due time, and a publish that
+ * returns only after JetStream's PubAck (invariant 1: the successor is stored before the
+ * original is acked). */
+#ifndef RELAY_H
+#define RELAY_H
+
+#include "consumer.h"
+
+struct relay_meta {
+    int64_t scheduled_ms; /* when the producer published it */
+    int moves;            /* re-publishes down a level so far */
+    int64_t moved_ms;     /* the last of them */
+};
+
+/* The subject for a task due at due_ms as seen at now_ms: the window level if its window is
+ * still ahead, else the slot level of its due time. */
+void relay_subject(const struct consumer *c, char *out, size_t cap, int64_t now_ms, int64_t due_ms,
+                   const char *id);
+
+/* Reads the metadata headers of a task message. */
+void relay_meta_read(natsMsg *msg, struct relay_meta *m);
+
+/* Publishes data to subject with Nats-Msg-Id msgid and the metadata headers; waits for the
+ * PubAck. SA_ERETRY/SA_ENATS if it was not stored. */
+enum sa_code relay_publish(struct consumer *c, const char *subject, const void *data, int len,
+                           const char *msgid, const struct relay_meta *m, struct sa_err *err) SA_MUST_CHECK;
+
+#endif

@@ -1,0 +1,28 @@
+/* What happens after a failed attempt: classify, back off with full jitter and re-publish
+ * with attempt + 1, or dead-letter with the reason (and every attempt's time and error). */
+#ifndef RETRY_H
+#define RETRY_H
+
+#include "consumer.h"
+#include "wheel.h"
+
+enum outcome { OUTCOME_SENT, OUTCOME_RETRY, OUTCOME_PERMANENT };
+
+/* 2xx sent; transport errors, 408, 429 and 5xx retry; other statuses are permanent. */
+enum outcome retry_classify(int transport_ok, long http_status);
+
+/* Backoff before attempt+1: uniform in [0, min(max, base * 2^(attempt-1))]. */
+int64_t retry_backoff(const struct config *cfg, int attempt);
+
+/* Publishes the message's envelope to sendat.dlq.<id> with the reason, after its PubAck.
+ * id may be NULL for a message whose subject names no task (then the stream sequence is
+ * used). Does not ack. */
+enum sa_code retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt,
+                               const char *reason, struct sa_err *err) SA_MUST_CHECK;
+
+/* Re-seals h's task with attempt + 1 and the failure recorded, due after the backoff (or
+ * retry_after_ms if the receiver asked, whichever is later), and publishes it. Does not ack. */
+enum sa_code retry_again(struct consumer *c, struct held *h, const char *error, int64_t retry_after_ms,
+                         int64_t *due_ms, struct sa_err *err) SA_MUST_CHECK;
+
+#endif

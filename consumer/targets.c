@@ -1,0 +1,141 @@
+/* Which levels to pull. By the clock: the current window and the slots starting within the
+ * lead. By probing: older windows (from the fleet's catch-up cursor on) and past slots that
+ * still hold tasks, so an outage of any length is caught up oldest first. A level is dropped
+ * only when it is past and its durable has nothing pending or unacked anywhere in the fleet,
+ * so a task held by a consumer that died is redelivered to whoever still pulls it. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "pull.h"
+#include "timeparse.h"
+
+#define INACTIVE_NS (3600LL * 1000000000LL) /* durables nobody pulled for an hour go away */
+#define PROBE_EVERY_MS 5000
+#define PROBE_MAX_WINDOWS 256
+
+int
+targets_find(const struct puller *p, int64_t window, int64_t slot)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->t[i].window == window && p->t[i].slot == slot)
+            return i;
+    return -1;
+}
+
+static natsStatus
+ensure_durable(struct consumer *c, const char *durable, const char *filter)
+{
+    jsConsumerConfig cc;
+    jsConsumerInfo *ci = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s;
+
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = durable;
+    cc.FilterSubject = filter;
+    cc.AckPolicy = js_AckExplicit;
+    cc.DeliverPolicy = js_DeliverAll;
+    cc.AckWait = c->n->layout.ack_wait_ms * 1000000LL;
+    cc.MaxDeliver = -1;
+    cc.MaxAckPending = c->cfg.max_ack_pending;
+    cc.MaxWaiting = 512;
+    cc.InactiveThreshold = INACTIVE_NS;
+    s = js_AddConsumer(&ci, c->n->js, SA_TASKS_STREAM, &cc, NULL, &jerr);
+    jsConsumerInfo_Destroy(ci);
+    if (s != NATS_OK && js_GetConsumerInfo(&ci, c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
+        jsConsumerInfo_Destroy(ci); /* made by another fleet member with other limits: use it */
+        s = NATS_OK;
+    }
+    return s;
+}
+
+enum sa_code
+targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
+{
+    const struct sa_layout *l = &p->c->n->layout;
+    struct target *t;
+    char durable[32], filter[SA_SUBJECT_MAX];
+    jsSubOptions so;
+    natsStatus s;
+
+    if (targets_find(p, window, slot) >= 0)
+        return SA_OK;
+    if (p->n == PULL_MAX_TARGETS)
+        return sa_fail(err, SA_ERETRY, "already pulling %d levels", PULL_MAX_TARGETS);
+    sa_layout_durable(durable, sizeof(durable), window, slot);
+    sa_layout_level_filter(filter, sizeof(filter), window, slot);
+    t = &p->t[p->n];
+    s = ensure_durable(p->c, durable, filter);
+    jsSubOptions_Init(&so);
+    so.Stream = SA_TASKS_STREAM;
+    so.Consumer = durable; /* bind: the library did not create it, so it never deletes it */
+    if (s == NATS_OK)
+        s = js_PullSubscribe(&t->sub, p->c->n->js, filter, durable, NULL, &so, NULL);
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, durable);
+    t->window = window;
+    t->slot = slot;
+    t->end_ms = slot ? slot + l->slot_ms : window + l->window_ms;
+    p->n++;
+    sa_log(SA_LOG_DEBUG, "pull_level", "durable=%s", durable);
+    return SA_OK;
+}
+
+static void
+add_logged(struct puller *p, int64_t window, int64_t slot)
+{
+    struct sa_err err = {0};
+
+    if (targets_add(p, window, slot, &err) != SA_OK)
+        sa_log(SA_LOG_WARN, "pull_level_failed", "window=%" PRId64 " slot=%" PRId64 " error=\"%s\"",
+               window, slot, err.msg);
+}
+
+void
+targets_refresh(struct puller *p, int64_t now_ms)
+{
+    const struct sa_layout *l = &p->c->n->layout;
+    int64_t ahead = now_ms + l->lead_ms;
+
+    add_logged(p, sa_layout_window(l, now_ms), 0);
+    add_logged(p, sa_layout_window(l, ahead), 0);
+    add_logged(p, sa_layout_window(l, now_ms), sa_layout_slot(l, now_ms));
+    add_logged(p, sa_layout_window(l, ahead), sa_layout_slot(l, ahead));
+}
+
+static int
+level_drained(struct puller *p, const struct target *t)
+{
+    jsConsumerInfo *ci = NULL;
+    char durable[32];
+    int drained;
+
+    sa_layout_durable(durable, sizeof(durable), t->window, t->slot);
+    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) != NATS_OK)
+        return 0;
+    drained = ci->NumPending == 0 && ci->NumAckPending == 0;
+    jsConsumerInfo_Destroy(ci);
+    return drained;
+}
+
+void
+targets_reap(struct puller *p, int64_t now_ms)
+{
+    for (int i = 0; i < p->n; i++) {
+        struct target *t = &p->t[i];
+        if (t->end_ms > now_ms || !level_drained(p, t))
+            continue;
+        natsSubscription_Destroy(t->sub);
+        p->t[i--] = p->t[--p->n];
+    }
+}
+
+void
+targets_close(struct puller *p)
+{
+    for (int i = 0; i < p->n; i++)
+        natsSubscription_Destroy(p->t[i].sub);
+    p->n = 0;
+}

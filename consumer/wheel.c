@@ -1,0 +1,209 @@
+/* A binary min-heap of held tasks keyed by due time, plus a mutex-guarded inbox so the puller
+ * thread never touches the heap. Held messages are kept alive with InProgress, and released
+ * with a nak on shutdown (invariant 1: nothing is lost, a held task is never acked unsent). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "wheel.h"
+
+struct wheel {
+    struct held **heap;
+    size_t len, cap;
+    pthread_mutex_t lock;
+    struct held *inbox, *inbox_tail;
+    atomic_size_t count;
+    wheel_wakeup_fn wake;
+    void *wake_arg;
+};
+
+enum sa_code
+wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg, struct sa_err *err)
+{
+    struct wheel *w = calloc(1, sizeof(*w));
+
+    *out = NULL;
+    if (!w)
+        return sa_fail(err, SA_ENOMEM, "no memory for the wheel");
+    pthread_mutex_init(&w->lock, NULL);
+    w->wake = wake;
+    w->wake_arg = arg;
+    *out = w;
+    return SA_OK;
+}
+
+void
+held_free(struct held *h)
+{
+    if (!h)
+        return;
+    natsMsg_Destroy(h->msg);
+    sa_task_free(h->task);
+    free(h);
+}
+
+void
+wheel_free(struct wheel *w)
+{
+    if (!w)
+        return;
+    wheel_release_all(w);
+    free(w->heap);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+void
+wheel_post(struct wheel *w, struct held *h)
+{
+    h->next = NULL;
+    pthread_mutex_lock(&w->lock);
+    if (w->inbox_tail)
+        w->inbox_tail->next = h;
+    else
+        w->inbox = h;
+    w->inbox_tail = h;
+    pthread_mutex_unlock(&w->lock);
+    atomic_fetch_add(&w->count, 1);
+    if (w->wake)
+        w->wake(w->wake_arg);
+}
+
+size_t
+wheel_count(struct wheel *w)
+{
+    return atomic_load(&w->count);
+}
+
+static void
+sift_up(struct wheel *w, size_t i)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        struct held *t;
+        if (w->heap[p]->due_ms <= w->heap[i]->due_ms)
+            break;
+        t = w->heap[p];
+        w->heap[p] = w->heap[i];
+        w->heap[i] = t;
+        i = p;
+    }
+}
+
+static void
+sift_down(struct wheel *w, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        struct held *t;
+        if (l < w->len && w->heap[l]->due_ms < w->heap[m]->due_ms)
+            m = l;
+        if (r < w->len && w->heap[r]->due_ms < w->heap[m]->due_ms)
+            m = r;
+        if (m == i)
+            return;
+        t = w->heap[m];
+        w->heap[m] = w->heap[i];
+        w->heap[i] = t;
+        i = m;
+    }
+}
+
+static int
+heap_push(struct wheel *w, struct held *h)
+{
+    if (w->len == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 1024;
+        struct held **n = realloc(w->heap, cap * sizeof(*n));
+        if (!n)
+            return -1;
+        w->heap = n;
+        w->cap = cap;
+    }
+    w->heap[w->len] = h;
+    sift_up(w, w->len++);
+    return 0;
+}
+
+enum sa_code
+wheel_take_inbox(struct wheel *w, struct sa_err *err)
+{
+    struct held *h, *next;
+
+    pthread_mutex_lock(&w->lock);
+    h = w->inbox;
+    w->inbox = w->inbox_tail = NULL;
+    pthread_mutex_unlock(&w->lock);
+    for (; h; h = next) {
+        next = h->next;
+        if (heap_push(w, h) != 0) {
+            struct held *tail = h;
+            h->next = next;
+            while (tail->next)
+                tail = tail->next;
+            pthread_mutex_lock(&w->lock); /* put the rest back in front of newer arrivals */
+            tail->next = w->inbox;
+            if (!w->inbox_tail)
+                w->inbox_tail = tail;
+            w->inbox = h;
+            pthread_mutex_unlock(&w->lock);
+            return sa_fail(err, SA_ENOMEM, "wheel cannot grow past %zu", w->len);
+        }
+    }
+    return SA_OK;
+}
+
+int64_t
+wheel_next_due(const struct wheel *w)
+{
+    return w->len ? w->heap[0]->due_ms : INT64_MAX;
+}
+
+struct held *
+wheel_pop_due(struct wheel *w, int64_t now_ms)
+{
+    struct held *h;
+
+    if (!w->len || w->heap[0]->due_ms > now_ms)
+        return NULL;
+    h = w->heap[0];
+    w->heap[0] = w->heap[--w->len];
+    sift_down(w, 0);
+    atomic_fetch_sub(&w->count, 1);
+    return h;
+}
+
+void
+wheel_touch(struct wheel *w, int64_t now_ms, int64_t interval_ms)
+{
+    for (size_t i = 0; i < w->len; i++) {
+        if (now_ms - w->heap[i]->touched_ms < interval_ms)
+            continue;
+        natsMsg_InProgress(w->heap[i]->msg, NULL);
+        w->heap[i]->touched_ms = now_ms;
+    }
+}
+
+size_t
+wheel_release_all(struct wheel *w)
+{
+    size_t n = 0;
+    struct held *h;
+
+    (void)wheel_take_inbox(w, NULL);
+    while (w->len) {
+        h = w->heap[--w->len];
+        natsMsg_Nak(h->msg, NULL);
+        held_free(h);
+        n++;
+    }
+    for (h = w->inbox; h; h = w->inbox) { /* only left if the heap could not grow */
+        w->inbox = h->next;
+        natsMsg_Nak(h->msg, NULL);
+        held_free(h);
+        n++;
+    }
+    w->inbox_tail = NULL;
+    atomic_store(&w->count, 0);
+    return n;
+}

@@ -1,0 +1,61 @@
+/* The in-memory end of the timing wheel: a min-heap by due time of tasks this consumer holds
+ * (only what is due within its ack wait), fed from the puller thread through an inbox. */
+#ifndef WHEEL_H
+#define WHEEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "err.h"
+#include "task.h"
+
+/* A fetched, unacked task. Whoever acks, naks or terms msg destroys it (and frees the held). */
+struct held {
+    natsMsg *msg;
+    struct sa_task *task;
+    int64_t due_ms;
+    int64_t touched_ms; /* fetched or last marked in progress */
+    int64_t scheduled_ms;
+    int64_t moved_ms;
+    int moves;
+    struct held *next; /* inbox link */
+};
+
+struct wheel;
+
+typedef void (*wheel_wakeup_fn)(void *arg);
+
+enum sa_code wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg, struct sa_err *err) SA_MUST_CHECK;
+
+/* Naks and frees whatever is still held (the fleet gets it at once). */
+void wheel_free(struct wheel *w);
+
+/* Any thread: hands h to the wheel and wakes the owner. Takes ownership. */
+void wheel_post(struct wheel *w, struct held *h);
+
+/* Tasks held or waiting in the inbox (any thread). */
+size_t wheel_count(struct wheel *w);
+
+/* Owner thread only from here on. Moves the inbox into the heap; SA_ENOMEM if it cannot grow
+ * (the tasks stay in the inbox and are retried next time). */
+enum sa_code wheel_take_inbox(struct wheel *w, struct sa_err *err) SA_MUST_CHECK;
+
+/* The earliest due time held, or INT64_MAX. */
+int64_t wheel_next_due(const struct wheel *w);
+
+/* Removes and returns the earliest held task if it is due at now_ms, else NULL. */
+struct held *wheel_pop_due(struct wheel *w, int64_t now_ms);
+
+/* Marks in progress every held task not touched for interval_ms, so the ack wait does not
+ * expire while it waits for its due time. */
+void wheel_touch(struct wheel *w, int64_t now_ms, int64_t interval_ms);
+
+/* Naks every held task (SIGTERM: the fleet takes them over at once). Returns how many. */
+size_t wheel_release_all(struct wheel *w);
+
+/* Destroys h's message without acking (after ack/nak) and frees h. */
+void held_free(struct held *h);
+
+#endif

@@ -1,0 +1,44 @@
+/* What every producer command shares: exit codes, the one-line error, the connection and
+ * the key ring taken from flags or the environment. */
+#ifndef CLI_H
+#define CLI_H
+
+#include "err.h"
+#include "keyring.h"
+#include "natsconn.h"
+
+enum {
+    EXIT_OK = 0,
+    EXIT_FAIL = 1,     /* the broker or a file failed us */
+    EXIT_USAGE = 2,    /* bad flags or bad input: nothing was published */
+    EXIT_TOO_LATE = 3, /* cancel: it was sent already */
+    EXIT_UNKNOWN = 4,  /* cancel/status: no such task */
+};
+
+/* Flags every connecting command takes (--server, --key-file, --json). */
+struct cli {
+    const char *server;
+    const char *key_file;
+    int json;
+};
+
+/* Prints "sendat: <message>" on stderr and returns code. */
+int cli_error(int code, const char *fmt, ...) SA_PRINTF(2, 3);
+
+/* The exit code for an sa_code: EXIT_USAGE for bad input, EXIT_FAIL otherwise. */
+int cli_exit_for(enum sa_code rc);
+
+/* Connects and binds the buckets; on failure prints the reason and returns an exit code. */
+int cli_connect(const struct cli *c, struct sa_nats **n);
+
+/* Loads the key ring from --key-file or SENDAT_KEY_FILE; prints the reason on failure. */
+int cli_keyring(const struct cli *c, struct sa_keyring **ring);
+
+/* Command entry points: argv[0] is the command name. */
+int cmd_init(int argc, char **argv);
+int cmd_keygen(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+#endif

@@ -1,0 +1,194 @@
+/* sendat init: creates the task and dead-letter streams, the claims, cancel and meta buckets,
+ * and writes the layout once. Safe to run from many places at once: every create accepts an
+ * existing object, and the layout record is create-if-absent, so the first writer's numbers
+ * hold for the whole cluster. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "timeparse.h"
+
+struct init_opts {
+    struct cli cli;
+    struct sa_layout layout;
+    int layout_given;
+    int replicas;
+    int64_t dedupe_ms;
+    int64_t claims_ttl_ms;
+    int64_t dlq_age_ms;
+};
+
+static const char usage[] =
+    "usage: sendat init [--server URL] [--replicas N] [--window DUR] [--slot DUR]\n"
+    "                   [--ack-wait DUR] [--lead DUR] [--dedupe-window DUR]\n"
+    "                   [--claims-ttl DUR] [--dlq-max-age DUR]\n"
+    "  creates streams and buckets; idempotent. DUR is like 250ms, 10s, 10m, 2h, 7d.\n"
+    "  defaults: replicas 1, window 10m, slot 10s, ack-wait 30s, lead 2s,\n"
+    "            dedupe-window 1h, claims-ttl 7d, dlq-max-age 30d\n"
+    "  the layout (window, slot, ack-wait, lead) is written once; later runs keep it.\n";
+
+static int
+parse_dur(const char *flag, const char *text, int64_t *out)
+{
+    struct sa_err err = {0};
+
+    if (sa_duration_parse(text, out, &err) != SA_OK)
+        return cli_error(EXIT_USAGE, "init: --%s: %s", flag, err.msg);
+    return EXIT_OK;
+}
+
+static int
+parse_opts(struct init_opts *o, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"server", required_argument, NULL, 'S'}, {"replicas", required_argument, NULL, 'r'},
+        {"window", required_argument, NULL, 'w'}, {"slot", required_argument, NULL, 's'},
+        {"ack-wait", required_argument, NULL, 'a'}, {"lead", required_argument, NULL, 'l'},
+        {"dedupe-window", required_argument, NULL, 'd'}, {"claims-ttl", required_argument, NULL, 't'},
+        {"dlq-max-age", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int c, rc = EXIT_OK;
+
+    while (rc == EXIT_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': o->cli.server = optarg; break;
+        case 'r':
+            o->replicas = atoi(optarg);
+            if (o->replicas != 1 && o->replicas != 3 && o->replicas != 5)
+                rc = cli_error(EXIT_USAGE, "init: --replicas must be 1, 3 or 5");
+            break;
+        case 'w': o->layout_given = 1; rc = parse_dur("window", optarg, &o->layout.window_ms); break;
+        case 's': o->layout_given = 1; rc = parse_dur("slot", optarg, &o->layout.slot_ms); break;
+        case 'a': o->layout_given = 1; rc = parse_dur("ack-wait", optarg, &o->layout.ack_wait_ms); break;
+        case 'l': o->layout_given = 1; rc = parse_dur("lead", optarg, &o->layout.lead_ms); break;
+        case 'd': rc = parse_dur("dedupe-window", optarg, &o->dedupe_ms); break;
+        case 't': rc = parse_dur("claims-ttl", optarg, &o->claims_ttl_ms); break;
+        case 'q': rc = parse_dur("dlq-max-age", optarg, &o->dlq_age_ms); break;
+        case 'h': fputs(usage, stdout); return -1;
+        default: rc = cli_error(EXIT_USAGE, "init: bad option (see sendat init --help)");
+        }
+    }
+    if (rc == EXIT_OK && optind != argc)
+        rc = cli_error(EXIT_USAGE, "init: unexpected argument %s", argv[optind]);
+    return rc;
+}
+
+static enum sa_code
+add_stream(jsCtx *js, const char *name, const char *subject, int workqueue, const struct init_opts *o,
+           struct sa_err *err)
+{
+    jsStreamConfig sc;
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    const char *subjects[] = {subject};
+    natsStatus s;
+
+    if (js_GetStreamInfo(&si, js, name, NULL, &jerr) == NATS_OK) {
+        jsStreamInfo_Destroy(si);
+        return SA_OK; /* existing streams are kept as they are */
+    }
+    jsStreamConfig_Init(&sc);
+    sc.Name = name;
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.Retention = workqueue ? js_WorkQueuePolicy : js_LimitsPolicy;
+    sc.Storage = js_FileStorage;
+    sc.Replicas = o->replicas;
+    sc.Duplicates = (workqueue ? o->dedupe_ms : 120000) * 1000000LL;
+    sc.MaxAge = workqueue ? 0 : o->dlq_age_ms * 1000000LL;
+    sc.AllowDirect = true;
+    s = js_AddStream(&si, js, &sc, NULL, &jerr);
+    jsStreamInfo_Destroy(si);
+    if (s != NATS_OK && js_GetStreamInfo(&si, js, name, NULL, NULL) == NATS_OK) {
+        jsStreamInfo_Destroy(si); /* someone else created it at the same moment */
+        return SA_OK;
+    }
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, jerr, name);
+}
+
+static enum sa_code
+add_bucket(jsCtx *js, const char *name, int history, int64_t ttl_ms, int replicas, struct sa_err *err)
+{
+    kvConfig kc;
+    kvStore *kv = NULL;
+    natsStatus s;
+
+    if (js_KeyValue(&kv, js, name) == NATS_OK) {
+        kvStore_Destroy(kv);
+        return SA_OK;
+    }
+    kvConfig_Init(&kc);
+    kc.Bucket = name;
+    kc.History = (uint8_t)history;
+    kc.TTL = ttl_ms;
+    kc.Replicas = replicas;
+    kc.StorageType = js_FileStorage;
+    s = js_CreateKeyValue(&kv, js, &kc);
+    kvStore_Destroy(kv);
+    if (s != NATS_OK && js_KeyValue(&kv, js, name) == NATS_OK) {
+        kvStore_Destroy(kv);
+        return SA_OK;
+    }
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, name);
+}
+
+static int
+write_layout(struct sa_nats *n, const struct init_opts *o)
+{
+    char text[160], cursor[32];
+    struct sa_err err = {0};
+    natsStatus s;
+    uint64_t rev;
+
+    sa_layout_format(text, sizeof(text), &o->layout);
+    s = kvStore_CreateString(&rev, n->meta, "layout", text);
+    if (s != NATS_OK && sa_nats_read_layout(n, &err) != SA_OK)
+        return cli_error(EXIT_FAIL, "init: layout: %s", err.msg);
+    if (s != NATS_OK && o->layout_given && memcmp(&n->layout, &o->layout, sizeof(o->layout)) != 0) {
+        sa_layout_format(text, sizeof(text), &n->layout);
+        return cli_error(EXIT_USAGE, "init: the layout is already %s and cannot change", text);
+    }
+    snprintf(cursor, sizeof(cursor), "%" PRId64, sa_layout_window(&o->layout, sa_now_ms()));
+    kvStore_CreateString(&rev, n->meta, "cursor", cursor); /* first init sets where catch-up starts */
+    return EXIT_OK;
+}
+
+int
+cmd_init(int argc, char **argv)
+{
+    struct init_opts o = {.replicas = 1, .dedupe_ms = 3600000, .claims_ttl_ms = 7 * 86400000LL,
+                          .dlq_age_ms = 30 * 86400000LL};
+    struct sa_nats *n = NULL;
+    struct sa_err err = {0};
+    enum sa_code rc;
+    int code;
+
+    sa_layout_defaults(&o.layout);
+    if ((code = parse_opts(&o, argc, argv)) != EXIT_OK)
+        return code < 0 ? EXIT_OK : code;
+    if (sa_layout_check(&o.layout, &err) != SA_OK)
+        return cli_error(EXIT_USAGE, "init: %s", err.msg);
+    if (sa_nats_connect(&n, o.cli.server, "sendat-init", &err) != SA_OK)
+        return cli_error(EXIT_FAIL, "%s", err.msg);
+    rc = add_stream(n->js, SA_TASKS_STREAM, SA_TASK_SUBJECTS, 1, &o, &err);
+    if (rc == SA_OK)
+        rc = add_stream(n->js, SA_DLQ_STREAM, SA_DLQ_SUBJECTS, 0, &o, &err);
+    if (rc == SA_OK)
+        rc = add_bucket(n->js, SA_CLAIMS_BUCKET, 32, o.claims_ttl_ms, o.replicas, &err);
+    if (rc == SA_OK)
+        rc = add_bucket(n->js, SA_CANCEL_BUCKET, 1, 0, o.replicas, &err);
+    if (rc == SA_OK)
+        rc = add_bucket(n->js, SA_META_BUCKET, 1, 0, o.replicas, &err);
+    if (rc == SA_OK && js_KeyValue(&n->meta, n->js, SA_META_BUCKET) != NATS_OK)
+        rc = sa_fail(&err, SA_ENATS, "bucket %s cannot be bound", SA_META_BUCKET);
+    code = rc == SA_OK ? EXIT_OK : cli_error(EXIT_FAIL, "init: %s", err.msg);
+    if (code == EXIT_OK)
+        code = write_layout(n, &o);
+    sa_nats_close(n);
+    if (code == EXIT_OK)
+        puts("ok");
+    return code;
+}

@@ -1,0 +1,58 @@
+/* sendat: the producer CLI. Argument dispatch only; each verb lives in cmd_<verb>.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include <nats/nats.h>
+#include <sodium.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sendat <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  init       create the streams and buckets (idempotent)\n"
+    "  keygen     write a new sealing key to a file\n"
+    "  schedule   schedule a webhook at a time; prints the task id\n"
+    "  cancel     cancel a task: cancelled (0), too late (3), unknown id (4)\n"
+    "  status     print a task's history\n"
+    "\n"
+    "`sendat <command> --help` lists a command's options.\n"
+    "Environment: SENDAT_NATS_URL (default " SA_DEFAULT_URL "), SENDAT_KEY_FILE,\n"
+    "SENDAT_NATS_CREDS, SENDAT_NATS_USER, SENDAT_NATS_PASSWORD, SENDAT_NATS_TOKEN, SENDAT_NATS_CA.\n";
+
+struct verb {
+    const char *name;
+    int (*run)(int argc, char **argv);
+};
+
+static const struct verb verbs[] = {
+    {"init", cmd_init},     {"keygen", cmd_keygen}, {"schedule", cmd_schedule},
+    {"cancel", cmd_cancel}, {"status", cmd_status}, {NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    int rc;
+
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        puts("sendat 0.1.0");
+        return EXIT_OK;
+    }
+    if (sodium_init() < 0)
+        return cli_error(EXIT_FAIL, "libsodium does not initialise");
+    for (const struct verb *v = verbs; v->name; v++) {
+        if (strcmp(argv[1], v->name) != 0)
+            continue;
+        nats_Open(-1);
+        rc = v->run(argc - 1, argv + 1);
+        nats_Close();
+        return rc;
+    }
+    return cli_error(EXIT_USAGE, "unknown command %s (see sendat --help)", argv[1]);
+}
