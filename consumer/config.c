@@ -19,7 +19,8 @@ static const char usage[] =
     "  SENDAT_CONSUMER_NAME       name in claims and logs (default hostname-pid)\n"
     "  SENDAT_MAX_INFLIGHT        sends in flight at once (default 256)\n"
     "  SENDAT_HTTP_TIMEOUT        one webhook request's time limit (default 10s)\n"
-    "  SENDAT_FETCH_BATCH         tasks per pull request (default 256)\n"
+    "  SENDAT_FETCH_BATCH         tasks per pull request (default 64; smaller shares a\n"
+    "                             burst more evenly across the fleet)\n"
     "  SENDAT_RETRY_ATTEMPTS      attempts before the dead letter (default 5)\n"
     "  SENDAT_RETRY_BASE_MS       first backoff, doubled each attempt, full jitter (default 1000)\n"
     "  SENDAT_RETRY_MAX_MS        longest backoff (default 300000)\n"
@@ -87,7 +88,7 @@ config_load(struct config *cfg)
     else
         snprintf(cfg->name, sizeof(cfg->name), "%s-%d", host, (int)getpid());
     bad |= env_int("SENDAT_MAX_INFLIGHT", 256, 1, 100000, &inflight);
-    bad |= env_int("SENDAT_FETCH_BATCH", 256, 1, 10000, &batch);
+    bad |= env_int("SENDAT_FETCH_BATCH", 64, 1, 10000, &batch);
     bad |= env_int("SENDAT_RETRY_ATTEMPTS", 5, 1, 100, &attempts);
     bad |= env_int("SENDAT_RETRY_BASE_MS", 1000, 1, 86400000, &cfg->retry_base_ms);
     bad |= env_int("SENDAT_RETRY_MAX_MS", 300000, 1, 7 * 86400000LL, &cfg->retry_max_ms);

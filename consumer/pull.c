@@ -142,13 +142,23 @@ fetch(struct puller *p, struct target *t, int64_t wait_ms)
     return got;
 }
 
+/* When the next slot starts being pulled. Every fleet member wakes at that instant, so they
+ * all fetch the new slot together and share it. */
+static int64_t
+next_activation(const struct sa_layout *l, int64_t now)
+{
+    return sa_layout_slot(l, now + l->lead_ms) + l->slot_ms - l->lead_ms;
+}
+
 static void
 housekeeping(struct puller *p, int64_t now)
 {
+    int64_t act = next_activation(&p->c->n->layout, now);
+
     if (now >= p->next_refresh_ms) {
         targets_refresh(p, now);
         targets_reap(p, now);
-        p->next_refresh_ms = now + REFRESH_EVERY_MS;
+        p->next_refresh_ms = now + REFRESH_EVERY_MS < act ? now + REFRESH_EVERY_MS : act;
     }
     if (now >= p->next_probe_ms) {
         targets_probe(p, now);
@@ -163,6 +173,7 @@ pass(struct puller *p)
 {
     int64_t now = sa_now_ms(), current = sa_layout_window(&p->c->n->layout, now);
     int got = 0, primary = -1;
+    int64_t wait;
 
     housekeeping(p, now);
     for (int i = 0; i < p->n && !atomic_load(&p->c->stopping); i++) {
@@ -173,7 +184,10 @@ pass(struct puller *p)
     }
     if (got > 0 || atomic_load(&p->c->stopping))
         return;
-    if (primary < 0 || fetch(p, &p->t[primary], IDLE_POLL_MS) < 0) {
+    wait = p->next_refresh_ms - sa_now_ms();
+    if (wait < 1)
+        return;
+    if (primary < 0 || fetch(p, &p->t[primary], wait < IDLE_POLL_MS ? wait : IDLE_POLL_MS) < 0) {
         struct timespec ts = {0, 200 * 1000000L}; /* no level to wait on, or no broker: back off */
         nanosleep(&ts, NULL);
     }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The whole pipeline on one machine: a local nats-server with a temporary store, two
+# consumers and a webhook receiver; schedules a message a few seconds ahead and shows it
+# arriving, with its lateness from `sendat status`. Everything stops when it ends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash deploy/install-deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSENDAT_TESTS=OFF >/dev/null
+cmake --build build -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+SENDAT=$PWD/build/producer/sendat
+CONSUMER=$PWD/build/consumer/sendat-consumer
+
+work=$(mktemp -d /tmp/sendat-demo-XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+wait_for() { # wait_for FILE SECONDS
+  for _ in $(seq 1 $(( $2 * 10 ))); do [ -s "$1" ] && return 0; sleep 0.1; done
+  echo "demo: $1 did not appear" >&2; return 1
+}
+
+nats-server -a 127.0.0.1 -p -1 -js -sd "$work/js" --ports_file_dir "$work" -l "$work/nats.log" &
+pids+=($!)
+for _ in $(seq 1 100); do ls "$work"/*.ports >/dev/null 2>&1 && grep -q nats "$work"/*.ports && break; sleep 0.1; done
+port=$(grep -o '127.0.0.1:[0-9]*' "$work"/*.ports | head -n 1)
+export SENDAT_NATS_URL="nats://$port" SENDAT_KEY_FILE="$work/sendat.key"
+echo "== nats-server at $SENDAT_NATS_URL (store in $work/js)"
+
+"$SENDAT" keygen "$SENDAT_KEY_FILE" >/dev/null
+"$SENDAT" init >/dev/null
+echo "== streams and buckets created, key written to $SENDAT_KEY_FILE"
+
+python3 deploy/demo_receiver.py "$work/receiver.port" > "$work/receiver.log" &
+pids+=($!)
+wait_for "$work/receiver.port" 10
+hook="http://127.0.0.1:$(cat "$work/receiver.port")/hook"
+
+for n in 1 2; do
+  SENDAT_CONSUMER_NAME="demo-$n" "$CONSUMER" 2> "$work/consumer-$n.log" &
+  pids+=($!)
+done
+echo "== two consumers running; receiver at $hook"
+
+id=$("$SENDAT" schedule --at +5s --webhook "$hook" --data '{"hello":"from sendat"}')
+echo "== scheduled task $id for $(date -u -d @$(( ${id%%-*} / 1000 )) +%H:%M:%S) UTC (5 s ahead); waiting..."
+wait_for "$work/receiver.log" 30
+cat "$work/receiver.log"
+sleep 0.5
+echo "== sendat status $id"
+"$SENDAT" status "$id"

@@ -1,0 +1,178 @@
+/* The integration tests' deployment: real processes only; all waiting is on conditions with
+ * deadlines (check.h), never on sleeps. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+
+const char *
+fx_sendat_bin(void)
+{
+    const char *b = getenv("SENDAT_BIN");
+    return b ? b : "sendat";
+}
+
+const char *
+fx_consumer_bin(void)
+{
+    const char *b = getenv("SENDAT_CONSUMER_BIN");
+    return b ? b : "sendat-consumer";
+}
+
+static char *fx_env[4];
+
+static void
+set_env(struct fx *f, const char *url)
+{
+    snprintf(f->env_url, sizeof(f->env_url), "SENDAT_NATS_URL=%s", url);
+    snprintf(f->env_key, sizeof(f->env_key), "SENDAT_KEY_FILE=%s", f->key);
+    fx_env[0] = f->env_url;
+    fx_env[1] = f->env_key;
+    fx_env[2] = NULL;
+}
+
+int
+fx_sendat(struct fx *f, char *out, size_t cap, char *err, size_t errcap, ...)
+{
+    char *argv[32];
+    int n = 0;
+    va_list ap;
+    char dummy_out[64], dummy_err[512];
+
+    (void)f;
+    argv[n++] = (char *)fx_sendat_bin();
+    va_start(ap, errcap);
+    for (char *a; n < 31 && (a = va_arg(ap, char *));)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    if (!out) {
+        out = dummy_out;
+        cap = sizeof(dummy_out);
+    }
+    if (!err) {
+        err = dummy_err;
+        errcap = sizeof(dummy_err);
+    }
+    n = proc_run(argv, fx_env, NULL, out, cap, err, errcap, 60000);
+    if (n != 0 && err == dummy_err)
+        fprintf(stderr, "sendat %s exited %d: %s\n", argv[1], n, err);
+    return n;
+}
+
+void
+fx_start(struct fx *f, int clustered)
+{
+    char out[256], err[512];
+
+    memset(f, 0, sizeof(*f));
+    assert_int_equal(test_mkdtemp(f->dir, sizeof(f->dir)), 0);
+    snprintf(f->key, sizeof(f->key), "%s/sendat.key", f->dir);
+    f->clustered = clustered;
+    if (clustered) {
+        assert_int_equal(natsd_cluster_start(&f->cluster), 0);
+        set_env(f, f->cluster.urls);
+    } else {
+        assert_int_equal(natsd_start(&f->srv), 0);
+        set_env(f, f->srv.url);
+    }
+    assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "keygen", f->key, NULL), 0);
+    assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
+                               "--slot", "2s", "--lead", "1s", "--ack-wait", "5s", "--replicas",
+                               clustered ? "3" : "1", NULL), 0);
+    assert_int_equal(receiver_start(&f->recv), 0);
+}
+
+void
+fx_consumer(struct fx *f, int i, char *const extra_env[])
+{
+    char *argv[] = {(char *)fx_consumer_bin(), NULL};
+    char *env[16], name[64], pname[16];
+    int n = 0;
+
+    snprintf(name, sizeof(name), "SENDAT_CONSUMER_NAME=c%d", i);
+    env[n++] = f->env_url;
+    env[n++] = f->env_key;
+    env[n++] = name;
+    env[n++] = "SENDAT_LOG_LEVEL=info";
+    for (int k = 0; extra_env && extra_env[k] && n < 15; k++)
+        env[n++] = extra_env[k];
+    env[n] = NULL;
+    snprintf(pname, sizeof(pname), "c%d", i);
+    assert_int_equal(proc_spawn(&f->consumers[i], f->dir, pname, argv, env), 0);
+    if (i >= f->n_consumers)
+        f->n_consumers = i + 1;
+}
+
+int
+fx_stop_consumers(struct fx *f)
+{
+    int bad = 0;
+
+    for (int i = 0; i < f->n_consumers; i++) {
+        if (!f->consumers[i].pid || !proc_alive(&f->consumers[i]))
+            continue;
+        proc_signal(&f->consumers[i], SIGTERM);
+    }
+    for (int i = 0; i < f->n_consumers; i++) {
+        if (!f->consumers[i].pid || f->consumers[i].exited)
+            continue;
+        if (proc_wait(&f->consumers[i], 60000) != 0)
+            bad++;
+    }
+    return bad;
+}
+
+int
+fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap)
+{
+    char at[40], url[300], err[512];
+    int rc;
+
+    snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due_ms / 1000, (int)(due_ms % 1000));
+    snprintf(url, sizeof(url), "%s%s", receiver_url(f->recv), path);
+    rc = fx_sendat(f, id, cap, err, sizeof(err), "schedule", "--at", at, "--webhook", url, "--data",
+                   "{\"hello\":1}", NULL);
+    id[strcspn(id, "\n")] = '\0';
+    return rc;
+}
+
+long
+fx_counter(struct fx *f, int i, const char *name)
+{
+    char *log = proc_read_file(f->consumers[i].err_path), *line, *p, key[64];
+    long v = -1;
+
+    if (!log)
+        return -1;
+    line = strstr(log, "event=counters");
+    for (char *next = line; next; next = strstr(next + 1, "event=counters"))
+        line = next; /* the last one */
+    snprintf(key, sizeof(key), " %s=", name);
+    if (line && (p = strstr(line, key)))
+        v = strtol(p + strlen(key), NULL, 10);
+    free(log);
+    return v;
+}
+
+void
+fx_stop(struct fx *f)
+{
+    for (int i = 0; i < f->n_consumers; i++)
+        if (f->consumers[i].pid && !f->consumers[i].exited)
+            proc_kill9(&f->consumers[i]);
+    receiver_stop(f->recv);
+    if (f->clustered)
+        natsd_cluster_stop(&f->cluster);
+    else
+        natsd_stop(&f->srv);
+    test_rmtree(f->dir);
+}

@@ -1,0 +1,52 @@
+/* A sendat deployment for one integration test: its own nats-server (or 3-node cluster), a
+ * key, `sendat init` with a small layout so windows pass in seconds, an HTTP receiver, and
+ * real sendat / sendat-consumer processes. */
+#ifndef FIXTURE_H
+#define FIXTURE_H
+
+#include <stdint.h>
+
+#include "natsd.h"
+#include "proc.h"
+#include "receiver.h"
+
+#define FX_MAX_CONSUMERS 8
+
+struct fx {
+    struct natsd srv;
+    struct natsd_cluster cluster;
+    int clustered;
+    char dir[256];
+    char key[300];
+    char env_url[300];
+    char env_key[320];
+    struct receiver *recv;
+    struct proc consumers[FX_MAX_CONSUMERS];
+    int n_consumers;
+};
+
+/* Starts a server (clustered: 3 nodes and replicas 3), writes a key and runs sendat init
+ * with window 10s, slot 2s, lead 1s, ack-wait 5s. Returns 0 or fails the test. */
+void fx_start(struct fx *f, int clustered);
+void fx_stop(struct fx *f);
+
+/* Starts consumer number i with name c<i> (extra "K=V" env entries may be NULL). */
+void fx_consumer(struct fx *f, int i, char *const extra_env[]);
+
+/* SIGTERMs every consumer still running and waits for it; returns how many exited non-zero. */
+int fx_stop_consumers(struct fx *f);
+
+/* Runs `sendat ARGS...` (NULL-terminated) with the fixture's environment; stdout into out. */
+int fx_sendat(struct fx *f, char *out, size_t cap, char *err, size_t errcap, ...);
+
+/* Schedules a webhook to the receiver path at @due (ms); writes the id; returns exit code. */
+int fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap);
+
+/* A counter from the consumer's final "event=counters" log line (consumer must have exited). */
+long fx_counter(struct fx *f, int i, const char *name);
+
+/* Path of the sendat binaries. */
+const char *fx_sendat_bin(void);
+const char *fx_consumer_bin(void);
+
+#endif

@@ -1,0 +1,136 @@
+/* Window and slot math, subjects, durable names, ids and Msg-Ids. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "layout.h"
+
+static struct sa_layout L;
+
+static int
+setup(void **state)
+{
+    (void)state;
+    sa_layout_defaults(&L);
+    return 0;
+}
+
+static void
+test_floor(void **state)
+{
+    (void)state;
+    assert_int_equal(sa_layout_window(&L, 1795340100000LL), 1795339800000LL);
+    assert_int_equal(sa_layout_window(&L, 1795339800000LL), 1795339800000LL);
+    assert_int_equal(sa_layout_window(&L, 1795340399999LL), 1795339800000LL);
+    assert_int_equal(sa_layout_slot(&L, 1795340105432LL), 1795340100000LL);
+    assert_int_equal(sa_layout_window(&L, -1), -600000);
+}
+
+static void
+test_subjects(void **state)
+{
+    char s[SA_SUBJECT_MAX];
+    struct sa_place p;
+
+    (void)state;
+    assert_true(sa_layout_window_subject(s, sizeof(s), 600000, "abc") > 0);
+    assert_string_equal(s, "sendat.task.600000.w.abc");
+    sa_layout_slot_subject(s, sizeof(s), 600000, 610000, "abc");
+    assert_string_equal(s, "sendat.task.600000.610000.abc");
+    assert_int_equal(sa_layout_parse_subject(&p, s, NULL), SA_OK);
+    assert_int_equal(p.window, 600000);
+    assert_int_equal(p.slot, 610000);
+    assert_string_equal(p.id, "abc");
+    assert_int_equal(sa_layout_parse_subject(&p, "sendat.task.600000.w.x-1", NULL), SA_OK);
+    assert_int_equal(p.slot, 0);
+    sa_layout_level_filter(s, sizeof(s), 600000, 0);
+    assert_string_equal(s, "sendat.task.600000.w.*");
+    sa_layout_window_all_filter(s, sizeof(s), 600000);
+    assert_string_equal(s, "sendat.task.600000.>");
+    sa_layout_durable(s, sizeof(s), 600000, 610000);
+    assert_string_equal(s, "s610000");
+    sa_layout_durable(s, sizeof(s), 600000, 0);
+    assert_string_equal(s, "w600000");
+    assert_int_equal(sa_layout_window_subject(s, 10, 600000, "abc"), -1);
+}
+
+static void
+test_bad_subjects(void **state)
+{
+    static const char *bad[] = {"sendat.task", "sendat.task.1.w", "sendat.task.x.w.a",
+                                "sendat.task.1.q.a", "sendat.task.1.w.a.b", "other.task.1.w.a",
+                                "sendat.task.1.w.", "sendat.task..w.a", NULL};
+    struct sa_place p;
+
+    (void)state;
+    for (int i = 0; bad[i]; i++)
+        assert_int_equal(sa_layout_parse_subject(&p, bad[i], NULL), SA_EINVAL);
+}
+
+static void
+test_ids(void **state)
+{
+    char id[SA_ID_MAX + 1], long_id[80];
+
+    (void)state;
+    sa_layout_id_new(id, sizeof(id), 1795340100123LL);
+    assert_true(sa_layout_id_valid(id));
+    assert_int_equal(sa_layout_id_due(id), 1795340100123LL);
+    assert_int_equal(sa_layout_id_due("order-42"), 0);
+    assert_int_equal(sa_layout_id_due("order"), 0);
+    assert_true(sa_layout_id_valid("Order_42-a"));
+    assert_false(sa_layout_id_valid(""));
+    assert_false(sa_layout_id_valid("a.b"));
+    assert_false(sa_layout_id_valid("a*"));
+    assert_false(sa_layout_id_valid("a b"));
+    memset(long_id, 'a', 65);
+    long_id[65] = '\0';
+    assert_false(sa_layout_id_valid(long_id));
+    long_id[64] = '\0';
+    assert_true(sa_layout_id_valid(long_id));
+}
+
+static void
+test_layout_record(void **state)
+{
+    struct sa_layout l2;
+    char text[160];
+
+    (void)state;
+    sa_layout_format(text, sizeof(text), &L);
+    assert_int_equal(sa_layout_parse(&l2, text, NULL), SA_OK);
+    assert_memory_equal(&l2, &L, sizeof(L));
+    assert_int_equal(sa_layout_parse(&l2, "window_ms=600000 slot_ms=7000 ack_wait_ms=30000 lead_ms=2000", NULL), SA_EINVAL);
+    assert_int_equal(sa_layout_parse(&l2, "garbage", NULL), SA_EINVAL);
+    assert_int_equal(sa_layout_parse(&l2, "window_ms=600000 slot_ms=10000 ack_wait_ms=5000 lead_ms=2000", NULL), SA_EINVAL);
+}
+
+static void
+test_msgids(void **state)
+{
+    char a[SA_SUBJECT_MAX], b[SA_SUBJECT_MAX];
+
+    (void)state;
+    sa_layout_move_msgid(a, sizeof(a), "x", 1, 610000);
+    sa_layout_move_msgid(b, sizeof(b), "x", 1, 610000);
+    assert_string_equal(a, b);
+    sa_layout_retry_msgid(b, sizeof(b), "x", 2);
+    assert_string_not_equal(a, b);
+    sa_layout_dead_msgid(a, sizeof(a), "x", 2);
+    assert_string_not_equal(a, b);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_floor),       cmocka_unit_test(test_subjects),
+        cmocka_unit_test(test_bad_subjects), cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_layout_record), cmocka_unit_test(test_msgids),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
