@@ -73,7 +73,6 @@ run(struct consumer *c)
     sa_log(SA_LOG_INFO, "started", "consumer=%s", c->cfg.name);
     deliver_run(the_deliver); /* returns once stopping and drained */
     pull_join(&p);
-    (void)wheel_take_inbox(c->wheel, NULL);
     sa_log(SA_LOG_INFO, "stopped", "released=%zu", wheel_release_all(c->wheel));
     counters_log(c, "counters");
     return 0;

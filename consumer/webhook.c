@@ -125,7 +125,7 @@ result_of(CURL *e, CURLcode cc, struct transfer *x, struct webhook_result *r)
     r->transport_ok = cc == CURLE_OK;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->http_status);
     if (!r->transport_ok)
-        snprintf(r->error, sizeof(r->error), "%s: %s", curl_easy_strerror(cc), x->errbuf);
+        snprintf(r->error, sizeof(r->error), "%s: %.200s", curl_easy_strerror(cc), x->errbuf);
     else if (r->http_status < 200 || r->http_status >= 300)
         snprintf(r->error, sizeof(r->error), "HTTP %ld", r->http_status);
     if (r->http_status == 429 || r->http_status == 503)

@@ -189,8 +189,9 @@ wheel_release_all(struct wheel *w)
 {
     size_t n = 0;
     struct held *h;
+    enum sa_code moved = wheel_take_inbox(w, NULL); /* what cannot move stays in the inbox */
 
-    (void)wheel_take_inbox(w, NULL);
+    (void)moved;
     while (w->len) {
         h = w->heap[--w->len];
         natsMsg_Nak(h->msg, NULL);

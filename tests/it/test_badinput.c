@@ -1,0 +1,216 @@
+/* Bad input never crashes and is never silently dropped (invariant 5). At the producer: one
+ * line naming the problem, a non-zero exit, nothing published. At the consumer: garbage on a
+ * task subject, a task sealed with an unknown key and a tampered envelope are dead-lettered
+ * with the reason while the consumer goes on sending. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+#include "task.h"
+
+static struct fx F;
+static natsConnection *nc;
+static jsCtx *js;
+
+static uint64_t
+stream_msgs(const char *stream)
+{
+    jsStreamInfo *si = NULL;
+    uint64_t n;
+
+    assert_int_equal(js_GetStreamInfo(&si, js, stream, NULL, NULL), NATS_OK);
+    n = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    return n;
+}
+
+static void
+refused(const char *why, ...)
+{
+    char *argv[24], out[256], err[1024];
+    va_list ap;
+    int n = 0, rc;
+
+    argv[n++] = (char *)fx_sendat_bin();
+    argv[n++] = "schedule";
+    va_start(ap, why);
+    for (char *a; n < 23 && (a = va_arg(ap, char *));)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    {
+        char *env[] = {F.env_url, F.env_key, NULL};
+        rc = proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 30000);
+    }
+    if (rc == 0)
+        fail_msg("%s: sendat schedule accepted it", why);
+    if (out[0])
+        fail_msg("%s: printed on stdout: %s", why, out);
+    if (!strchr(err, '\n') || strchr(err, '\n')[1] != '\0')
+        fail_msg("%s: want one line on stderr, got: %s", why, err);
+    fprintf(stderr, "refused (%s, exit %d): %s", why, rc, err);
+}
+
+static void
+test_cli_refuses_bad_input(void **state)
+{
+    static char big[SA_BODY_MAX + 2];
+    char bigfile[300], url[300];
+    FILE *f;
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    snprintf(url, sizeof(url), "%s/x", receiver_url(F.recv));
+    snprintf(bigfile, sizeof(bigfile), "%s/big.json", F.dir);
+    memset(big, 'a', sizeof(big) - 1);
+    f = fopen(bigfile, "w");
+    assert_non_null(f);
+    fwrite(big, 1, SA_BODY_MAX + 1, f);
+    fclose(f);
+
+    refused("unparseable time", "--at", "tomorrow", "--webhook", url, NULL);
+    refused("bad month", "--at", "2026-13-01T00:00:00Z", "--webhook", url, NULL);
+    refused("far past", "--at", "@1000000000", "--webhook", url, NULL);
+    refused("missing URL", "--at", "+1h", NULL);
+    refused("not http", "--at", "+1h", "--webhook", "ftp://127.0.0.1/x", NULL);
+    refused("no host", "--at", "+1h", "--webhook", "http://", NULL);
+    refused("header CR LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\r\nX-Injected: c", NULL);
+    refused("header LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\nc", NULL);
+    refused("oversized body", "--at", "+1h", "--webhook", url, "--data-file", bigfile, NULL);
+    refused("unknown flag", "--at", "+1h", "--webhook", url, "--bogus", NULL);
+    refused("bad id", "--at", "+1h", "--webhook", url, "--id", "a.b", NULL);
+    refused("not-after before at", "--at", "+1h", "--not-after", "+10m", "--webhook", url, NULL);
+    assert_int_equal(stream_msgs(SA_TASKS_STREAM), 0);
+
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
+/* Publishes raw bytes on a task subject of the current window. */
+static void
+publish_raw(const char *id, const void *data, int len)
+{
+    char subject[SA_SUBJECT_MAX];
+
+    sa_layout_window_subject(subject, sizeof(subject), test_now_ms() / 10000 * 10000, id);
+    assert_int_equal(js_Publish(NULL, js, subject, data, len, NULL, NULL), NATS_OK);
+}
+
+static void
+publish_foreign(const char *id, int tamper)
+{
+    static const uint8_t kid[1][SA_KID_BYTES] = {{9, 9, 9, 9}};
+    uint8_t key[1][SA_KEY_BYTES];
+    struct sa_keyring *ring = NULL;
+    struct sa_task *t = NULL;
+    struct sa_keyring *use;
+    uint8_t *env = NULL;
+    size_t len = 0;
+    char url[300];
+
+    randombytes_buf(key[0], sizeof(key[0]));
+    assert_int_equal(sa_keyring_from_keys(&ring, kid, (const uint8_t(*)[SA_KEY_BYTES])key, 1, NULL), SA_OK);
+    use = ring;
+    if (tamper)
+        assert_int_equal(sa_keyring_load(&use, F.key, NULL), SA_OK);
+    assert_int_equal(sa_task_new(&t, NULL), SA_OK);
+    snprintf(t->id, sizeof(t->id), "%s", id);
+    t->due_ms = test_now_ms();
+    snprintf(url, sizeof(url), "%s/forged", receiver_url(F.recv));
+    assert_int_equal(sa_task_set_url(t, url, NULL), SA_OK);
+    assert_int_equal(sa_task_seal(use, t, &env, &len, NULL), SA_OK);
+    if (tamper)
+        env[len / 2] ^= 0x20;
+    publish_raw(id, env, (int)len);
+    free(env);
+    sa_task_free(t);
+    if (use != ring)
+        sa_keyring_free(use);
+    sa_keyring_free(ring);
+}
+
+static void
+dead_reason(const char *id, const char *want)
+{
+    char subject[SA_SUBJECT_MAX];
+    natsMsg *m = NULL;
+    const char *why = NULL;
+
+    snprintf(subject, sizeof(subject), "sendat.dlq.%s", id);
+    assert_int_equal(js_GetLastMsg(&m, js, SA_DLQ_STREAM, subject, NULL, NULL), NATS_OK);
+    assert_int_equal(natsMsgHeader_Get(m, "Sendat-Reason", &why), NATS_OK);
+    if (!strstr(why, want))
+        fail_msg("dead letter %s: reason \"%s\" lacks \"%s\"", id, why, want);
+    natsMsg_Destroy(m);
+}
+
+static int
+dlq_has(void *arg)
+{
+    return stream_msgs(SA_DLQ_STREAM) >= (uint64_t)(intptr_t)arg;
+}
+
+static int
+arrived(void *arg)
+{
+    return receiver_count_path(F.recv, (const char *)arg) >= 1;
+}
+
+static void
+test_consumer_dead_letters_garbage(void **state)
+{
+    char id[80];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    fx_consumer(&F, 0, NULL);
+    publish_raw("garbage-1", "this is not an envelope", 23);
+    publish_raw("garbage-2", "\x01\x02", 2);
+    publish_foreign("foreign-key", 0);
+    publish_foreign("tampered", 1);
+    assert_true(wait_until(dlq_has, (void *)(intptr_t)4, 30000));
+    dead_reason("garbage-1", "envelope");
+    dead_reason("garbage-2", "too short");
+    dead_reason("foreign-key", "unknown key id 09090909");
+    dead_reason("tampered", "does not open");
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/after", id, sizeof(id)), 0);
+    assert_true(wait_until(arrived, "/after", 30000));
+    assert_int_equal(receiver_count_path(F.recv, "/forged"), 0);
+    assert_true(proc_alive(&F.consumers[0]));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cli_refuses_bad_input),
+        cmocka_unit_test(test_consumer_dead_letters_garbage),
+    };
+    int rc;
+
+    if (sodium_init() < 0)
+        return 1;
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}

@@ -1,0 +1,138 @@
+/* Cancel is exact (invariant 3): cancelled before due never arrives; after delivery it
+ * answers too late; an unknown id answers unknown; and at the due instant cancel and send
+ * race for one claim, so never both win. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+
+#define N_RACE 20
+
+static struct fx F;
+
+struct want {
+    const char *path;
+    size_t n;
+};
+
+static int
+path_arrived(void *arg)
+{
+    struct want *w = arg;
+    return receiver_count_path(F.recv, w->path) >= w->n;
+}
+
+static int
+past(void *arg)
+{
+    return test_now_ms() >= *(int64_t *)arg;
+}
+
+static void
+test_cancel_before_after_unknown(void **state)
+{
+    char id1[80], id2[80], out[256];
+    int64_t due = test_now_ms() + 4000, later;
+    struct want w = {"/sent", 1};
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    assert_int_equal(fx_schedule(&F, due, "/cancelled", id1, sizeof(id1)), 0);
+    assert_int_equal(fx_schedule(&F, due, "/sent", id2, sizeof(id2)), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id1, NULL), 0);
+    assert_string_equal(out, "cancelled\n");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id1, NULL), 0); /* again: same answer */
+    assert_true(wait_until(path_arrived, &w, 30000));
+    later = test_now_ms() + 3000; /* the cancelled one would have come with the other */
+    assert_true(wait_until(past, &later, 10000));
+    assert_int_equal(receiver_count_path(F.recv, "/cancelled"), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id2, NULL), 3);
+    assert_true(strncmp(out, "too late: sent at 20", 20) == 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "1795340100000-nosuchtask", NULL), 4);
+    assert_string_equal(out, "unknown id\n");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "no-such-id", NULL), 4);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", id1, NULL), 0);
+    assert_non_null(strstr(out, "cancelled"));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+/* Cancels fired at the due instant, in parallel with two consumers sending. */
+static void
+test_cancel_races_send(void **state)
+{
+    char ids[N_RACE][80], path[32];
+    struct proc cancels[N_RACE];
+    int64_t due;
+    int cancelled = 0, late = 0;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    fx_consumer(&F, 1, NULL);
+    due = test_now_ms() + 6000;
+    for (int i = 0; i < N_RACE; i++) {
+        snprintf(path, sizeof(path), "/race/%d", i);
+        assert_int_equal(fx_schedule(&F, due, path, ids[i], sizeof(ids[i])), 0);
+    }
+    assert_true(wait_until(past, &due, 20000));
+    for (int i = 0; i < N_RACE; i++) {
+        char *argv[] = {(char *)fx_sendat_bin(), "cancel", ids[i], NULL};
+        char *env[] = {F.env_url, F.env_key, NULL};
+        char name[16];
+        snprintf(name, sizeof(name), "cancel%d", i);
+        assert_int_equal(proc_spawn(&cancels[i], F.dir, name, argv, env), 0);
+    }
+    for (int i = 0; i < N_RACE; i++) {
+        int rc = proc_wait(&cancels[i], 60000);
+        char *out = proc_read_file(cancels[i].out_path);
+        size_t got;
+        snprintf(path, sizeof(path), "/race/%d", i);
+        got = receiver_count_path(F.recv, path);
+        if (rc == 0) {
+            cancelled++;
+            if (got != 0)
+                fail_msg("task %d: cancel said cancelled but the receiver got it", i);
+        } else {
+            late++;
+            assert_int_equal(rc, 3);
+            assert_non_null(out);
+            assert_true(strncmp(out, "too late", 8) == 0);
+        }
+        free(out);
+    }
+    fx_stop_consumers(&F);
+    for (int i = 0; i < N_RACE; i++) { /* never twice; a too-late one arrived exactly once */
+        snprintf(path, sizeof(path), "/race/%d", i);
+        assert_true(receiver_count_path(F.recv, path) <= 1);
+    }
+    assert_int_equal(receiver_count(F.recv), (size_t)late);
+    assert_int_equal(cancelled + late, N_RACE);
+    fprintf(stderr, "race at the due instant: %d cancelled, %d too late\n", cancelled, late);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cancel_before_after_unknown),
+        cmocka_unit_test(test_cancel_races_send),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* Catch-up and far-future: a task whose window passed while no consumer ran is delivered as
+ * soon as one starts; a task due next year stays in its window untouched. Also: a consumer
+ * with nothing due sleeps (no polling loop that burns CPU). */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+
+static struct fx F;
+
+static int
+past(void *arg)
+{
+    return test_now_ms() >= *(int64_t *)arg;
+}
+
+static int
+arrived(void *arg)
+{
+    return receiver_count_path(F.recv, (const char *)arg) >= 1;
+}
+
+/* CPU seconds (user + system) the process has used, from /proc/PID/stat. */
+static double
+cpu_seconds(pid_t pid)
+{
+    char path[64], *stat, *p;
+    unsigned long ut = 0, st = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    stat = proc_read_file(path);
+    assert_non_null(stat);
+    p = strrchr(stat, ')');
+    assert_non_null(p);
+    assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st), 2);
+    free(stat);
+    return (double)(ut + st) / 100.0;
+}
+
+static void
+test_past_window_and_next_year(void **state)
+{
+    char old_id[80], year_id[80], out[4096];
+    int64_t due = test_now_ms() + 500, window_gone;
+    double cpu0, cpu1;
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(fx_schedule(&F, due, "/old", old_id, sizeof(old_id)), 0);
+    assert_int_equal(fx_schedule(&F, due + 365LL * 86400000, "/next-year", year_id, sizeof(year_id)), 0);
+    window_gone = (due / 10000 + 1) * 10000 + 10500; /* its 10 s window and the next are over */
+    assert_true(wait_until(past, &window_gone, 40000));
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(arrived, "/old", 30000));
+
+    /* Idle: nothing is due for a year. Over 5 s the consumer may use a little CPU only. */
+    cpu0 = cpu_seconds(F.consumers[0].pid);
+    window_gone = test_now_ms() + 5000;
+    assert_true(wait_until(past, &window_gone, 20000));
+    cpu1 = cpu_seconds(F.consumers[0].pid);
+    fprintf(stderr, "idle consumer used %.2f CPU seconds in 5 s\n", cpu1 - cpu0);
+    assert_true(cpu1 - cpu0 < 1.0);
+
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/next-year"), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", year_id, NULL), 0);
+    assert_non_null(strstr(out, "level=\"window\""));
+    assert_null(strstr(out, " moved"));
+    assert_null(strstr(out, " claimed"));
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_past_window_and_next_year)};
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}

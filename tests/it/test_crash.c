@@ -1,0 +1,129 @@
+/* Nothing lost when a member dies (invariant 1): kill -9 of a consumer holding tasks, and
+ * SIGTERM of one, while another consumer runs. Killed: the tasks arrive late by at most the
+ * ack wait. Terminated: it exits 0 and hands its tasks over at once. Never twice. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+
+#define N 50
+#define ACK_WAIT_MS 5000
+
+static struct fx F;
+static char ids[N][80];
+
+static int
+past(void *arg)
+{
+    return test_now_ms() >= *(int64_t *)arg;
+}
+
+static int
+all_arrived(void *arg)
+{
+    (void)arg;
+    return receiver_count(F.recv) >= N;
+}
+
+/* Schedules N tasks due together, with only c0 running, and waits until c0 holds them. */
+static int64_t
+c0_holds_tasks(void)
+{
+    char path[32];
+    int64_t due, when;
+
+    fx_consumer(&F, 0, NULL);
+    due = test_now_ms() + 6000;
+    for (int i = 0; i < N; i++) {
+        snprintf(path, sizeof(path), "/k/%d", i);
+        assert_int_equal(fx_schedule(&F, due, path, ids[i], sizeof(ids[i])), 0);
+    }
+    when = due - 2500; /* the slot is pulled 1 s (lead) before it starts */
+    assert_true(wait_until(past, &when, 20000));
+    fx_consumer(&F, 1, NULL);
+    when = due - 500;
+    assert_true(wait_until(past, &when, 20000));
+    return due;
+}
+
+static int64_t
+check_once_and_max_lateness(int64_t due)
+{
+    static int seen[N];
+    struct receiver_hit h;
+    int64_t worst = 0;
+
+    memset(seen, 0, sizeof(seen));
+    for (size_t i = 0; i < receiver_count(F.recv); i++) {
+        int k = -1;
+        assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);
+        assert_int_equal(sscanf(h.path, "/k/%d", &k), 1);
+        seen[k]++;
+        if (h.at_ms - due > worst)
+            worst = h.at_ms - due;
+        assert_true(h.at_ms >= due);
+        receiver_hit_free(&h);
+    }
+    for (int k = 0; k < N; k++)
+        if (seen[k] != 1)
+            fail_msg("task %d arrived %d times", k, seen[k]);
+    return worst;
+}
+
+static void
+test_kill9_loses_nothing(void **state)
+{
+    int64_t due, worst;
+
+    (void)state;
+    fx_start(&F, 0);
+    due = c0_holds_tasks();
+    proc_kill9(&F.consumers[0]);
+    assert_true(wait_until(all_arrived, NULL, 60000));
+    worst = check_once_and_max_lateness(due);
+    fprintf(stderr, "after kill -9: worst lateness %" PRId64 " ms (ack wait %d ms)\n", worst, ACK_WAIT_MS);
+    assert_true(worst <= ACK_WAIT_MS + (int64_t)(3000 * test_timeout_multiplier()));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+static void
+test_sigterm_hands_over(void **state)
+{
+    int64_t due, worst;
+
+    (void)state;
+    fx_start(&F, 0);
+    due = c0_holds_tasks();
+    proc_signal(&F.consumers[0], SIGTERM);
+    assert_int_equal(proc_wait(&F.consumers[0], 30000), 0);
+    assert_true(wait_until(all_arrived, NULL, 60000));
+    worst = check_once_and_max_lateness(due);
+    fprintf(stderr, "after SIGTERM: worst lateness %" PRId64 " ms\n", worst);
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kill9_loses_nothing),
+        cmocka_unit_test(test_sigterm_hands_over),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}
