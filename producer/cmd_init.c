@@ -123,7 +123,7 @@ add_bucket(jsCtx *js, const char *name, int history, int64_t ttl_ms, int replica
     kvConfig_Init(&kc);
     kc.Bucket = name;
     kc.History = (uint8_t)history;
-    kc.TTL = ttl_ms;
+    kc.TTL = ttl_ms * 1000000LL; /* nats.c passes TTL through as the stream MaxAge: nanoseconds */
     kc.Replicas = replicas;
     kc.StorageType = js_FileStorage;
     s = js_CreateKeyValue(&kv, js, &kc);

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include <nats/nats.h>
+
 #include "natsd.h"
 #include "proc.h"
 #include "receiver.h"
