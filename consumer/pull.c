@@ -16,7 +16,7 @@
 #include "timeparse.h"
 #include "wheel.h"
 
-#define IDLE_POLL_MS 1000
+#define IDLE_POLL_MS 250 /* longest wait on one level while others may get redeliveries */
 #define REFRESH_EVERY_MS 1000
 #define PROBE_EVERY_MS 5000
 
