@@ -1,0 +1,95 @@
+/* Scheduling semantics a script relies on: `sendat init` from many places at once, a layout
+ * that cannot change, the same --id scheduled twice schedules once, and ids given by the
+ * user work with status and cancel. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+
+static struct fx F;
+
+static int
+arrived(void *arg)
+{
+    return receiver_count_path(F.recv, (const char *)arg) >= 1;
+}
+
+static int
+past(void *arg)
+{
+    return test_now_ms() >= *(int64_t *)arg;
+}
+
+static void
+test_init_everywhere_at_once(void **state)
+{
+    struct proc p[5];
+    char *argv[] = {(char *)fx_sendat_bin(), "init", NULL}, out[256], err[512];
+
+    (void)state;
+    fx_start(&F, 0); /* already initialised once with a 10 s window */
+    for (int i = 0; i < 5; i++) {
+        char *env[] = {F.env_url, NULL}, name[16];
+        snprintf(name, sizeof(name), "init%d", i);
+        assert_int_equal(proc_spawn(&p[i], F.dir, name, argv, env), 0);
+    }
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(proc_wait(&p[i], 30000), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--window", "1h", NULL), 2);
+    assert_non_null(strstr(err, "cannot change"));
+    fx_stop(&F);
+}
+
+static void
+test_same_id_schedules_once(void **state)
+{
+    char out[256], url[300], status[4096], at[40];
+    int64_t due = test_now_ms() + 3000, later;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    snprintf(url, sizeof(url), "%s/order", receiver_url(F.recv));
+    snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--id", "order-42", "--at", at,
+                                   "--webhook", url, "--data", "{\"order\":42}", NULL), 0);
+        assert_string_equal(out, "order-42\n");
+    }
+    assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "order-42", NULL), 0);
+    assert_non_null(strstr(status, "scheduled"));
+    assert_true(wait_until(arrived, "/order", 30000));
+    later = test_now_ms() + 3000;
+    assert_true(wait_until(past, &later, 10000));
+    assert_int_equal(receiver_count_path(F.recv, "/order"), 1);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "order-42", NULL), 3);
+    assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "order-42", "--json", NULL), 0);
+    assert_non_null(strstr(status, "\"event\":\"sent\""));
+    assert_non_null(strstr(status, "\"lateness_ms\":"));
+    assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "no-such-task", NULL), 4);
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_init_everywhere_at_once),
+        cmocka_unit_test(test_same_id_schedules_once),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}
