@@ -74,6 +74,7 @@ run(struct consumer *c)
     deliver_run(the_deliver); /* returns once stopping and drained */
     pull_join(&p);
     sa_log(SA_LOG_INFO, "stopped", "released=%zu", wheel_release_all(c->wheel));
+    pull_close(&p);
     counters_log(c, "counters");
     return 0;
 }

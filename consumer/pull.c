@@ -200,8 +200,7 @@ pull_loop(void *arg)
 
     while (!atomic_load(&p->c->stopping))
         pass(p);
-    targets_close(p);
-    return NULL;
+    return NULL; /* subscriptions stay: held and in-flight messages ack through them */
 }
 
 enum sa_code
@@ -218,4 +217,10 @@ void
 pull_join(struct puller *p)
 {
     pthread_join(p->thread, NULL);
+}
+
+void
+pull_close(struct puller *p)
+{
+    targets_close(p);
 }

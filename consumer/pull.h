@@ -32,8 +32,12 @@ struct puller {
 /* Starts the thread. */
 enum sa_code pull_start(struct puller *p, struct consumer *c, struct sa_err *err) SA_MUST_CHECK;
 
-/* Joins the thread once c->stopping is set, and closes every subscription (durables stay). */
+/* Joins the thread once c->stopping is set. */
 void pull_join(struct puller *p);
+
+/* Closes every subscription (the durables stay for the fleet). Only after every message
+ * fetched through them was acked or naked: nats.c acks through the subscription. */
+void pull_close(struct puller *p);
 
 /* targets.c: keeping the set of levels to pull. */
 int targets_find(const struct puller *p, int64_t window, int64_t slot);
