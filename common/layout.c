@@ -200,20 +200,32 @@ sa_layout_id_due(const char *id)
     return v;
 }
 
-int
-sa_layout_move_msgid(char *out, size_t cap, const char *id, int attempt, int64_t slot)
+static int
+msgid(char *out, size_t cap, char kind, const char *id, uint64_t seq)
 {
-    return fit(snprintf(out, cap, "m:%s:%d:%" PRId64, id, attempt, slot), cap);
+    return fit(snprintf(out, cap, "%c:%s:%" PRIu64, kind, id, seq), cap);
 }
 
 int
-sa_layout_retry_msgid(char *out, size_t cap, const char *id, int attempt)
+sa_layout_move_msgid(char *out, size_t cap, const char *id, uint64_t seq)
 {
-    return fit(snprintf(out, cap, "r:%s:%d", id, attempt), cap);
+    return msgid(out, cap, 'm', id, seq);
 }
 
 int
-sa_layout_dead_msgid(char *out, size_t cap, const char *id, int attempt)
+sa_layout_retry_msgid(char *out, size_t cap, const char *id, uint64_t seq)
 {
-    return fit(snprintf(out, cap, "d:%s:%d", id, attempt), cap);
+    return msgid(out, cap, 'r', id, seq);
+}
+
+int
+sa_layout_dead_msgid(char *out, size_t cap, const char *id, uint64_t seq)
+{
+    return msgid(out, cap, 'd', id, seq);
+}
+
+int
+sa_layout_replay_msgid(char *out, size_t cap, const char *id, uint64_t seq)
+{
+    return msgid(out, cap, 'p', id, seq);
 }

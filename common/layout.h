@@ -71,10 +71,13 @@ void sa_layout_id_new(char *out, size_t cap, int64_t due_ms);
 /* The due time a generated id carries; 0 if the id has none. */
 int64_t sa_layout_id_due(const char *id);
 
-/* Msg-Id of a move down to a slot, of a retry, of a dead letter (deterministic, so a crash
- * between publish and ack cannot fork a task). */
-int sa_layout_move_msgid(char *out, size_t cap, const char *id, int attempt, int64_t slot);
-int sa_layout_retry_msgid(char *out, size_t cap, const char *id, int attempt);
-int sa_layout_dead_msgid(char *out, size_t cap, const char *id, int attempt);
+/* Msg-Id of a move down to a slot, of a retry, of a dead letter, of a replay. Each is derived
+ * from the stream sequence of the message it succeeds: the same on every redelivery of that
+ * message (so a crash between publish and ack cannot fork a task), different for every new
+ * message of the same task (so a replayed task is never mistaken for a duplicate). */
+int sa_layout_move_msgid(char *out, size_t cap, const char *id, uint64_t seq);
+int sa_layout_retry_msgid(char *out, size_t cap, const char *id, uint64_t seq);
+int sa_layout_dead_msgid(char *out, size_t cap, const char *id, uint64_t seq);
+int sa_layout_replay_msgid(char *out, size_t cap, const char *id, uint64_t seq);
 
 #endif

@@ -26,6 +26,8 @@ static const char usage[] =
     "  SENDAT_RETRY_MAX_MS        longest backoff (default 300000)\n"
     "  SENDAT_DRAIN_TIMEOUT       SIGTERM grace for sends in flight (default 20s)\n"
     "  SENDAT_MAX_HELD            tasks held in memory at once (default 200000)\n"
+    "  SENDAT_WEBHOOK_SECRET      Standard Webhooks keys, space-separated: whsec_<base64> (v1,\n"
+    "                             HMAC-SHA256) and/or whsk_<base64 seed> (v1a, Ed25519); each signs\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n";
 

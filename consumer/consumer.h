@@ -30,6 +30,7 @@ struct counters {
 
 struct wheel;
 struct cancel_set;
+struct signer;
 
 struct consumer {
     struct sa_nats *n;
@@ -37,6 +38,7 @@ struct consumer {
     struct config cfg;
     struct wheel *wheel;
     struct cancel_set *cancels;
+    struct signer *signer; /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */
     struct counters counters;
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
 };

@@ -3,6 +3,7 @@
  * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <curl/curl.h>
@@ -13,6 +14,7 @@
 #include "deliver.h"
 #include "log.h"
 #include "pull.h"
+#include "sign.h"
 #include "wheel.h"
 
 static struct consumer the;
@@ -30,7 +32,8 @@ on_signal(int sig)
 static int
 setup(struct consumer *c, struct sa_err *err)
 {
-    if (sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
+    if (signer_new(&c->signer, getenv("SENDAT_WEBHOOK_SECRET"), err) != SA_OK ||
+        sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
         sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, err) != SA_OK ||
         sa_nats_bind(c->n, err) != SA_OK ||
         deliver_new(&the_deliver, c, err) != SA_OK ||
@@ -48,6 +51,7 @@ teardown(struct consumer *c)
     deliver_free(the_deliver);
     sa_nats_close(c->n);
     sa_keyring_free(c->ring);
+    signer_free(c->signer);
 }
 
 static int

@@ -47,7 +47,7 @@ move_down(struct puller *p, natsMsg *msg, const struct sa_task *t, int64_t now)
     m.moves++;
     m.moved_ms = now;
     sa_layout_slot_subject(subject, sizeof(subject), sa_layout_window(l, t->due_ms), slot, t->id);
-    sa_layout_move_msgid(msgid, sizeof(msgid), t->id, t->attempt, slot);
+    sa_layout_move_msgid(msgid, sizeof(msgid), t->id, relay_seq(msg));
     if (relay_publish(p->c, subject, natsMsg_GetData(msg), natsMsg_GetDataLength(msg), msgid, &m, &err) == SA_OK) {
         natsMsg_Ack(msg, NULL);
         atomic_fetch_add(&p->c->counters.moved, 1);

@@ -30,6 +30,18 @@ header_i64(natsMsg *msg, const char *name)
     return strtoll(v, NULL, 10);
 }
 
+uint64_t
+relay_seq(natsMsg *msg)
+{
+    jsMsgMetaData *meta = NULL;
+    uint64_t seq = 0;
+
+    if (natsMsg_GetMetaData(&meta, msg) == NATS_OK)
+        seq = meta->Sequence.Stream;
+    jsMsgMetaData_Destroy(meta);
+    return seq;
+}
+
 void
 relay_meta_read(natsMsg *msg, struct relay_meta *m)
 {

@@ -17,6 +17,9 @@ struct relay_meta {
 void relay_subject(const struct consumer *c, char *out, size_t cap, int64_t now_ms, int64_t due_ms,
                    const char *id);
 
+/* The stream sequence of a fetched message (0 if it carries no JetStream metadata). */
+uint64_t relay_seq(natsMsg *msg);
+
 /* Reads the metadata headers of a task message. */
 void relay_meta_read(natsMsg *msg, struct relay_meta *m);
 

@@ -69,7 +69,7 @@ retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt,
         id = seqid;
     }
     snprintf(subject, sizeof(subject), "sendat.dlq.%s", id);
-    sa_layout_dead_msgid(msgid, sizeof(msgid), id, attempt);
+    sa_layout_dead_msgid(msgid, sizeof(msgid), id, relay_seq(msg));
     s = natsMsg_Create(&dlq, subject, NULL, natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
     if (s == NATS_OK)
         s = set_dead_headers(dlq, msg, reason, attempt);
@@ -111,7 +111,7 @@ retry_again(struct consumer *c, struct held *h, const char *error, int64_t retry
     if (rc != SA_OK)
         return rc;
     relay_subject(c, subject, sizeof(subject), now, *due_ms, t->id);
-    sa_layout_retry_msgid(msgid, sizeof(msgid), t->id, t->attempt + 1);
+    sa_layout_retry_msgid(msgid, sizeof(msgid), t->id, relay_seq(h->msg));
     rc = relay_publish(c, subject, env, (int)env_len, msgid, &m, err);
     free(env);
     if (rc == SA_OK)

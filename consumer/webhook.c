@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "deliver.h"
+#include "sign.h"
 #include "timeparse.h"
 #include "webhook.h"
 
@@ -41,12 +42,18 @@ append(struct curl_slist *l, int *bad, const char *fmt, const char *a, const cha
 }
 
 static struct curl_slist *
-build_headers(const struct sa_task *t, int64_t now_ms, int *bad)
+build_headers(const struct consumer *c, const struct sa_task *t, int64_t now_ms, int *bad)
 {
     struct curl_slist *l = NULL;
-    char ts[24];
+    char ts[24], sig[1024];
+    int n;
 
     snprintf(ts, sizeof(ts), "%" PRId64, now_ms / 1000);
+    n = signer_sign(c->signer, sig, sizeof(sig), t->id, now_ms / 1000, t->body, t->body_len);
+    if (n < 0)
+        *bad = 1;
+    if (n > 0)
+        l = append(l, bad, "webhook-signature: %s%s", sig, "");
     for (size_t i = 0; i < t->n_headers; i++)
         l = append(l, bad, "%s: %s", t->headers[i].name, t->headers[i].value);
     if (!has_header(t, "Content-Type"))
@@ -93,7 +100,7 @@ webhook_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, in
     x->h = h;
     x->rev = rev;
     x->started_ms = now_ms;
-    x->hdrs = build_headers(h->task, now_ms, &bad);
+    x->hdrs = build_headers(c, h->task, now_ms, &bad);
     if (!bad)
         e = make_easy(c, x);
     if (!e || curl_multi_add_handle(multi, e) != CURLM_OK) {

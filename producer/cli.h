@@ -40,5 +40,6 @@ int cmd_keygen(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_dlq(int argc, char **argv);
 
 #endif

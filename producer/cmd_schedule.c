@@ -166,7 +166,7 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     }
     if ((code = cli_keyring(&o->cli, &ring)) != EXIT_OK || (code = cli_connect(&o->cli, &n)) != EXIT_OK)
         goto out;
-    if (publish_task(n, ring, t, &err) != SA_OK) {
+    if (publish_task(n, ring, t, NULL, &err) != SA_OK) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }

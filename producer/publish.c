@@ -10,7 +10,7 @@
 
 enum sa_code
 publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
-             struct sa_err *err)
+             const char *msgid, struct sa_err *err)
 {
     uint8_t *env = NULL;
     size_t env_len = 0;
@@ -31,7 +31,7 @@ publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_t
     if (s == NATS_OK)
         s = natsMsgHeader_Set(msg, "Sendat-Scheduled", sched);
     jsPubOptions_Init(&po);
-    po.MsgId = t->id;
+    po.MsgId = msgid ? msgid : t->id;
     if (s == NATS_OK)
         s = js_PublishMsg(&pa, n->js, msg, &po, &jerr);
     if (s != NATS_OK)

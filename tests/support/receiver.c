@@ -108,13 +108,14 @@ record(struct receiver *r, struct pending *p, int *status, int *hang, char *extr
     *status = 200;
     *hang = r->delay_ms;
     extra[0] = '\0';
-    for (int i = 0; i < r->n_scripts; i++) {
+    for (int i = r->n_scripts - 1, answered = 0; i >= 0; i--) { /* newest live answer wins */
         struct script *s = &r->scripts[i];
         if (strcmp(s->path, r->n ? r->hits[r->n - 1].path : "") != 0)
             continue;
         if (s->hang_ms)
             *hang = s->hang_ms;
-        if (s->status && s->times != 0) {
+        if (!answered && s->status && s->times != 0) {
+            answered = 1;
             *status = s->status;
             snprintf(extra, cap, "%s", s->extra);
             if (s->times > 0)
@@ -329,11 +330,8 @@ receiver_max_concurrent(struct receiver *r)
 }
 
 static struct script *
-script_for(struct receiver *r, const char *path)
+script_new(struct receiver *r, const char *path)
 {
-    for (int i = 0; i < r->n_scripts; i++)
-        if (!strcmp(r->scripts[i].path, path))
-            return &r->scripts[i];
     if (r->n_scripts == SCRIPT_MAX)
         return NULL;
     snprintf(r->scripts[r->n_scripts].path, sizeof(r->scripts[0].path), "%s", path);
@@ -346,7 +344,10 @@ receiver_respond(struct receiver *r, const char *path, int status, int times, co
     struct script *s;
 
     pthread_mutex_lock(&r->lock);
-    if ((s = script_for(r, path))) {
+    for (int i = 0; times < 0 && i < r->n_scripts; i++)
+        if (!strcmp(r->scripts[i].path, path) && r->scripts[i].status)
+            r->scripts[i].times = 0; /* "from now on" replaces what was scripted before */
+    if ((s = script_new(r, path))) {
         s->status = status;
         s->times = times;
         snprintf(s->extra, sizeof(s->extra), "%s", extra_header ? extra_header : "");
@@ -360,7 +361,7 @@ receiver_hang(struct receiver *r, const char *path, int ms)
     struct script *s;
 
     pthread_mutex_lock(&r->lock);
-    if ((s = script_for(r, path)))
+    if ((s = script_new(r, path)))
         s->hang_ms = ms;
     pthread_mutex_unlock(&r->lock);
 }

@@ -27,8 +27,10 @@ void receiver_hit_free(struct receiver_hit *h);
 const char *receiver_hit_header(const struct receiver_hit *h, const char *name, char *buf, size_t cap);
 int receiver_max_concurrent(struct receiver *r);
 
-/* The next `times` requests to path get status (times < 0: always), with an extra header
- * line such as "Retry-After: 2" (or NULL). */
+/* Scripts an answer for path: the next `times` requests get status, with an extra header line
+ * such as "Retry-After: 2" (or NULL). The newest scripted answer with uses left wins, so a
+ * short override can sit on top of a standing one; times < 0 means "from now on" and
+ * replaces every answer scripted before for that path. */
 void receiver_respond(struct receiver *r, const char *path, int status, int times, const char *extra_header);
 /* Requests to path are answered only after ms. */
 void receiver_hang(struct receiver *r, const char *path, int ms);

@@ -115,12 +115,16 @@ test_msgids(void **state)
     char a[SA_SUBJECT_MAX], b[SA_SUBJECT_MAX];
 
     (void)state;
-    sa_layout_move_msgid(a, sizeof(a), "x", 1, 610000);
-    sa_layout_move_msgid(b, sizeof(b), "x", 1, 610000);
+    sa_layout_move_msgid(a, sizeof(a), "x", 17);
+    sa_layout_move_msgid(b, sizeof(b), "x", 17);
     assert_string_equal(a, b);
-    sa_layout_retry_msgid(b, sizeof(b), "x", 2);
+    sa_layout_move_msgid(b, sizeof(b), "x", 18);
     assert_string_not_equal(a, b);
-    sa_layout_dead_msgid(a, sizeof(a), "x", 2);
+    sa_layout_retry_msgid(b, sizeof(b), "x", 17);
+    assert_string_not_equal(a, b);
+    sa_layout_dead_msgid(a, sizeof(a), "x", 17);
+    assert_string_not_equal(a, b);
+    sa_layout_replay_msgid(b, sizeof(b), "x", 17);
     assert_string_not_equal(a, b);
 }
 

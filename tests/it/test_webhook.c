@@ -1,0 +1,170 @@
+/* Webhooks as a receiver sees them: Standard Webhooks signatures checked here from the spec
+ * (HMAC-SHA256 over "id.timestamp.body", Ed25519 for v1a), the same webhook-id on every
+ * retry, Retry-After honoured, backoff between attempts, a dead letter with every attempt
+ * after the last one, replay from the dead-letter stream, and 410 dead-lettered at once. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+#include "check.h"
+#include "fixture.h"
+
+/* 32 bytes "sendat test webhook secret key!!" in base64, and an Ed25519 seed of 32 x 0x07. */
+#define HMAC_SECRET "whsec_c2VuZGF0IHRlc3Qgd2ViaG9vayBzZWNyZXQga2V5ISE="
+#define ED_SEED "whsk_BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc="
+
+static struct fx F;
+static char *consumer_env[] = {"SENDAT_WEBHOOK_SECRET=" HMAC_SECRET " " ED_SEED,
+                               "SENDAT_RETRY_BASE_MS=400", "SENDAT_RETRY_MAX_MS=2000",
+                               "SENDAT_RETRY_ATTEMPTS=3", "SENDAT_HTTP_TIMEOUT=1s", NULL};
+
+struct want {
+    const char *path;
+    size_t n;
+};
+
+static int
+arrived(void *arg)
+{
+    struct want *w = arg;
+    return receiver_count_path(F.recv, w->path) >= w->n;
+}
+
+static int
+dead_lettered(void *id)
+{
+    char out[4096], err[512];
+
+    return fx_sendat(&F, out, sizeof(out), err, sizeof(err), "dlq", "show", (char *)id, NULL) == 0;
+}
+
+/* The spec's verification: every v1 / v1a entry must verify; tampering the body must fail. */
+static int
+verify(const char *id, const char *ts, const char *body, size_t len, const char *sigs)
+{
+    uint8_t key[64], seed[32], pk[32], sk[64], sig[64], mac[32];
+    size_t klen = 0, slen = 0;
+    char *msg = malloc(strlen(id) + strlen(ts) + len + 3), copy[1024], *save = NULL;
+    int n = sprintf(msg, "%s.%s.", id, ts), ok = 0;
+
+    memcpy(msg + n, body, len);
+    assert_int_equal(sodium_base642bin(key, sizeof(key), HMAC_SECRET + 6, strlen(HMAC_SECRET) - 6, NULL, &klen, NULL,
+                                       sodium_base64_VARIANT_ORIGINAL), 0);
+    assert_int_equal(sodium_base642bin(seed, 32, ED_SEED + 5, strlen(ED_SEED) - 5, NULL, NULL, NULL,
+                                       sodium_base64_VARIANT_ORIGINAL), 0);
+    crypto_sign_seed_keypair(pk, sk, seed);
+    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_init(&st, key, klen);
+    crypto_auth_hmacsha256_update(&st, (uint8_t *)msg, (size_t)n + len);
+    crypto_auth_hmacsha256_final(&st, mac);
+    snprintf(copy, sizeof(copy), "%s", sigs);
+    for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        int ed = !strncmp(tok, "v1a,", 4);
+        const char *b64 = tok + (ed ? 4 : 3);
+        assert_int_equal(sodium_base642bin(sig, sizeof(sig), b64, strlen(b64), NULL, &slen, NULL,
+                                           sodium_base64_VARIANT_ORIGINAL), 0);
+        if (ed)
+            ok += crypto_sign_verify_detached(sig, (uint8_t *)msg, (size_t)n + len, pk) == 0 ? 2 : -100;
+        else
+            ok += (slen == 32 && sodium_memcmp(sig, mac, 32) == 0) ? 1 : -100;
+    }
+    free(msg);
+    return ok == 3; /* one v1 and one v1a, both valid */
+}
+
+static void
+check_signed(size_t i, const char *want_id)
+{
+    struct receiver_hit h;
+    char id[128], ts[32], sig[1024];
+    char *tampered;
+
+    assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);
+    assert_non_null(receiver_hit_header(&h, "webhook-id", id, sizeof(id)));
+    assert_non_null(receiver_hit_header(&h, "webhook-timestamp", ts, sizeof(ts)));
+    assert_non_null(receiver_hit_header(&h, "webhook-signature", sig, sizeof(sig)));
+    assert_string_equal(id, want_id);
+    assert_true(verify(id, ts, h.body, h.body_len, sig));
+    tampered = strdup(h.body);
+    tampered[0] ^= 1;
+    assert_false(verify(id, ts, tampered, h.body_len, sig));
+    assert_true(llabs(strtoll(ts, NULL, 10) - h.at_ms / 1000) <= 2); /* signed at the attempt */
+    free(tampered);
+    receiver_hit_free(&h);
+}
+
+static void
+test_signed_retried_dead_replayed(void **state)
+{
+    char id[80], gone[80], out[8192];
+    struct want w3 = {"/flaky", 3}, w4 = {"/flaky", 4}, wg = {"/gone", 1};
+    int64_t at[4];
+    struct receiver_hit h;
+    size_t k = 0;
+
+    (void)state;
+    fx_start(&F, 0);
+    receiver_respond(F.recv, "/flaky", 500, -1, NULL);
+    receiver_respond(F.recv, "/flaky", 429, 1, "Retry-After: 2"); /* first, then 500s */
+    receiver_respond(F.recv, "/gone", 410, -1, NULL);
+    fx_consumer(&F, 0, consumer_env);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/flaky", id, sizeof(id)), 0);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/gone", gone, sizeof(gone)), 0);
+    assert_true(wait_until(arrived, &w3, 60000));
+    assert_true(wait_until(arrived, &wg, 30000));
+    for (size_t i = 0; i < receiver_count(F.recv) && k < 3; i++) {
+        assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);
+        if (!strcmp(h.path, "/flaky")) {
+            at[k++] = h.at_ms;
+            check_signed(i, id);
+        }
+        receiver_hit_free(&h);
+    }
+    assert_true(at[1] - at[0] >= 2000); /* 429 with Retry-After: 2 */
+    fprintf(stderr, "gaps between attempts: %" PRId64 " ms, %" PRId64 " ms\n", at[1] - at[0], at[2] - at[1]);
+
+    /* after the third attempt: the dead letter with every attempt */
+    assert_true(wait_until(dead_lettered, id, 30000));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", id, NULL), 0);
+    assert_non_null(strstr(out, "gave up after 3 attempts"));
+    assert_non_null(strstr(out, "attempt 1 at"));
+    assert_non_null(strstr(out, "HTTP 429"));
+    assert_non_null(strstr(out, "attempt 2 at"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", gone, NULL), 0);
+    assert_non_null(strstr(out, "HTTP 410"));
+    assert_int_equal(receiver_count_path(F.recv, "/gone"), 1);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", NULL), 0);
+    assert_non_null(strstr(out, id));
+    assert_non_null(strstr(out, gone));
+
+    receiver_respond(F.recv, "/flaky", 200, -1, NULL);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "replay", id, NULL), 0);
+    assert_true(wait_until(arrived, &w4, 30000));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", id, NULL), 0);
+    assert_non_null(strstr(out, " sent "));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "purge", "--all", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", gone, NULL), 4);
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_signed_retried_dead_replayed)};
+    int rc;
+
+    if (sodium_init() < 0)
+        return 1;
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}
