@@ -36,6 +36,7 @@ sa_task_free(struct sa_task *t)
     free(t->attempt_error);
     free(t->headers);
     free(t->url);
+    sa_task_free_email(t);
     if (t->body)
         sodium_memzero(t->body, t->body_len);
     free(t->body);
@@ -206,6 +207,8 @@ sa_task_validate(const struct sa_task *t, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "not-after is before the due time");
     if (t->attempt < 1)
         return sa_fail(err, SA_EINVAL, "attempt %d is below 1", t->attempt);
+    if (t->channel == SA_CHANNEL_EMAIL)
+        return sa_task_validate_email(t, err);
     if (t->channel != SA_CHANNEL_WEBHOOK)
         return sa_fail(err, SA_EINVAL, "task has no channel this consumer can send");
     if ((rc = sa_task_check_url(t->url, err)) != SA_OK)

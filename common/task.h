@@ -17,6 +17,11 @@
 #define SA_URL_MAX 4096
 
 enum sa_channel { SA_CHANNEL_NONE = 0, SA_CHANNEL_WEBHOOK, SA_CHANNEL_EMAIL };
+enum sa_rcpt { SA_RCPT_TO = 0, SA_RCPT_CC, SA_RCPT_BCC };
+enum sa_email_field { SA_EMAIL_FROM, SA_EMAIL_REPLY_TO, SA_EMAIL_SUBJECT, SA_EMAIL_TEXT, SA_EMAIL_HTML };
+
+#define SA_RCPT_MAX 1000 /* recipients per message, to + cc + bcc */
+#define SA_ADDRESS_MAX 254
 
 struct sa_header {
     char *name;
@@ -37,6 +42,10 @@ struct sa_task {
     size_t n_headers;
     uint8_t *body;
     size_t body_len;
+    /* email */
+    char **rcpt[3]; /* indexed by enum sa_rcpt */
+    size_t n_rcpt[3];
+    char *from, *reply_to, *subject, *text, *html;
     /* failed attempts so far, for the dead letter */
     size_t n_attempts;
     int64_t *attempt_at_ms;
@@ -46,6 +55,7 @@ struct sa_task {
 /* A zeroed task with attempt 1. SA_ENOMEM only. */
 enum sa_code sa_task_new(struct sa_task **out, struct sa_err *err) SA_MUST_CHECK;
 void sa_task_free(struct sa_task *t);
+void sa_task_free_email(struct sa_task *t); /* the email fields only (task_email.c) */
 
 /* Copies name and value after checking them (token name, no CR/LF or NUL in the value). */
 enum sa_code sa_task_add_header(struct sa_task *t, const char *name, const char *value,
@@ -57,6 +67,19 @@ enum sa_code sa_task_set_body(struct sa_task *t, const void *body, size_t len, s
 /* Records a failed attempt (time and reason) on the task. */
 enum sa_code sa_task_add_attempt(struct sa_task *t, int64_t at_ms, const char *error,
                                  struct sa_err *err) SA_MUST_CHECK;
+
+/* Email: adds one recipient after checking the address ("a@b.example" or "Name <a@b.example>"). */
+enum sa_code sa_task_add_rcpt(struct sa_task *t, enum sa_rcpt kind, const char *addr,
+                              struct sa_err *err) SA_MUST_CHECK;
+/* Email: sets From/Reply-To (checked addresses), Subject (no CR/LF), text or HTML body (size). */
+enum sa_code sa_task_set_email(struct sa_task *t, enum sa_email_field f, const char *value,
+                               struct sa_err *err) SA_MUST_CHECK;
+/* Checks an email address, bare or "Display Name <addr>"; on SA_OK writes the bare address
+ * into addr (cap >= SA_ADDRESS_MAX + 1) and the display name (may be empty) into name. */
+enum sa_code sa_address_parse(const char *text, char *name, size_t name_cap, char *addr,
+                              size_t addr_cap, struct sa_err *err) SA_MUST_CHECK;
+/* Checks the email part of a task (recipients, subject, bodies, header fields). */
+enum sa_code sa_task_validate_email(const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
 
 /* Checks everything a consumer relies on: id, times, channel, URL scheme and host, headers,
  * sizes. SA_EINVAL with one line naming the problem. */

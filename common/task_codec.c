@@ -13,11 +13,35 @@
 struct pb_task {
     Sendat__Task t;
     Sendat__Webhook wh;
+    Sendat__Email em;
     Sendat__Header *hdrs;
     Sendat__Header **hdr_ptrs;
     Sendat__Attempt *atts;
     Sendat__Attempt **att_ptrs;
 };
+
+static char *
+or_empty(char *s)
+{
+    return s ? s : (char *)"";
+}
+
+static void
+fill_email(Sendat__Email *em, const struct sa_task *t)
+{
+    sendat__email__init(em);
+    em->n_to = t->n_rcpt[SA_RCPT_TO];
+    em->to = t->rcpt[SA_RCPT_TO];
+    em->n_cc = t->n_rcpt[SA_RCPT_CC];
+    em->cc = t->rcpt[SA_RCPT_CC];
+    em->n_bcc = t->n_rcpt[SA_RCPT_BCC];
+    em->bcc = t->rcpt[SA_RCPT_BCC];
+    em->from = or_empty(t->from);
+    em->reply_to = or_empty(t->reply_to);
+    em->subject = or_empty(t->subject);
+    em->text = or_empty(t->text);
+    em->html = or_empty(t->html);
+}
 
 static enum sa_code
 fill_pb(struct pb_task *p, const struct sa_task *t, struct sa_err *err)
@@ -51,6 +75,11 @@ fill_pb(struct pb_task *p, const struct sa_task *t, struct sa_err *err)
     }
     p->t.n_attempts = t->n_attempts;
     p->t.attempts = p->att_ptrs;
+    if (t->channel == SA_CHANNEL_EMAIL) {
+        fill_email(&p->em, t);
+        p->t.channel_case = SENDAT__TASK__CHANNEL_EMAIL;
+        p->t.email = &p->em;
+    }
     if (t->channel == SA_CHANNEL_WEBHOOK) {
         p->wh.url = t->url ? t->url : "";
         p->wh.n_headers = t->n_headers;
@@ -112,6 +141,35 @@ copy_webhook(struct sa_task *t, const Sendat__Webhook *wh, struct sa_err *err)
 }
 
 static enum sa_code
+copy_list(struct sa_task *t, enum sa_rcpt kind, char **list, size_t n, struct sa_err *err)
+{
+    enum sa_code rc = SA_OK;
+
+    for (size_t i = 0; rc == SA_OK && i < n; i++)
+        rc = sa_task_add_rcpt(t, kind, list[i], err);
+    return rc;
+}
+
+static enum sa_code
+copy_email(struct sa_task *t, const Sendat__Email *em, struct sa_err *err)
+{
+    const char *fields[] = {em->from, em->reply_to, em->subject, em->text, em->html};
+    enum sa_code rc;
+
+    t->channel = SA_CHANNEL_EMAIL;
+    if (em->n_to + em->n_cc + em->n_bcc > SA_RCPT_MAX)
+        return sa_fail(err, SA_EINVAL, "more than %d recipients", SA_RCPT_MAX);
+    if ((rc = copy_list(t, SA_RCPT_TO, em->to, em->n_to, err)) != SA_OK ||
+        (rc = copy_list(t, SA_RCPT_CC, em->cc, em->n_cc, err)) != SA_OK ||
+        (rc = copy_list(t, SA_RCPT_BCC, em->bcc, em->n_bcc, err)) != SA_OK)
+        return rc;
+    for (int f = SA_EMAIL_FROM; f <= SA_EMAIL_HTML; f++)
+        if (fields[f] && *fields[f] && (rc = sa_task_set_email(t, (enum sa_email_field)f, fields[f], err)) != SA_OK)
+            return rc;
+    return SA_OK;
+}
+
+static enum sa_code
 copy_from_pb(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
 {
     enum sa_code rc;
@@ -130,6 +188,8 @@ copy_from_pb(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
             return rc;
     if (m->channel_case == SENDAT__TASK__CHANNEL_WEBHOOK)
         return copy_webhook(t, m->webhook, err);
+    if (m->channel_case == SENDAT__TASK__CHANNEL_EMAIL)
+        return copy_email(t, m->email, err);
     return SA_OK;
 }
 

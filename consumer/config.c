@@ -28,6 +28,12 @@ static const char usage[] =
     "  SENDAT_MAX_HELD            tasks held in memory at once (default 200000)\n"
     "  SENDAT_WEBHOOK_SECRET      Standard Webhooks keys, space-separated: whsec_<base64> (v1,\n"
     "                             HMAC-SHA256) and/or whsk_<base64 seed> (v1a, Ed25519); each signs\n"
+    "  SENDAT_SMTP_URL            smtp://host:587 (STARTTLS required) or smtps://host:465\n"
+    "  SENDAT_SMTP_USER, SENDAT_SMTP_PASSWORD   SMTP login\n"
+    "  SENDAT_SMTP_FROM           From when a task has none\n"
+    "  SENDAT_SMTP_EHLO           name to greet the server with (default: this host's)\n"
+    "  SENDAT_SMTP_CA_FILE        CA bundle to verify the server with\n"
+    "  SENDAT_SMTP_TLS            required (default) | off (refused unless the server is loopback)\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n";
 
@@ -97,6 +103,7 @@ config_load(struct config *cfg)
     bad |= env_int("SENDAT_MAX_HELD", 200000, 100, 100000000, &held);
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
+    bad |= smtp_config_load(&cfg->smtp);
     if (!cfg->key_file || !*cfg->key_file) {
         fprintf(stderr, "sendat-consumer: SENDAT_KEY_FILE is not set (see --help)\n");
         bad = -1;

@@ -9,6 +9,12 @@
 #include "keyring.h"
 #include "natsconn.h"
 
+struct smtp_config {
+    char url[600];       /* empty: no SMTP server, email tasks are dead-lettered */
+    const char *user, *password, *from, *ca_file;
+    int tls_off;         /* only ever for a loopback server */
+};
+
 struct config {
     const char *url;
     const char *key_file;
@@ -22,7 +28,9 @@ struct config {
     int64_t drain_ms;       /* SIGTERM grace for sends in flight */
     int64_t max_held;       /* tasks held in memory at once */
     int max_ack_pending;    /* per level durable; fleet-wide bound */
+    struct smtp_config smtp;
 };
+
 
 struct counters {
     atomic_long pulled, held, moved, sent, failed, retried, dead, cancelled, duplicates;
@@ -46,6 +54,9 @@ struct consumer {
 /* Reads the SENDAT_* environment; on a bad value prints the reason and returns -1. */
 int config_load(struct config *cfg);
 void config_usage(void);
+
+/* Reads SENDAT_SMTP_*; refuses TLS off for a server that is not on loopback. */
+int smtp_config_load(struct smtp_config *s);
 
 /* Logs the counters as one line (event=counters). */
 void counters_log(const struct consumer *c, const char *event);

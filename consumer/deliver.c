@@ -14,7 +14,7 @@
 #include "log.h"
 #include "retry.h"
 #include "timeparse.h"
-#include "webhook.h"
+#include "transfer.h"
 #include "wheel.h"
 
 #define TOUCH_CHECK_MS 1000
@@ -113,7 +113,7 @@ start(struct deliver *d, struct held *h, int64_t now)
         return;
     case TAKE_SEND: break;
     }
-    if (webhook_start(d->multi, d->c, h, rev, now, &err) != SA_OK)
+    if (transfer_start(d->multi, d->c, h, rev, now, &err) != SA_OK)
         return finish_dead(d->c, h, rev, err.msg, 0);
     d->inflight++;
 }
@@ -148,20 +148,18 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
 
 /* Called by webhook.c when a transfer ends. */
 void
-deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct webhook_result *r)
+deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct transfer_result *r)
 {
-    switch (retry_classify(r->transport_ok, r->http_status)) {
-    case OUTCOME_SENT:
-        claims_finish(c, h, rev, SA_CLAIM_SENT, (int)r->http_status, NULL, r->started_ms - h->due_ms);
-        natsMsg_Ack(h->msg, NULL);
-        atomic_fetch_add(&c->counters.sent, 1);
-        sa_log(SA_LOG_INFO, "sent", "task=%s attempt=%d status=%ld lateness_ms=%" PRId64, h->task->id,
-               h->task->attempt, r->http_status, r->started_ms - h->due_ms);
-        held_free(h);
-        return;
-    case OUTCOME_RETRY: return finish_retry(c, h, rev, r->error, (int)r->http_status, r->retry_after_ms);
-    case OUTCOME_PERMANENT: return finish_dead(c, h, rev, r->error, (int)r->http_status);
-    }
+    if (r->permanent)
+        return finish_dead(c, h, rev, r->error, (int)r->status);
+    if (!r->ok)
+        return finish_retry(c, h, rev, r->error, (int)r->status, r->retry_after_ms);
+    claims_finish(c, h, rev, SA_CLAIM_SENT, (int)r->status, NULL, r->started_ms - h->due_ms);
+    natsMsg_Ack(h->msg, NULL);
+    atomic_fetch_add(&c->counters.sent, 1);
+    sa_log(SA_LOG_INFO, "sent", "task=%s attempt=%d status=%ld lateness_ms=%" PRId64, h->task->id,
+           h->task->attempt, r->status, r->started_ms - h->due_ms);
+    held_free(h);
 }
 
 static void
@@ -222,6 +220,6 @@ deliver_run(struct deliver *d)
         periodic(d, now);
         curl_multi_poll(d->multi, NULL, 0, poll_timeout(d, now), NULL);
         curl_multi_perform(d->multi, &running);
-        d->inflight -= webhook_collect(d->multi, d->c);
+        d->inflight -= transfer_collect(d->multi, d->c);
     }
 }

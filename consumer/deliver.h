@@ -18,10 +18,10 @@ void deliver_wakeup(void *d);
 void deliver_run(struct deliver *d);
 
 struct held;
-struct webhook_result;
+struct transfer_result;
 
-/* webhook.c calls this when a transfer ends: records the outcome, then acks, retries or
+/* transfer.c calls this when a transfer ends: records the outcome, then acks, retries or
  * dead-letters h, and frees it. */
-void deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct webhook_result *r);
+void deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct transfer_result *r);
 
 #endif

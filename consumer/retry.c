@@ -12,18 +12,6 @@
 #include "retry.h"
 #include "timeparse.h"
 
-enum outcome
-retry_classify(int transport_ok, long http_status)
-{
-    if (!transport_ok)
-        return OUTCOME_RETRY;
-    if (http_status >= 200 && http_status < 300)
-        return OUTCOME_SENT;
-    if (http_status == 408 || http_status == 429 || http_status >= 500)
-        return OUTCOME_RETRY;
-    return OUTCOME_PERMANENT;
-}
-
 int64_t
 retry_backoff(const struct config *cfg, int attempt)
 {

@@ -6,11 +6,6 @@
 #include "consumer.h"
 #include "wheel.h"
 
-enum outcome { OUTCOME_SENT, OUTCOME_RETRY, OUTCOME_PERMANENT };
-
-/* 2xx sent; transport errors, 408, 429 and 5xx retry; other statuses are permanent. */
-enum outcome retry_classify(int transport_ok, long http_status);
-
 /* Backoff before attempt+1: uniform in [0, min(max, base * 2^(attempt-1))]. */
 int64_t retry_backoff(const struct config *cfg, int attempt);
 

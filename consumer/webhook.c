@@ -1,4 +1,4 @@
-/* Webhook transfers: built from the opened task only (a task is self-contained), redirects
+/* Webhook sends: built from the opened task only (a task is self-contained), redirects
  * not followed, only http and https, one time limit per request. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,15 +9,8 @@
 #include "deliver.h"
 #include "sign.h"
 #include "timeparse.h"
-#include "webhook.h"
+#include "transfer.h"
 
-struct transfer {
-    struct held *h;
-    uint64_t rev;
-    struct curl_slist *hdrs;
-    int64_t started_ms;
-    char errbuf[CURL_ERROR_SIZE];
-};
 
 static int
 has_header(const struct sa_task *t, const char *name)
@@ -65,14 +58,15 @@ build_headers(const struct consumer *c, const struct sa_task *t, int64_t now_ms,
     return l;
 }
 
-static CURL *
-make_easy(struct consumer *c, struct transfer *x)
+enum sa_code
+webhook_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err)
 {
     const struct sa_task *t = x->h->task;
-    CURL *e = curl_easy_init();
+    int bad = 0;
 
-    if (!e)
-        return NULL;
+    x->hdrs = build_headers(c, t, x->started_ms, &bad);
+    if (bad)
+        return sa_fail(err, SA_ENOMEM, "no memory for the webhook headers");
     curl_easy_setopt(e, CURLOPT_URL, t->url);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_POST, 1L);
@@ -80,35 +74,7 @@ make_easy(struct consumer *c, struct transfer *x)
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)t->body_len);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->cfg.http_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-    return e;
-}
-
-enum sa_code
-webhook_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, int64_t now_ms,
-              struct sa_err *err)
-{
-    struct transfer *x = calloc(1, sizeof(*x));
-    CURL *e = NULL;
-    int bad = 0;
-
-    if (!x)
-        return sa_fail(err, SA_ENOMEM, "no memory for a transfer");
-    x->h = h;
-    x->rev = rev;
-    x->started_ms = now_ms;
-    x->hdrs = build_headers(c, h->task, now_ms, &bad);
-    if (!bad)
-        e = make_easy(c, x);
-    if (!e || curl_multi_add_handle(multi, e) != CURLM_OK) {
-        curl_easy_cleanup(e);
-        curl_slist_free_all(x->hdrs);
-        free(x);
-        return sa_fail(err, SA_ENOMEM, "cannot start a transfer");
-    }
     return SA_OK;
 }
 
@@ -124,40 +90,19 @@ retry_after(CURL *e)
     return secs > 0 && secs < 86400 ? secs * 1000 : 0;
 }
 
-static void
-result_of(CURL *e, CURLcode cc, struct transfer *x, struct webhook_result *r)
+void
+webhook_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_result *r)
 {
-    memset(r, 0, sizeof(*r));
-    r->started_ms = x->started_ms;
-    r->transport_ok = cc == CURLE_OK;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->http_status);
-    if (!r->transport_ok)
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
+    if (cc != CURLE_OK) {
         snprintf(r->error, sizeof(r->error), "%s: %.200s", curl_easy_strerror(cc), x->errbuf);
-    else if (r->http_status < 200 || r->http_status >= 300)
-        snprintf(r->error, sizeof(r->error), "HTTP %ld", r->http_status);
-    if (r->http_status == 429 || r->http_status == 503)
-        r->retry_after_ms = retry_after(e);
-}
-
-int
-webhook_collect(CURLM *multi, struct consumer *c)
-{
-    struct webhook_result r;
-    struct transfer *x = NULL;
-    CURLMsg *m;
-    int left, done = 0;
-
-    while ((m = curl_multi_info_read(multi, &left))) {
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        result_of(m->easy_handle, m->data.result, x, &r);
-        curl_multi_remove_handle(multi, m->easy_handle);
-        curl_easy_cleanup(m->easy_handle);
-        curl_slist_free_all(x->hdrs);
-        deliver_done(c, x->h, x->rev, &r);
-        free(x);
-        done++;
+        return; /* timeouts, refused connections: retry */
     }
-    return done;
+    r->ok = r->status >= 200 && r->status < 300;
+    if (!r->ok)
+        snprintf(r->error, sizeof(r->error), "HTTP %ld", r->status);
+    /* 408, 429 and 5xx are worth another try; any other answer will not change */
+    r->permanent = !r->ok && r->status != 408 && r->status != 429 && r->status < 500;
+    if (r->status == 429 || r->status == 503)
+        r->retry_after_ms = retry_after(e);
 }

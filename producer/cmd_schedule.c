@@ -10,30 +10,52 @@
 
 #include "cli.h"
 #include "publish.h"
+#include "schedule.h"
 #include "task.h"
 #include "timeparse.h"
 
 #define PAST_LIMIT_MS (10 * 60 * 1000LL)              /* further back is refused */
 #define FUTURE_LIMIT_MS (10 * 366 * 86400 * 1000LL) /* about ten years ahead */
 
-struct sched_opts {
-    struct cli cli;
-    const char *at, *not_after, *webhook, *data, *data_file, *id;
-    const char *headers[SA_HEADERS_MAX + 1];
-    int n_headers;
-    int at_most_once;
-};
 
 static const char usage[] =
     "usage: sendat schedule --at TIME --webhook URL [--data STRING | --data-file FILE]\n"
     "                       [--header 'Name: value']... [--id ID] [--not-after TIME]\n"
     "                       [--at-most-once] [--server URL] [--key-file FILE]\n"
+    "       sendat schedule --at TIME --email ADDR[,ADDR...] [--cc ADDR,...] [--bcc ADDR,...]\n"
+    "                       --subject TEXT (--text TEXT | --text-file FILE) [--html-file FILE]\n"
+    "                       [--from 'Name <addr>'] [--reply-to ADDR] [--id ID] [--not-after TIME]\n"
     "  TIME: RFC 3339 with offset or Z (2026-11-22T09:30:00Z), +90s, +10m, +2h, +3d, @UNIX\n"
     "  prints the task id on stdout once JetStream has stored the task.\n"
     "  --data-file - reads the body from stdin; the body limit is 256 KiB.\n"
     "  --id ID (1-64 of A-Z a-z 0-9 _ -): scheduling the same id again schedules it once.\n"
     "  --not-after TIME: dead-letter the task as expired instead of sending it later.\n"
     "  --at-most-once: if a consumer dies mid-send, dead-letter instead of sending again.\n";
+
+static int
+add_rcpt(struct sched_opts *o, enum sa_rcpt kind, const char *list)
+{
+    if (o->n_rcpt[kind] == 64)
+        return -1;
+    o->rcpt[kind][o->n_rcpt[kind]++] = list;
+    return 0;
+}
+
+static int
+check_email_opts(const struct sched_opts *o)
+{
+    if (o->webhook)
+        return cli_error(EXIT_USAGE, "schedule: give --webhook or --email, not both");
+    if (o->data || o->data_file || o->n_headers)
+        return cli_error(EXIT_USAGE, "schedule: --data, --data-file and --header are for webhooks");
+    if (!o->at)
+        return cli_error(EXIT_USAGE, "schedule: --at TIME is required");
+    if (!o->subject)
+        return cli_error(EXIT_USAGE, "schedule: --subject TEXT is required for email");
+    if (!o->text == !o->text_file)
+        return cli_error(EXIT_USAGE, "schedule: give --text or --text-file for email");
+    return EXIT_OK;
+}
 
 static int
 parse_opts(struct sched_opts *o, int argc, char **argv)
@@ -44,6 +66,11 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         {"header", required_argument, NULL, 'H'},    {"id", required_argument, NULL, 'i'},
         {"not-after", required_argument, NULL, 'n'}, {"at-most-once", no_argument, NULL, 'm'},
         {"server", required_argument, NULL, 'S'},    {"key-file", required_argument, NULL, 'k'},
+        {"email", required_argument, NULL, 'E'},     {"cc", required_argument, NULL, 'C'},
+        {"bcc", required_argument, NULL, 'B'},       {"subject", required_argument, NULL, 's'},
+        {"text", required_argument, NULL, 'x'},      {"text-file", required_argument, NULL, 'X'},
+        {"html-file", required_argument, NULL, 'M'}, {"from", required_argument, NULL, 'F'},
+        {"reply-to", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     int c;
 
@@ -64,6 +91,16 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
                 return cli_error(EXIT_USAGE, "schedule: more than %d headers", SA_HEADERS_MAX);
             o->headers[o->n_headers++] = optarg;
             break;
+        case 'E': case 'C': case 'B':
+            if (add_rcpt(o, c == 'E' ? SA_RCPT_TO : c == 'C' ? SA_RCPT_CC : SA_RCPT_BCC, optarg) != 0)
+                return cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
+            break;
+        case 's': o->subject = optarg; break;
+        case 'x': o->text = optarg; break;
+        case 'X': o->text_file = optarg; break;
+        case 'M': o->html_file = optarg; break;
+        case 'F': o->from = optarg; break;
+        case 'R': o->reply_to = optarg; break;
         case 'h': fputs(usage, stdout); return -1;
         default:
             return cli_error(EXIT_USAGE, "schedule: unknown or incomplete option %s",
@@ -72,35 +109,14 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
     }
     if (optind != argc)
         return cli_error(EXIT_USAGE, "schedule: unexpected argument %s", argv[optind]);
+    if (o->n_rcpt[0] + o->n_rcpt[1] + o->n_rcpt[2] > 0)
+        return check_email_opts(o);
     if (!o->at)
         return cli_error(EXIT_USAGE, "schedule: --at TIME is required");
     if (!o->webhook)
         return cli_error(EXIT_USAGE, "schedule: --webhook URL is required");
     if (o->data && o->data_file)
         return cli_error(EXIT_USAGE, "schedule: give --data or --data-file, not both");
-    return EXIT_OK;
-}
-
-/* Reads at most SA_BODY_MAX + 1 bytes so an oversized body is refused, not truncated. */
-static int
-read_body(const char *path, uint8_t **out, size_t *len)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    size_t cap = SA_BODY_MAX + 1;
-
-    if (!f)
-        return cli_error(EXIT_USAGE, "schedule: --data-file %s: %s", path, strerror(errno));
-    *out = malloc(cap);
-    if (!*out)
-        return cli_error(EXIT_FAIL, "schedule: no memory for the body");
-    *len = fread(*out, 1, cap, f);
-    if (ferror(f)) {
-        if (f != stdin)
-            fclose(f);
-        return cli_error(EXIT_USAGE, "schedule: --data-file %s: read error", path);
-    }
-    if (f != stdin)
-        fclose(f);
     return EXIT_OK;
 }
 
@@ -131,12 +147,15 @@ build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t *body, s
     int64_t now = sa_now_ms();
     enum sa_code rc = set_times(t, o, now, err);
 
-    if (rc == SA_OK)
+    if (rc == SA_OK && o->webhook) {
         rc = sa_task_set_url(t, o->webhook, err);
-    for (int i = 0; rc == SA_OK && i < o->n_headers; i++)
-        rc = sa_task_add_header_line(t, o->headers[i], err);
-    if (rc == SA_OK)
-        rc = sa_task_set_body(t, body, body_len, err);
+        for (int i = 0; rc == SA_OK && i < o->n_headers; i++)
+            rc = sa_task_add_header_line(t, o->headers[i], err);
+        if (rc == SA_OK)
+            rc = sa_task_set_body(t, body, body_len, err);
+    } else if (rc == SA_OK) {
+        rc = schedule_build_email(t, o, err);
+    }
     if (rc != SA_OK)
         return rc;
     if (o->id && !sa_layout_id_valid(o->id))
@@ -182,20 +201,19 @@ int
 cmd_schedule(int argc, char **argv)
 {
     struct sched_opts o = {0};
-    uint8_t *body = NULL;
+    char *body = NULL;
     size_t body_len = 0;
+    struct sa_err err = {0};
     int code = parse_opts(&o, argc, argv);
 
     if (code != EXIT_OK)
         return code < 0 ? EXIT_OK : code;
-    if (o.data_file && (code = read_body(o.data_file, &body, &body_len)) != EXIT_OK) {
-        free(body);
-        return code;
-    }
+    if (o.data_file && schedule_read_file(o.data_file, SA_BODY_MAX, &body, &body_len, &err) != SA_OK)
+        return cli_error(cli_exit_for(err.code), "schedule: --data-file: %s", err.msg);
     if (o.data)
         code = schedule(&o, (const uint8_t *)o.data, strlen(o.data));
     else
-        code = schedule(&o, body, body_len);
+        code = schedule(&o, (const uint8_t *)body, body_len);
     free(body);
     return code;
 }

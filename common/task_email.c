@@ -1,0 +1,176 @@
+/* The email half of a task: addresses checked at the producer and again after opening at the
+ * consumer; no CR or LF can reach a header (invariant 5: refused, never sent). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "task.h"
+
+static int
+addr_char_ok(unsigned char c)
+{
+    return c > 32 && c < 127 && !strchr("<>()[]\\,;:\"", c);
+}
+
+/* A practical addr-spec check: local@domain, printable ASCII, a dotted domain of letters,
+ * digits and hyphens (or a bracketed literal is refused: nobody schedules to those). */
+static enum sa_code
+check_bare(const char *a, struct sa_err *err)
+{
+    const char *at = strrchr(a, '@');
+    size_t n = strlen(a);
+
+    if (n == 0 || n > SA_ADDRESS_MAX || !at || at == a || !at[1])
+        return sa_fail(err, SA_EINVAL, "\"%.80s\" is not an email address", a);
+    for (const char *p = a; p < at; p++)
+        if (!addr_char_ok((unsigned char)*p))
+            return sa_fail(err, SA_EINVAL, "address \"%.80s\" has a character not allowed", a);
+    if (!strchr(at + 1, '.') || at[1] == '.' || a[n - 1] == '.' || strstr(at, ".."))
+        return sa_fail(err, SA_EINVAL, "address \"%.80s\" has no valid domain", a);
+    for (const char *p = at + 1; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '-'))
+            return sa_fail(err, SA_EINVAL, "address \"%.80s\" has a character not allowed in a domain", a);
+    return SA_OK;
+}
+
+enum sa_code
+sa_address_parse(const char *text, char *name, size_t name_cap, char *addr, size_t addr_cap,
+                 struct sa_err *err)
+{
+    const char *lt = strchr(text, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+    size_t nlen;
+
+    if (strpbrk(text, "\r\n"))
+        return sa_fail(err, SA_EINVAL, "address has CR or LF");
+    if (!lt) {
+        snprintf(name, name_cap, "%s", "");
+        if (strlen(text) >= addr_cap)
+            return sa_fail(err, SA_EINVAL, "address is longer than %d", SA_ADDRESS_MAX);
+        snprintf(addr, addr_cap, "%s", text);
+        return check_bare(addr, err);
+    }
+    if (!gt || gt[1] != '\0' || (size_t)(gt - lt - 1) >= addr_cap)
+        return sa_fail(err, SA_EINVAL, "\"%.80s\" is not \"Name <address>\"", text);
+    snprintf(addr, addr_cap, "%.*s", (int)(gt - lt - 1), lt + 1);
+    for (nlen = (size_t)(lt - text); nlen > 0 && text[nlen - 1] == ' '; nlen--)
+        ;
+    if (nlen >= name_cap || memchr(text, '"', nlen))
+        return sa_fail(err, SA_EINVAL, "display name in \"%.80s\" is too long or quoted", text);
+    snprintf(name, name_cap, "%.*s", (int)nlen, text);
+    return check_bare(addr, err);
+}
+
+static enum sa_code
+check_address(const char *text, struct sa_err *err)
+{
+    char name[256], addr[SA_ADDRESS_MAX + 1];
+
+    return sa_address_parse(text, name, sizeof(name), addr, sizeof(addr), err);
+}
+
+enum sa_code
+sa_task_add_rcpt(struct sa_task *t, enum sa_rcpt kind, const char *addr, struct sa_err *err)
+{
+    enum sa_code rc = check_address(addr, err);
+    char **list;
+
+    if (rc != SA_OK)
+        return rc;
+    if (t->n_rcpt[0] + t->n_rcpt[1] + t->n_rcpt[2] >= SA_RCPT_MAX)
+        return sa_fail(err, SA_EINVAL, "more than %d recipients", SA_RCPT_MAX);
+    list = realloc(t->rcpt[kind], (t->n_rcpt[kind] + 1) * sizeof(*list));
+    if (!list)
+        return sa_fail(err, SA_ENOMEM, "no memory for a recipient");
+    t->rcpt[kind] = list;
+    list[t->n_rcpt[kind]] = strdup(addr);
+    if (!list[t->n_rcpt[kind]])
+        return sa_fail(err, SA_ENOMEM, "no memory for a recipient");
+    t->n_rcpt[kind]++;
+    t->channel = SA_CHANNEL_EMAIL;
+    return SA_OK;
+}
+
+static char **
+field_of(struct sa_task *t, enum sa_email_field f)
+{
+    char **fields[] = {&t->from, &t->reply_to, &t->subject, &t->text, &t->html};
+
+    return fields[f];
+}
+
+static enum sa_code
+check_field(enum sa_email_field f, const char *v, struct sa_err *err)
+{
+    static const char *names[] = {"from", "reply-to", "subject", "text", "html"};
+
+    if (f <= SA_EMAIL_SUBJECT && strpbrk(v, "\r\n"))
+        return sa_fail(err, SA_EINVAL, "%s has CR or LF", names[f]);
+    if ((f == SA_EMAIL_FROM || f == SA_EMAIL_REPLY_TO) && *v)
+        return check_address(v, err);
+    if (f == SA_EMAIL_SUBJECT && strlen(v) > 998)
+        return sa_fail(err, SA_EINVAL, "subject is longer than 998 bytes");
+    if (strlen(v) > SA_BODY_MAX)
+        return sa_fail(err, SA_EINVAL, "%s is %zu bytes; the limit is %d", names[f], strlen(v), SA_BODY_MAX);
+    return SA_OK;
+}
+
+enum sa_code
+sa_task_set_email(struct sa_task *t, enum sa_email_field f, const char *value, struct sa_err *err)
+{
+    char **slot = field_of(t, f);
+    enum sa_code rc = check_field(f, value, err);
+
+    if (rc != SA_OK)
+        return rc;
+    free(*slot);
+    *slot = strdup(value);
+    t->channel = SA_CHANNEL_EMAIL;
+    return *slot ? SA_OK : sa_fail(err, SA_ENOMEM, "no memory for an email field");
+}
+
+enum sa_code
+sa_task_validate_email(const struct sa_task *t, struct sa_err *err)
+{
+    enum sa_code rc;
+
+    if (t->n_rcpt[SA_RCPT_TO] + t->n_rcpt[SA_RCPT_CC] + t->n_rcpt[SA_RCPT_BCC] == 0)
+        return sa_fail(err, SA_EINVAL, "email has no recipient");
+    if (t->n_rcpt[0] + t->n_rcpt[1] + t->n_rcpt[2] > SA_RCPT_MAX)
+        return sa_fail(err, SA_EINVAL, "more than %d recipients", SA_RCPT_MAX);
+    if (!t->subject || !*t->subject)
+        return sa_fail(err, SA_EINVAL, "email has no subject");
+    if ((!t->text || !*t->text) && (!t->html || !*t->html))
+        return sa_fail(err, SA_EINVAL, "email has no text");
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < t->n_rcpt[k]; i++)
+            if ((rc = check_address(t->rcpt[k][i], err)) != SA_OK)
+                return rc;
+    for (int f = SA_EMAIL_FROM; f <= SA_EMAIL_HTML; f++) {
+        const char *v = *field_of((struct sa_task *)t, (enum sa_email_field)f);
+        if (v && (rc = check_field((enum sa_email_field)f, v, err)) != SA_OK)
+            return rc;
+    }
+    return SA_OK;
+}
+
+void
+sa_task_free_email(struct sa_task *t)
+{
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < t->n_rcpt[k]; i++)
+            free(t->rcpt[k][i]);
+        free(t->rcpt[k]);
+    }
+    free(t->from);
+    free(t->reply_to);
+    free(t->subject);
+    if (t->text)
+        sodium_memzero(t->text, strlen(t->text));
+    free(t->text);
+    if (t->html)
+        sodium_memzero(t->html, strlen(t->html));
+    free(t->html);
+}

@@ -1,0 +1,198 @@
+/* Email through libcurl's SMTP: TLS required unless the server is on loopback (tests), the
+ * MIME tree built with curl_mime (text first, HTML second, quoted-printable), a Message-ID
+ * derived from the task id so every retry carries the same one, and Bcc recipients only in
+ * the envelope. SMTP 4xx and transport errors retry; 5xx is permanent. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mailhdr.h"
+#include "transfer.h"
+
+static int
+is_loopback(const char *host)
+{
+    return !strcasecmp(host, "localhost") || !strncmp(host, "127.", 4) || !strcmp(host, "[::1]") ||
+           !strcmp(host, "::1");
+}
+
+static int
+check_url(struct smtp_config *s, const char *url, const char *ehlo)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL;
+    int bad = 0;
+
+    if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+        (strcasecmp(scheme, "smtp") && strcasecmp(scheme, "smtps"))) {
+        fprintf(stderr, "sendat-consumer: SENDAT_SMTP_URL=%s: want smtp://host:587 or smtps://host:465\n", url);
+        bad = -1;
+    } else if (s->tls_off && !is_loopback(host)) {
+        fprintf(stderr, "sendat-consumer: SENDAT_SMTP_TLS=off is refused for %s: only a loopback server may go without TLS\n", host);
+        bad = -1;
+    }
+    if (!bad && snprintf(s->url, sizeof(s->url), "%s/%s", url, ehlo ? ehlo : "") >= (int)sizeof(s->url))
+        bad = -1;
+    curl_free(scheme);
+    curl_free(host);
+    curl_url_cleanup(u);
+    return bad;
+}
+
+int
+smtp_config_load(struct smtp_config *s)
+{
+    const char *url = getenv("SENDAT_SMTP_URL"), *tls = getenv("SENDAT_SMTP_TLS");
+
+    s->user = getenv("SENDAT_SMTP_USER");
+    s->password = getenv("SENDAT_SMTP_PASSWORD");
+    s->from = getenv("SENDAT_SMTP_FROM");
+    s->ca_file = getenv("SENDAT_SMTP_CA_FILE");
+    if (tls && strcmp(tls, "off") && strcmp(tls, "required")) {
+        fprintf(stderr, "sendat-consumer: SENDAT_SMTP_TLS=%s: want required or off\n", tls);
+        return -1;
+    }
+    s->tls_off = tls && !strcmp(tls, "off");
+    if (!url || !*url)
+        return 0;
+    return check_url(s, url, getenv("SENDAT_SMTP_EHLO"));
+}
+
+static int
+add_line(struct curl_slist **l, const char *name, const char *value)
+{
+    char line[SA_HEADER_MAX];
+    struct curl_slist *n;
+
+    if (snprintf(line, sizeof(line), "%s: %s", name, value) >= (int)sizeof(line))
+        return -1;
+    n = curl_slist_append(*l, line);
+    if (!n)
+        return -1;
+    *l = n;
+    return 0;
+}
+
+/* "To: a, Name <b>" from a recipient list; also adds each bare address to the envelope. */
+static int
+add_list(struct transfer *x, const char *name, char **list, size_t n)
+{
+    char value[SA_HEADER_MAX] = "", box[1200], name_buf[256], addr[SA_ADDRESS_MAX + 1];
+    size_t used = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        struct curl_slist *r;
+        if (sa_address_parse(list[i], name_buf, sizeof(name_buf), addr, sizeof(addr), NULL) != SA_OK ||
+            !(r = curl_slist_append(x->rcpts, addr)))
+            return -1;
+        x->rcpts = r;
+        if (!name)
+            continue; /* Bcc: envelope only */
+        if (mailhdr_mailbox(box, sizeof(box), list[i]) < 0 ||
+            used + strlen(box) + 3 >= sizeof(value))
+            return -1;
+        used += (size_t)snprintf(value + used, sizeof(value) - used, "%s%s", used ? ", " : "", box);
+    }
+    return (name && n) ? add_line(&x->hdrs, name, value) : 0;
+}
+
+static int
+build_headers(struct transfer *x, const struct sa_task *t, const char *from)
+{
+    char value[2048];
+
+    if (mailhdr_mailbox(value, sizeof(value), from) < 0 || add_line(&x->hdrs, "From", value) ||
+        add_list(x, "To", t->rcpt[SA_RCPT_TO], t->n_rcpt[SA_RCPT_TO]) ||
+        add_list(x, "Cc", t->rcpt[SA_RCPT_CC], t->n_rcpt[SA_RCPT_CC]) ||
+        add_list(x, NULL, t->rcpt[SA_RCPT_BCC], t->n_rcpt[SA_RCPT_BCC]))
+        return -1;
+    if (mailhdr_encode(value, sizeof(value), t->subject) < 0 || add_line(&x->hdrs, "Subject", value))
+        return -1;
+    mailhdr_date(value, sizeof(value), x->started_ms);
+    if (add_line(&x->hdrs, "Date", value))
+        return -1;
+    snprintf(value, sizeof(value), "<%s@sendat>", t->id); /* the same on every attempt */
+    if (add_line(&x->hdrs, "Message-ID", value))
+        return -1;
+    if (t->reply_to && (mailhdr_mailbox(value, sizeof(value), t->reply_to) < 0 ||
+                        add_line(&x->hdrs, "Reply-To", value)))
+        return -1;
+    return 0;
+}
+
+static int
+add_text_part(curl_mime *m, const char *text, const char *type)
+{
+    curl_mimepart *p = curl_mime_addpart(m);
+
+    return !p || curl_mime_data(p, text, CURL_ZERO_TERMINATED) != CURLE_OK ||
+           curl_mime_type(p, type) != CURLE_OK || curl_mime_encoder(p, "quoted-printable") != CURLE_OK;
+}
+
+/* Text alone is one part; text and HTML are the two parts of a top-level
+ * multipart/alternative (the Content-Type header replaces curl's default multipart/mixed and
+ * curl adds the boundary). */
+static int
+build_mime(CURL *e, struct transfer *x, const struct sa_task *t)
+{
+    x->mime = curl_mime_init(e);
+    if (!x->mime || add_text_part(x->mime, t->text ? t->text : "", "text/plain; charset=utf-8"))
+        return -1;
+    if (!t->html)
+        return 0;
+    return add_text_part(x->mime, t->html, "text/html; charset=utf-8") ||
+           add_line(&x->hdrs, "Content-Type", "multipart/alternative");
+}
+
+static void
+set_connection(CURL *e, const struct smtp_config *s)
+{
+    curl_easy_setopt(e, CURLOPT_URL, s->url);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+    curl_easy_setopt(e, CURLOPT_USE_SSL, s->tls_off ? (long)CURLUSESSL_NONE : (long)CURLUSESSL_ALL);
+    if (s->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, s->ca_file);
+    if (s->user)
+        curl_easy_setopt(e, CURLOPT_USERNAME, s->user);
+    if (s->password)
+        curl_easy_setopt(e, CURLOPT_PASSWORD, s->password);
+}
+
+enum sa_code
+smtp_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err)
+{
+    const struct sa_task *t = x->h->task;
+    const char *from = t->from && *t->from ? t->from : c->cfg.smtp.from;
+    char name[256], addr[SA_ADDRESS_MAX + 3];
+
+    if (!c->cfg.smtp.url[0])
+        return sa_fail(err, SA_EPERM, "email task, but this consumer has no SENDAT_SMTP_URL");
+    if (!from || sa_address_parse(from, name, sizeof(name), addr + 1, sizeof(addr) - 2, NULL) != SA_OK)
+        return sa_fail(err, SA_EPERM, "email task without a From (set --from or SENDAT_SMTP_FROM)");
+    addr[0] = '<';
+    strcat(addr, ">");
+    if (build_headers(x, t, from) != 0 || build_mime(e, x, t) != 0)
+        return sa_fail(err, SA_EPERM, "cannot build the message");
+    set_connection(e, &c->cfg.smtp);
+    curl_easy_setopt(e, CURLOPT_MAIL_FROM, addr);
+    curl_easy_setopt(e, CURLOPT_MAIL_RCPT, x->rcpts);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+    curl_easy_setopt(e, CURLOPT_MIMEPOST, x->mime);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->cfg.http_timeout_ms);
+    return SA_OK;
+}
+
+void
+smtp_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_result *r)
+{
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
+    r->ok = cc == CURLE_OK;
+    if (r->ok)
+        return;
+    snprintf(r->error, sizeof(r->error), "SMTP %ld: %s: %.180s", r->status, curl_easy_strerror(cc), x->errbuf);
+    r->permanent = r->status >= 500 && r->status < 600;
+}

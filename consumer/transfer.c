@@ -1,0 +1,72 @@
+/* Starting and collecting sends on libcurl's multi handle for every channel; the channel
+ * modules only set up the easy handle and classify its result. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "deliver.h"
+#include "transfer.h"
+
+static void
+transfer_free(struct transfer *x)
+{
+    curl_slist_free_all(x->hdrs);
+    curl_slist_free_all(x->rcpts);
+    curl_mime_free(x->mime);
+    free(x);
+}
+
+enum sa_code
+transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, int64_t now_ms,
+               struct sa_err *err)
+{
+    struct transfer *x = calloc(1, sizeof(*x));
+    CURL *e = curl_easy_init();
+    enum sa_code rc;
+
+    if (!x || !e) {
+        free(x);
+        curl_easy_cleanup(e);
+        return sa_fail(err, SA_ENOMEM, "no memory for a transfer");
+    }
+    x->h = h;
+    x->rev = rev;
+    x->started_ms = now_ms;
+    rc = h->task->channel == SA_CHANNEL_EMAIL ? smtp_setup(e, c, x, err) : webhook_setup(e, c, x, err);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    if (rc == SA_OK && curl_multi_add_handle(multi, e) != CURLM_OK)
+        rc = sa_fail(err, SA_ENOMEM, "cannot start a transfer");
+    if (rc != SA_OK) {
+        curl_easy_cleanup(e);
+        transfer_free(x);
+    }
+    return rc;
+}
+
+int
+transfer_collect(CURLM *multi, struct consumer *c)
+{
+    struct transfer_result r;
+    struct transfer *x = NULL;
+    CURLMsg *m;
+    int left, done = 0;
+
+    while ((m = curl_multi_info_read(multi, &left))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        memset(&r, 0, sizeof(r));
+        r.started_ms = x->started_ms;
+        if (x->h->task->channel == SA_CHANNEL_EMAIL)
+            smtp_result(m->easy_handle, m->data.result, x, &r);
+        else
+            webhook_result(m->easy_handle, m->data.result, x, &r);
+        curl_multi_remove_handle(multi, m->easy_handle);
+        curl_easy_cleanup(m->easy_handle);
+        deliver_done(c, x->h, x->rev, &r);
+        transfer_free(x);
+        done++;
+    }
+    return done;
+}

@@ -1,0 +1,48 @@
+/* One send on the multi handle, whatever the channel: the transfer carries the held task
+ * from start to deliver_done, with the lists and MIME tree its easy handle points at. */
+#ifndef TRANSFER_H
+#define TRANSFER_H
+
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "consumer.h"
+#include "wheel.h"
+
+struct transfer {
+    struct held *h;
+    uint64_t rev;
+    int64_t started_ms;
+    struct curl_slist *hdrs;
+    struct curl_slist *rcpts; /* email */
+    curl_mime *mime;          /* email */
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+struct transfer_result {
+    int ok;        /* accepted by the receiver */
+    int permanent; /* refused for good: dead-letter now */
+    long status;   /* HTTP status or SMTP reply code, 0 if none */
+    char error[256];
+    int64_t started_ms;
+    int64_t retry_after_ms; /* from Retry-After, 0 if none */
+};
+
+/* Sets up e for the channel; on failure the caller frees x's lists. */
+enum sa_code webhook_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code smtp_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err) SA_MUST_CHECK;
+
+/* Classifies a finished transfer of either channel. */
+void webhook_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_result *r);
+void smtp_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_result *r);
+
+/* Adds the send of h to multi; h travels with the transfer until transfer_collect hands it to
+ * deliver_done. On failure h is still the caller's. */
+enum sa_code transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev,
+                            int64_t now_ms, struct sa_err *err) SA_MUST_CHECK;
+
+/* Hands every finished transfer to deliver_done; returns how many finished. */
+int transfer_collect(CURLM *multi, struct consumer *c);
+
+#endif

@@ -1,0 +1,29 @@
+/* sendat schedule's options and the builders that turn them into a task. */
+#ifndef SCHEDULE_H
+#define SCHEDULE_H
+
+#include "cli.h"
+#include "task.h"
+
+struct sched_opts {
+    struct cli cli;
+    const char *at, *not_after, *webhook, *data, *data_file, *id;
+    const char *headers[SA_HEADERS_MAX + 1];
+    int n_headers;
+    int at_most_once;
+    /* email */
+    const char *rcpt[3][64]; /* each entry may hold a comma-separated list */
+    int n_rcpt[3];
+    const char *subject, *text, *text_file, *html_file, *from, *reply_to;
+};
+
+/* Fills the email part of t from the options (files read, addresses checked). */
+enum sa_code schedule_build_email(struct sa_task *t, const struct sched_opts *o,
+                                  struct sa_err *err) SA_MUST_CHECK;
+
+/* Reads a whole file ("-": stdin) of at most limit bytes; more is refused, not truncated.
+ * *out is malloc'd and NUL-terminated. */
+enum sa_code schedule_read_file(const char *path, size_t limit, char **out, size_t *len,
+                                struct sa_err *err) SA_MUST_CHECK;
+
+#endif

@@ -1,0 +1,178 @@
+/* Email as a real SMTP server (aiosmtpd) receives it, parsed with Python's email package: a
+ * Korean subject decoded exactly, display names, text and HTML parts, a Date, Bcc only in the
+ * envelope, and the same Message-ID on a message that was refused once with 451 and retried.
+ * Also the refusals: bad addresses and CR/LF at the producer, TLS off for a remote server. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+
+#define SUBJECT "안녕하세요, sendat 주간 알림입니다 — 월요일 07:00 (Asia/Seoul) 확인해 주세요"
+
+static struct fx F;
+static struct proc sink;
+static char maildir[400], portfile[400];
+
+static int
+file_exists(void *path)
+{
+    char *s = proc_read_file((const char *)path);
+    free(s);
+    return s != NULL;
+}
+
+static int
+lines_at_least(void *arg)
+{
+    char path[500];
+
+    snprintf(path, sizeof(path), "%s/smtp-attempts.log", F.dir);
+    return proc_count_lines(path, " ") >= (int)(intptr_t)arg;
+}
+
+static void
+start_sink(char *url, size_t cap)
+{
+    char script[400], *port;
+    const char *support = getenv("SENDAT_SUPPORT");
+
+    snprintf(script, sizeof(script), "%s/smtp_sink.py", support ? support : "tests/support");
+    snprintf(maildir, sizeof(maildir), "%s/maildir", F.dir);
+    snprintf(portfile, sizeof(portfile), "%s/smtp.port", F.dir);
+    {
+        char *argv[] = {"/usr/bin/python3", script, maildir, portfile, NULL};
+        assert_int_equal(proc_spawn(&sink, F.dir, "smtp", argv, NULL), 0);
+    }
+    assert_true(wait_until(file_exists, portfile, 20000));
+    port = proc_read_file(portfile);
+    snprintf(url, cap, "SENDAT_SMTP_URL=smtp://127.0.0.1:%s", port);
+    free(port);
+}
+
+static char *
+parsed_mail(void)
+{
+    char script[400], out[65536], err[2048];
+    const char *support = getenv("SENDAT_SUPPORT");
+    char *argv[] = {"/usr/bin/python3", script, maildir, NULL};
+
+    snprintf(script, sizeof(script), "%s/mail_parse.py", support ? support : "tests/support");
+    assert_int_equal(proc_run(argv, NULL, NULL, out, sizeof(out), err, sizeof(err), 30000), 0);
+    return strdup(out);
+}
+
+static void
+schedule_mail(const char *subject, char *id, size_t cap)
+{
+    char at[40], html[400];
+    FILE *f;
+    int64_t due = test_now_ms() + 1500;
+
+    snprintf(html, sizeof(html), "%s/body.html", F.dir);
+    f = fopen(html, "w");
+    assert_non_null(f);
+    fputs("<p>안녕하세요 <b>HTML</b></p>", f);
+    fclose(f);
+    snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
+    assert_int_equal(fx_sendat(&F, id, cap, NULL, 0, "schedule", "--at", at, "--email",
+                               "a@example.test, 김철수 <kim@example.test>", "--cc", "c@example.test",
+                               "--bcc", "hidden@example.test", "--subject", subject, "--text",
+                               "plain body 한글 text", "--html-file", html, "--from",
+                               "Sendat Test <noreply@example.test>", NULL), 0);
+    id[strcspn(id, "\n")] = '\0';
+}
+
+static void
+test_mail_arrives_intact(void **state)
+{
+    char url[200], id1[80], id2[80], *mail, *line;
+    char *env[] = {url, "SENDAT_SMTP_TLS=off", "SENDAT_RETRY_BASE_MS=200", NULL};
+    int seen = 0;
+
+    (void)state;
+    fx_start(&F, 0);
+    start_sink(url, sizeof(url));
+    fx_consumer(&F, 0, env);
+    schedule_mail(SUBJECT, id1, sizeof(id1));
+    schedule_mail("retry me [tempfail]", id2, sizeof(id2));
+    assert_true(wait_until(lines_at_least, (void *)(intptr_t)3, 60000)); /* 250, 451, 250 */
+    mail = parsed_mail();
+    for (line = strtok(mail, "\n"); line; line = strtok(NULL, "\n")) {
+        seen++;
+        assert_non_null(strstr(line, "\"to\": \"a@example.test, 김철수 <kim@example.test>\""));
+        assert_non_null(strstr(line, "\"cc\": \"c@example.test\""));
+        assert_non_null(strstr(line, "\"has_bcc_header\": false"));
+        assert_non_null(strstr(line, "\"hidden@example.test\"")); /* in the envelope only */
+        assert_non_null(strstr(line, "\"from\": \"Sendat Test <noreply@example.test>\""));
+        assert_non_null(strstr(line, "\"content_type\": \"multipart/alternative\""));
+        assert_non_null(strstr(line, "\"text\": \"plain body 한글 text"));
+        assert_non_null(strstr(line, "<b>HTML</b>"));
+        assert_non_null(strstr(line, "\"date\": \""));
+        if (strstr(line, "tempfail"))
+            assert_non_null(strstr(line, id2));
+        else
+            assert_non_null(strstr(line, "\"subject\": \"" SUBJECT "\""));
+    }
+    assert_int_equal(seen, 2);
+    free(mail);
+    {   /* the refused attempt and the accepted one carried the same Message-ID */
+        char path[500], want[200], *log;
+        snprintf(path, sizeof(path), "%s/smtp-attempts.log", F.dir);
+        log = proc_read_file(path);
+        snprintf(want, sizeof(want), "451 <%s@sendat>\n", id2);
+        assert_non_null(strstr(log, want));
+        snprintf(want, sizeof(want), "250 <%s@sendat>\n", id2);
+        assert_non_null(strstr(log, want));
+        free(log);
+    }
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    proc_signal(&sink, SIGTERM);
+    proc_wait(&sink, 10000);
+    fx_stop(&F);
+}
+
+static void
+test_refusals(void **state)
+{
+    char out[256], err[512];
+    char *argv[] = {(char *)fx_consumer_bin(), NULL};
+    char *env[] = {F.env_url, F.env_key, "SENDAT_SMTP_URL=smtp://mail.example.test:587", "SENDAT_SMTP_TLS=off", NULL};
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
+                               "not-an-address", "--subject", "x", "--text", "y", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
+                               "a@example.test", "--subject", "x\r\nBcc: evil@example.test", "--text", "y", NULL), 2);
+    assert_non_null(strstr(err, "CR or LF"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
+                               "a@example.test", "--text", "y", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
+                               "a@example.test", "--subject", "s", "--text", "y", "--from", "Bad <x>", NULL), 2);
+    assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 2);
+    assert_non_null(strstr(err, "only a loopback server may go without TLS"));
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mail_arrives_intact),
+        cmocka_unit_test(test_refusals),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}
