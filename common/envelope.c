@@ -1,6 +1,10 @@
-/* Sealed envelopes (DESIGN: tasks are self-contained and sealed). The header (version, kid,
- * nonce) and the task id are the associated data, so neither can be swapped without the
- * envelope failing to open; a forged or tampered envelope is SA_ECRYPTO, never a crash. */
+/* Sealed envelopes (DESIGN: tasks are self-contained and sealed; invariant 5: what does not
+ * open is refused with a reason, never a crash). The 29-byte header and the task id together
+ * are the associated data, so a broker operator cannot move a task to another id, relabel its
+ * key or version, or flip a bit anywhere without SA_ECRYPTO. Plaintext only ever lands in
+ * sodium_malloc'd memory, which sa_envelope_free_plain wipes. */
+#include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +13,15 @@
 #include "envelope.h"
 
 #define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+#define TAG_BYTES crypto_aead_xchacha20poly1305_ietf_ABYTES
+#define KID_AT 1
+#define NONCE_AT (1 + SA_KID_BYTES)
 
+_Static_assert(SA_ENVELOPE_HEADER == NONCE_AT + NONCE_BYTES &&
+                   SA_ENVELOPE_OVERHEAD == SA_ENVELOPE_HEADER + TAG_BYTES,
+               "envelope.h's sizes must match libsodium's");
+
+/* AD = header || id. Returns NULL when out of memory. */
 static uint8_t *
 make_ad(const uint8_t *header, const char *id, size_t *ad_len)
 {
@@ -31,28 +43,39 @@ sa_envelope_seal_nonce(const struct sa_keyring *ring, const char *id, const uint
 {
     const uint8_t *kid = NULL, *key = NULL;
     unsigned long long clen = 0;
-    uint8_t *env, *ad;
+    uint8_t *env = NULL, *ad = NULL;
     size_t ad_len = 0;
+    enum sa_code rc = SA_OK;
 
+    assert(ring && id && (plain || len == 0));
     *out = NULL;
+    if (len > crypto_aead_xchacha20poly1305_ietf_MESSAGEBYTES_MAX ||
+        len > SIZE_MAX - SA_ENVELOPE_OVERHEAD)
+        return sa_fail(err, SA_EINVAL, "plaintext of %zu bytes is too large to seal", len);
     sa_keyring_newest(ring, &kid, &key);
     env = malloc(SA_ENVELOPE_OVERHEAD + len);
     if (!env)
         return sa_fail(err, SA_ENOMEM, "no memory to seal %zu bytes", len);
     env[0] = SA_ENVELOPE_VERSION;
-    memcpy(env + 1, kid, SA_KID_BYTES);
-    memcpy(env + 1 + SA_KID_BYTES, nonce, NONCE_BYTES);
+    memcpy(env + KID_AT, kid, SA_KID_BYTES);
+    memcpy(env + NONCE_AT, nonce, NONCE_BYTES);
     ad = make_ad(env, id, &ad_len);
     if (!ad) {
-        free(env);
-        return sa_fail(err, SA_ENOMEM, "no memory to seal");
+        rc = sa_fail(err, SA_ENOMEM, "no memory to seal %zu bytes", len);
+        goto out;
     }
-    crypto_aead_xchacha20poly1305_ietf_encrypt(env + SA_ENVELOPE_HEADER, &clen, plain, len, ad,
-                                               ad_len, NULL, nonce, key);
-    free(ad);
+    if (crypto_aead_xchacha20poly1305_ietf_encrypt(env + SA_ENVELOPE_HEADER, &clen, plain, len, ad,
+                                                   ad_len, NULL, nonce, key) != 0) {
+        rc = sa_fail(err, SA_ECRYPTO, "sealing %zu bytes failed", len);
+        goto out;
+    }
     *out = env;
     *out_len = SA_ENVELOPE_HEADER + (size_t)clen;
-    return SA_OK;
+    env = NULL;
+out:
+    free(ad);
+    free(env);
+    return rc;
 }
 
 enum sa_code
@@ -61,52 +84,71 @@ sa_envelope_seal(const struct sa_keyring *ring, const char *id, const uint8_t *p
 {
     uint8_t nonce[NONCE_BYTES];
 
-    randombytes_buf(nonce, sizeof(nonce));
+    randombytes_buf(nonce, sizeof(nonce)); /* 192 random bits: no counter to keep or lose */
     return sa_envelope_seal_nonce(ring, id, plain, len, nonce, out, out_len, err);
+}
+
+/* Checks what can be checked before any key is used: length, version, known kid. */
+static enum sa_code
+check_header(const struct sa_keyring *ring, const uint8_t *env, size_t len, const uint8_t **key,
+             struct sa_err *err)
+{
+    const uint8_t *kid = env + KID_AT;
+
+    if (len < SA_ENVELOPE_OVERHEAD)
+        return sa_fail(err, SA_EINVAL, "envelope too short (%zu bytes)", len);
+    if (env[0] != SA_ENVELOPE_VERSION)
+        return sa_fail(err, SA_EINVAL, "unknown envelope version 0x%02x", env[0]);
+    *key = sa_keyring_find(ring, kid);
+    if (!*key)
+        return sa_fail(err, SA_ECRYPTO, "unknown key id %02x%02x%02x%02x", kid[0], kid[1], kid[2],
+                       kid[3]);
+    return SA_OK;
 }
 
 enum sa_code
 sa_envelope_open(const struct sa_keyring *ring, const char *id, const uint8_t *env, size_t len,
                  uint8_t **plain, size_t *plain_len, struct sa_err *err)
 {
-    const uint8_t *key;
+    const uint8_t *key = NULL;
     unsigned long long mlen = 0;
-    uint8_t *ad, *out;
+    uint8_t *ad = NULL, *buf = NULL;
     size_t ad_len = 0, cap;
-    int bad;
+    enum sa_code rc;
 
+    assert(ring && id && (env || len == 0));
     *plain = NULL;
-    if (len < SA_ENVELOPE_OVERHEAD)
-        return sa_fail(err, SA_EINVAL, "envelope too short (%zu bytes)", len);
-    if (env[0] != SA_ENVELOPE_VERSION)
-        return sa_fail(err, SA_EINVAL, "unknown envelope version 0x%02x", env[0]);
-    key = sa_keyring_find(ring, env + 1);
-    if (!key)
-        return sa_fail(err, SA_ECRYPTO, "unknown key id %02x%02x%02x%02x", env[1], env[2], env[3], env[4]);
+    *plain_len = 0;
+    if ((rc = check_header(ring, env, len, &key, err)) != SA_OK)
+        return rc;
     cap = len - SA_ENVELOPE_OVERHEAD;
-    out = sodium_malloc(cap ? cap : 1);
+    buf = sodium_malloc(cap ? cap : 1);
     ad = make_ad(env, id, &ad_len);
-    if (!out || !ad) {
-        sodium_free(out);
-        free(ad);
-        return sa_fail(err, SA_ENOMEM, "no memory to open %zu bytes", len);
+    if (!buf || !ad) {
+        rc = sa_fail(err, SA_ENOMEM, "no memory to open %zu bytes", len);
+        goto out;
     }
-    bad = crypto_aead_xchacha20poly1305_ietf_decrypt(out, &mlen, NULL, env + SA_ENVELOPE_HEADER,
-                                                     len - SA_ENVELOPE_HEADER, ad, ad_len,
-                                                     env + 1 + SA_KID_BYTES, key);
-    free(ad);
-    if (bad != 0) {
-        sodium_free(out);
-        return sa_fail(err, SA_ECRYPTO, "envelope does not open (forged, tampered or sealed for another id)");
+    if (crypto_aead_xchacha20poly1305_ietf_decrypt(buf, &mlen, NULL, env + SA_ENVELOPE_HEADER,
+                                                   len - SA_ENVELOPE_HEADER, ad, ad_len,
+                                                   env + NONCE_AT, key) != 0) {
+        rc = sa_fail(err, SA_ECRYPTO,
+                     "envelope does not open (forged, tampered or sealed for another id)");
+        goto out;
     }
-    *plain = out;
+    *plain = buf;
     *plain_len = (size_t)mlen;
-    return SA_OK;
+    buf = NULL;
+out:
+    free(ad);
+    sodium_free(buf); /* NULL on success; else never written (tag checked first) */
+    return rc;
 }
 
 void
 sa_envelope_free_plain(uint8_t *plain, size_t len)
 {
-    (void)len;
-    sodium_free(plain); /* sodium_free wipes the whole allocation */
+    if (!plain)
+        return;
+    sodium_memzero(plain, len); /* sodium_free wipes too; this states the intent */
+    sodium_free(plain);
 }

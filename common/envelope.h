@@ -1,6 +1,9 @@
 /* The sealed envelope every task travels in: brokers and their operators never see
- * recipients or bodies. Layout: version byte 0x01, kid (4 bytes), nonce (24 bytes),
- * XChaCha20-Poly1305 ciphertext of the plaintext with the task id as associated data. */
+ * recipients or bodies. Layout: version byte 0x01, kid (4 bytes), nonce (24 bytes), then the
+ * XChaCha20-Poly1305-IETF ciphertext and its 16-byte tag. The associated data is the whole
+ * 29-byte header followed by the task id's bytes (strlen(id), no NUL): AD = header || id, so
+ * neither the version, the kid, nor the id can be swapped without the envelope failing to open.
+ * Known answers: tests/vectors/envelope.exp. */
 #ifndef SA_ENVELOPE_H
 #define SA_ENVELOPE_H
 

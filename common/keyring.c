@@ -1,5 +1,7 @@
-/* Key rings: one key per line, the last one newest. Secrets are parsed straight into
- * sodium_malloc'd memory (guarded, never swapped) and wiped when the ring is freed. */
+/* Key rings: one key per line, the last one newest. A key file is read with read(2) straight
+ * into sodium_malloc'd memory (guarded, locked, never in stdio's buffers), parsed there and
+ * wiped; the ring itself is one sodium_malloc'd block that sodium_free wipes. A file that
+ * group or others may touch is refused: whoever reads it can forge and read every task. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,7 +14,10 @@
 
 #include "keyring.h"
 
-#define RING_MAX 64
+#define RING_MAX 64          /* keys per ring: retired keys should leave the file */
+#define FILE_MAX (64 * 1024) /* a key line is 74 bytes; anything this big is not a key file */
+#define KID_HEX (2 * SA_KID_BYTES)
+#define KEY_HEX (2 * SA_KEY_BYTES)
 
 struct sa_keyring {
     size_t n;
@@ -23,6 +28,7 @@ struct sa_keyring {
 static enum sa_code
 ring_new(struct sa_keyring **out, struct sa_err *err)
 {
+    *out = NULL;
     if (sodium_init() < 0)
         return sa_fail(err, SA_ECRYPTO, "libsodium does not initialise");
     *out = sodium_malloc(sizeof(**out));
@@ -33,97 +39,160 @@ ring_new(struct sa_keyring **out, struct sa_err *err)
 }
 
 static enum sa_code
-ring_add(struct sa_keyring *r, const uint8_t *kid, const uint8_t *key, struct sa_err *err)
+ring_add(struct sa_keyring *r, const uint8_t *kid, const uint8_t *key, const char *where,
+         struct sa_err *err)
 {
-    if (r->n == RING_MAX)
-        return sa_fail(err, SA_EINVAL, "more than %d keys", RING_MAX);
     if (sa_keyring_find(r, kid))
-        return sa_fail(err, SA_EINVAL, "key id %02x%02x%02x%02x appears twice", kid[0], kid[1], kid[2], kid[3]);
+        return sa_fail(err, SA_EINVAL, "%skey id %02x%02x%02x%02x appears twice", where, kid[0],
+                       kid[1], kid[2], kid[3]);
+    if (r->n == RING_MAX)
+        return sa_fail(err, SA_EINVAL, "%smore than %d keys; remove retired ones", where, RING_MAX);
     memcpy(r->kid[r->n], kid, SA_KID_BYTES);
     memcpy(r->key[r->n], key, SA_KEY_BYTES);
     r->n++;
     return SA_OK;
 }
 
-/* Parses "<8 hex> <64 hex>" (trailing white space allowed). Returns 0 if the line is a key. */
+/* Decodes exactly len hex digits at p into out; 0 if they all are hex. */
 static int
-parse_line(char *line, uint8_t *kid, uint8_t *key)
+unhex(uint8_t *out, size_t out_len, const char *p, size_t len)
 {
-    char *sp = strchr(line, ' ');
-    size_t klen;
+    size_t bin_len = 0;
 
-    if (!sp)
+    if (len != 2 * out_len)
         return -1;
-    *sp = '\0';
-    klen = strcspn(sp + 1, " \t\r\n");
-    sp[1 + klen] = '\0';
-    if (strlen(line) != 2 * SA_KID_BYTES || klen != 2 * SA_KEY_BYTES)
-        return -1;
-    if (sodium_hex2bin(kid, SA_KID_BYTES, line, strlen(line), NULL, NULL, NULL) != 0 ||
-        sodium_hex2bin(key, SA_KEY_BYTES, sp + 1, klen, NULL, NULL, NULL) != 0)
-        return -1;
-    return 0;
+    return sodium_hex2bin(out, out_len, p, len, NULL, &bin_len, NULL) == 0 && bin_len == out_len
+               ? 0
+               : -1;
+}
+
+static size_t
+blank(const char *p)
+{
+    return strspn(p, " \t\r");
+}
+
+/* One line, NUL-terminated: blank, "# comment", or "<kid> <secret> [# comment]". */
+static enum sa_code
+parse_line(struct sa_keyring *r, char *line, const char *where, uint8_t *key, struct sa_err *err)
+{
+    uint8_t kid[SA_KID_BYTES];
+    char *p = line + blank(line);
+    size_t n;
+
+    if (*p == '\0' || *p == '#')
+        return SA_OK;
+    n = strcspn(p, " \t\r");
+    if (unhex(kid, SA_KID_BYTES, p, n) != 0)
+        return sa_fail(err, SA_EINVAL, "%skey id must be %d hex digits, then a space and the "
+                       "secret", where, KID_HEX);
+    p += n;
+    if (blank(p) == 0)
+        return sa_fail(err, SA_EINVAL, "%swant \"<kid %d hex> <secret %d hex>\"", where, KID_HEX,
+                       KEY_HEX);
+    p += blank(p);
+    n = strcspn(p, " \t\r#");
+    if (unhex(key, SA_KEY_BYTES, p, n) != 0)
+        return sa_fail(err, SA_EINVAL, "%ssecret must be %d hex digits", where, KEY_HEX);
+    p += n;
+    p += blank(p);
+    if (*p != '\0' && *p != '#')
+        return sa_fail(err, SA_EINVAL, "%sunexpected text after the secret", where);
+    return ring_add(r, kid, key, where, err);
 }
 
 static enum sa_code
-check_mode(FILE *f, const char *path, struct sa_err *err)
+parse_text(struct sa_keyring *r, char *text, const char *path, struct sa_err *err)
+{
+    uint8_t *key = sodium_malloc(SA_KEY_BYTES);
+    enum sa_code rc = key ? SA_OK : sa_fail(err, SA_ENOMEM, "no memory to read keys");
+    char where[300];
+    char *line = text, *nl;
+
+    for (int no = 1; rc == SA_OK && line; no++, line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        snprintf(where, sizeof(where), "key file %.200s line %d: ", path, no);
+        rc = parse_line(r, line, where, key, err);
+    }
+    if (rc == SA_OK && r->n == 0)
+        rc = sa_fail(err, SA_EINVAL, "key file %s holds no key", path);
+    sodium_free(key); /* wipes */
+    return rc;
+}
+
+/* The file must be ours alone: a regular file with no group or other bits. */
+static enum sa_code
+check_file(int fd, const char *path, struct sa_err *err)
 {
     struct stat st;
 
-    if (fstat(fileno(f), &st) != 0)
+    if (fstat(fd, &st) != 0)
         return sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return sa_fail(err, SA_EINVAL, "key file %s is not a regular file", path);
     if (st.st_mode & 077)
         return sa_fail(err, SA_EINVAL, "key file %s is readable by others (mode %04o); chmod 600 it",
                        path, (unsigned)(st.st_mode & 07777));
     return SA_OK;
 }
 
+/* Reads the whole file (at most FILE_MAX bytes) into *text, sodium_malloc'd and NUL-ended. */
 static enum sa_code
-read_lines(struct sa_keyring *r, FILE *f, const char *path, struct sa_err *err)
+read_all(int fd, const char *path, char **text, size_t *cap, struct sa_err *err)
 {
-    char *line = sodium_malloc(512);
-    uint8_t kid[SA_KID_BYTES], *key = sodium_malloc(SA_KEY_BYTES);
-    enum sa_code rc = (line && key) ? SA_OK : sa_fail(err, SA_ENOMEM, "no memory to read keys");
+    size_t len = 0;
+    ssize_t got;
 
-    for (int no = 1; rc == SA_OK && fgets(line, 512, f); no++) {
-        size_t skip = strspn(line, " \t");
-        if (line[skip] == '#' || line[skip] == '\n' || line[skip] == '\r' || !line[skip])
+    *cap = FILE_MAX + 2;
+    *text = sodium_malloc(*cap);
+    if (!*text)
+        return sa_fail(err, SA_ENOMEM, "no memory to read key file %s", path);
+    while (len <= FILE_MAX) {
+        got = read(fd, *text + len, *cap - 1 - len);
+        if (got == 0)
+            break;
+        if (got < 0 && errno == EINTR)
             continue;
-        if (parse_line(line + skip, kid, key) != 0)
-            rc = sa_fail(err, SA_EINVAL, "key file %s line %d: want \"<kid 8 hex> <secret 64 hex>\"", path, no);
-        else
-            rc = ring_add(r, kid, key, err);
+        if (got < 0)
+            return sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
+        len += (size_t)got;
     }
-    if (rc == SA_OK && r->n == 0)
-        rc = sa_fail(err, SA_EINVAL, "key file %s holds no key", path);
-    sodium_free(line);
-    sodium_free(key);
-    return rc;
+    if (len > FILE_MAX)
+        return sa_fail(err, SA_EINVAL, "key file %s is larger than %d bytes", path, FILE_MAX);
+    (*text)[len] = '\0';
+    if (memchr(*text, '\0', len))
+        return sa_fail(err, SA_EINVAL, "key file %s holds a NUL byte", path);
+    return SA_OK;
 }
 
 enum sa_code
 sa_keyring_load(struct sa_keyring **out, const char *path, struct sa_err *err)
 {
     struct sa_keyring *r = NULL;
-    FILE *f;
+    char *text = NULL;
+    size_t cap = 0;
     enum sa_code rc;
+    int fd;
 
     *out = NULL;
-    f = fopen(path, "r");
-    if (!f)
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
-    rc = check_mode(f, path, err);
-    if (rc == SA_OK)
-        rc = ring_new(&r, err);
-    if (rc == SA_OK)
-        rc = read_lines(r, f, path, err);
-    fclose(f);
-    if (rc != SA_OK) {
+    if ((rc = check_file(fd, path, err)) != SA_OK || (rc = ring_new(&r, err)) != SA_OK)
+        goto out;
+    if ((rc = read_all(fd, path, &text, &cap, err)) != SA_OK)
+        goto out;
+    rc = parse_text(r, text, path, err);
+out:
+    close(fd);
+    sodium_free(text); /* wipes the secrets' hex */
+    if (rc != SA_OK)
         sa_keyring_free(r);
-        return rc;
-    }
-    *out = r;
-    return SA_OK;
+    else
+        *out = r;
+    return rc;
 }
 
 enum sa_code
@@ -131,13 +200,15 @@ sa_keyring_from_keys(struct sa_keyring **out, const uint8_t (*kids)[SA_KID_BYTES
                      const uint8_t (*keys)[SA_KEY_BYTES], size_t n, struct sa_err *err)
 {
     struct sa_keyring *r = NULL;
-    enum sa_code rc = ring_new(&r, err);
+    enum sa_code rc;
 
     *out = NULL;
-    if (rc == SA_OK && n == 0)
-        rc = sa_fail(err, SA_EINVAL, "a key ring needs a key");
+    if (n == 0)
+        return sa_fail(err, SA_EINVAL, "a key ring needs at least one key");
+    if ((rc = ring_new(&r, err)) != SA_OK)
+        return rc;
     for (size_t i = 0; rc == SA_OK && i < n; i++)
-        rc = ring_add(r, kids[i], keys[i], err);
+        rc = ring_add(r, kids[i], keys[i], "", err);
     if (rc != SA_OK) {
         sa_keyring_free(r);
         return rc;
@@ -146,29 +217,77 @@ sa_keyring_from_keys(struct sa_keyring **out, const uint8_t (*kids)[SA_KID_BYTES
     return SA_OK;
 }
 
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+    ssize_t put;
+
+    while (len > 0) {
+        put = write(fd, buf, len);
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put <= 0)
+            return -1;
+        buf += put;
+        len -= (size_t)put;
+    }
+    return fsync(fd);
+}
+
+/* Writes "<kid> <secret>\n" (after a '\n' if the file does not end in one). The secret and
+ * the line are only ever in sodium_malloc'd memory. */
 static enum sa_code
 write_key(int fd, const uint8_t *kid, const char *path, char kid_hex[9], struct sa_err *err)
 {
+    const size_t cap = 1 + KID_HEX + 1 + KEY_HEX + 2;
     uint8_t *key = sodium_malloc(SA_KEY_BYTES);
-    char *line = sodium_malloc(128), key_hex[2 * SA_KEY_BYTES + 1];
+    char *line = sodium_malloc(cap), last = '\n';
+    struct stat st;
     enum sa_code rc = SA_OK;
-    int n;
+    size_t n = 0;
 
     if (!key || !line) {
-        sodium_free(key);
-        sodium_free(line);
-        return sa_fail(err, SA_ENOMEM, "no memory for a key");
+        rc = sa_fail(err, SA_ENOMEM, "no memory for a key");
+        goto out;
     }
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+        last = '\n';
+    if (last != '\n')
+        line[n++] = '\n';
     randombytes_buf(key, SA_KEY_BYTES);
-    sodium_bin2hex(kid_hex, 9, kid, SA_KID_BYTES);
-    sodium_bin2hex(key_hex, sizeof(key_hex), key, SA_KEY_BYTES);
-    n = snprintf(line, 128, "%s %s\n", kid_hex, key_hex);
-    if (write(fd, line, (size_t)n) != n || fsync(fd) != 0)
+    sodium_bin2hex(line + n, KID_HEX + 1, kid, SA_KID_BYTES);
+    memcpy(kid_hex, line + n, KID_HEX + 1);
+    line[n + KID_HEX] = ' ';
+    sodium_bin2hex(line + n + KID_HEX + 1, KEY_HEX + 1, key, SA_KEY_BYTES);
+    n += KID_HEX + 1 + KEY_HEX;
+    line[n++] = '\n';
+    if (write_all(fd, line, n) != 0)
         rc = sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
-    sodium_memzero(key_hex, sizeof(key_hex));
+out:
     sodium_free(key);
     sodium_free(line);
     return rc;
+}
+
+/* Opens the file to write: created 0600 (whatever the umask), or an existing ring to append. */
+static enum sa_code
+open_for_key(const char *path, int append, int *fd, struct sa_err *err)
+{
+    if (append)
+        *fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC); /* read: its last byte */
+    else
+        *fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (*fd < 0 && errno == EEXIST)
+        return sa_fail(err, SA_EINVAL, "key file %s exists; use --append to add a key to it", path);
+    if (*fd < 0)
+        return sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
+    if (!append && fchmod(*fd, 0600) != 0) {
+        close(*fd);
+        *fd = -1;
+        unlink(path);
+        return sa_fail(err, SA_EINVAL, "key file %s: chmod 600: %s", path, strerror(errno));
+    }
+    return append ? check_file(*fd, path, err) : SA_OK;
 }
 
 enum sa_code
@@ -177,22 +296,27 @@ sa_keyring_generate(const char *path, int append, char kid_hex[9], struct sa_err
     struct sa_keyring *old = NULL;
     uint8_t kid[SA_KID_BYTES];
     enum sa_code rc;
-    int fd;
+    int fd = -1;
 
     if (sodium_init() < 0)
         return sa_fail(err, SA_ECRYPTO, "libsodium does not initialise");
+    if (append && access(path, F_OK) != 0 && errno == ENOENT)
+        return sa_fail(err, SA_EINVAL, "key file %s does not exist; leave out --append to create it",
+                       path);
     if (append && (rc = sa_keyring_load(&old, path, err)) != SA_OK)
-        return rc;
+        return rc; /* refuse to add to a ring that would not load */
     do
         randombytes_buf(kid, sizeof(kid));
     while (old && sa_keyring_find(old, kid));
     sa_keyring_free(old);
-    fd = append ? open(path, O_WRONLY | O_APPEND) : open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    if (fd < 0)
-        return sa_fail(err, SA_EINVAL, "key file %s: %s%s", path, strerror(errno),
-                       errno == EEXIST ? " (use --append to add a key to it)" : "");
+    if ((rc = open_for_key(path, append, &fd, err)) != SA_OK)
+        goto out;
     rc = write_key(fd, kid, path, kid_hex, err);
-    close(fd);
+    if (rc != SA_OK && !append)
+        unlink(path); /* no half-written ring left behind */
+out:
+    if (fd >= 0)
+        close(fd);
     return rc;
 }
 
@@ -221,6 +345,5 @@ sa_keyring_count(const struct sa_keyring *ring)
 void
 sa_keyring_free(struct sa_keyring *ring)
 {
-    if (ring)
-        sodium_free(ring); /* wipes the keys */
+    sodium_free(ring); /* accepts NULL; wipes the keys before unmapping */
 }

@@ -16,6 +16,7 @@
 #define SA_CLAIMS_BUCKET "sendat_claims"
 #define SA_CANCEL_BUCKET "sendat_cancel"
 #define SA_META_BUCKET "sendat_meta"
+#define SA_LEASES_BUCKET "sendat_leases"
 #define SA_TASK_SUBJECTS "sendat.task.*.*.*"
 #define SA_DLQ_SUBJECTS "sendat.dlq.*"
 

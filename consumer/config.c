@@ -34,6 +34,9 @@ static const char usage[] =
     "  SENDAT_SMTP_EHLO           name to greet the server with (default: this host's)\n"
     "  SENDAT_SMTP_CA_FILE        CA bundle to verify the server with\n"
     "  SENDAT_SMTP_TLS            required (default) | off (refused unless the server is loopback)\n"
+    "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
+    "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
+    "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n";
 

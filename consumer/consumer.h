@@ -39,6 +39,7 @@ struct counters {
 struct wheel;
 struct cancel_set;
 struct signer;
+struct limits;
 
 struct consumer {
     struct sa_nats *n;
@@ -47,6 +48,8 @@ struct consumer {
     struct wheel *wheel;
     struct cancel_set *cancels;
     struct signer *signer; /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */
+    struct limits *limits; /* per-host limits (SENDAT_HOST_LIMITS) */
+    kvStore *leases;       /* fleet-wide concurrency leases, when a limit asks for them */
     struct counters counters;
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
 };

@@ -11,6 +11,7 @@
 #include "cancel.h"
 #include "claims.h"
 #include "deliver.h"
+#include "limits.h"
 #include "log.h"
 #include "retry.h"
 #include "timeparse.h"
@@ -90,12 +91,28 @@ finish_skip(struct consumer *c, struct held *h, const struct sa_claim *seen)
     held_free(h);
 }
 
+/* A provider limit says not yet: back into the wheel until retry_at (the message stays held
+ * and is kept alive like any other). */
+static void
+defer(struct deliver *d, struct held *h, int64_t retry_at)
+{
+    struct sa_err err = {0};
+
+    if (wheel_defer(d->c->wheel, h, retry_at, &err) != SA_OK) {
+        natsMsg_NakWithDelay(h->msg, 1000, NULL);
+        held_free(h);
+    }
+}
+
 static void
 start(struct deliver *d, struct held *h, int64_t now)
 {
     struct sa_claim seen = {0};
     struct sa_err err = {0};
     uint64_t rev = 0;
+    char host[256];
+    int64_t retry_at = 0;
+    int lease = -1;
 
     if (cancel_contains(d->c->cancels, h->task->id)) {
         seen.state = SA_CLAIM_CANCELLED;
@@ -103,18 +120,25 @@ start(struct deliver *d, struct held *h, int64_t now)
     }
     if (h->task->not_after_ms && now > h->task->not_after_ms)
         return finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
+    transfer_host(d->c, h->task, host, sizeof(host));
+    if (!limits_acquire(d->c->limits, host, now, &retry_at, &lease))
+        return defer(d, h, retry_at);
     switch (claims_take(d->c, h, &rev, &seen)) {
-    case TAKE_SKIP: return finish_skip(d->c, h, &seen);
+    case TAKE_SEND: break;
+    case TAKE_SKIP: limits_release(d->c->limits, host, lease); return finish_skip(d->c, h, &seen);
     case TAKE_UNKNOWN:
+        limits_release(d->c->limits, host, lease);
         return finish_dead(d->c, h, seen.revision, "outcome unknown: a consumer died while sending (at-most-once)", 0);
     case TAKE_LATER:
+        limits_release(d->c->limits, host, lease);
         natsMsg_NakWithDelay(h->msg, 1000, NULL);
         held_free(h);
         return;
-    case TAKE_SEND: break;
     }
-    if (transfer_start(d->multi, d->c, h, rev, now, &err) != SA_OK)
+    if (transfer_start(d->multi, d->c, h, rev, now, host, lease, &err) != SA_OK) {
+        limits_release(d->c->limits, host, lease);
         return finish_dead(d->c, h, rev, err.msg, 0);
+    }
     d->inflight++;
 }
 

@@ -14,6 +14,7 @@
 #include "deliver.h"
 #include "log.h"
 #include "pull.h"
+#include "limits.h"
 #include "sign.h"
 #include "wheel.h"
 
@@ -38,8 +39,16 @@ setup(struct consumer *c, struct sa_err *err)
         sa_nats_bind(c->n, err) != SA_OK ||
         deliver_new(&the_deliver, c, err) != SA_OK ||
         wheel_new(&c->wheel, deliver_wakeup, the_deliver, err) != SA_OK ||
-        cancel_start(&c->cancels, c->n->cancel, err) != SA_OK)
+        cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
+        limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
         return -1;
+    if (limits_need_leases(c->limits)) {
+        if (js_KeyValue(&c->leases, c->n->js, LEASES_BUCKET) != NATS_OK) {
+            sa_fail(err, SA_ENOTFOUND, "bucket %s does not exist: run `sendat init` first", LEASES_BUCKET);
+            return -1;
+        }
+        limits_set_leases(c->limits, c->leases);
+    }
     return 0;
 }
 
@@ -52,6 +61,8 @@ teardown(struct consumer *c)
     sa_nats_close(c->n);
     sa_keyring_free(c->ring);
     signer_free(c->signer);
+    limits_free(c->limits);
+    kvStore_Destroy(c->leases);
 }
 
 static int

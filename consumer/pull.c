@@ -74,6 +74,7 @@ hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
     h->msg = msg;
     h->task = t;
     h->due_ms = t->due_ms;
+    h->fire_ms = t->due_ms;
     h->touched_ms = now;
     h->scheduled_ms = m.scheduled_ms;
     h->moves = m.moves;

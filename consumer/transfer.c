@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "deliver.h"
+#include "limits.h"
 #include "transfer.h"
 
 static void
@@ -17,7 +20,7 @@ transfer_free(struct transfer *x)
 
 enum sa_code
 transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, int64_t now_ms,
-               struct sa_err *err)
+               const char *host, int lease, struct sa_err *err)
 {
     struct transfer *x = calloc(1, sizeof(*x));
     CURL *e = curl_easy_init();
@@ -31,6 +34,8 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
     x->h = h;
     x->rev = rev;
     x->started_ms = now_ms;
+    x->lease = lease;
+    snprintf(x->host, sizeof(x->host), "%s", host);
     rc = h->task->channel == SA_CHANNEL_EMAIL ? smtp_setup(e, c, x, err) : webhook_setup(e, c, x, err);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
@@ -42,6 +47,21 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
         transfer_free(x);
     }
     return rc;
+}
+
+void
+transfer_host(const struct consumer *c, const struct sa_task *t, char *out, size_t cap)
+{
+    const char *url = t->channel == SA_CHANNEL_EMAIL ? c->cfg.smtp.url : t->url;
+    CURLU *u = curl_url();
+    char *host = NULL;
+
+    out[0] = '\0';
+    if (u && url && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK)
+        snprintf(out, cap, "%s", host);
+    curl_free(host);
+    curl_url_cleanup(u);
 }
 
 int
@@ -64,6 +84,7 @@ transfer_collect(CURLM *multi, struct consumer *c)
             webhook_result(m->easy_handle, m->data.result, x, &r);
         curl_multi_remove_handle(multi, m->easy_handle);
         curl_easy_cleanup(m->easy_handle);
+        limits_release(c->limits, x->host, x->lease);
         deliver_done(c, x->h, x->rev, &r);
         transfer_free(x);
         done++;

@@ -18,6 +18,8 @@ struct transfer {
     struct curl_slist *rcpts; /* email */
     curl_mime *mime;          /* email */
     char errbuf[CURL_ERROR_SIZE];
+    char host[256]; /* for the provider limits */
+    int lease;      /* fleet lease taken, or -1 */
 };
 
 struct transfer_result {
@@ -37,10 +39,13 @@ enum sa_code smtp_setup(CURL *e, struct consumer *c, struct transfer *x, struct 
 void webhook_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_result *r);
 void smtp_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_result *r);
 
+/* The destination host a task's send goes to (webhook host, or the SMTP server's). */
+void transfer_host(const struct consumer *c, const struct sa_task *t, char *out, size_t cap);
+
 /* Adds the send of h to multi; h travels with the transfer until transfer_collect hands it to
  * deliver_done. On failure h is still the caller's. */
 enum sa_code transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev,
-                            int64_t now_ms, struct sa_err *err) SA_MUST_CHECK;
+                            int64_t now_ms, const char *host, int lease, struct sa_err *err) SA_MUST_CHECK;
 
 /* Hands every finished transfer to deliver_done; returns how many finished. */
 int transfer_collect(CURLM *multi, struct consumer *c);

@@ -81,7 +81,7 @@ sift_up(struct wheel *w, size_t i)
     while (i > 0) {
         size_t p = (i - 1) / 2;
         struct held *t;
-        if (w->heap[p]->due_ms <= w->heap[i]->due_ms)
+        if (w->heap[p]->fire_ms <= w->heap[i]->fire_ms)
             break;
         t = w->heap[p];
         w->heap[p] = w->heap[i];
@@ -96,9 +96,9 @@ sift_down(struct wheel *w, size_t i)
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         struct held *t;
-        if (l < w->len && w->heap[l]->due_ms < w->heap[m]->due_ms)
+        if (l < w->len && w->heap[l]->fire_ms < w->heap[m]->fire_ms)
             m = l;
-        if (r < w->len && w->heap[r]->due_ms < w->heap[m]->due_ms)
+        if (r < w->len && w->heap[r]->fire_ms < w->heap[m]->fire_ms)
             m = r;
         if (m == i)
             return;
@@ -153,10 +153,20 @@ wheel_take_inbox(struct wheel *w, struct sa_err *err)
     return SA_OK;
 }
 
+enum sa_code
+wheel_defer(struct wheel *w, struct held *h, int64_t fire_ms, struct sa_err *err)
+{
+    h->fire_ms = fire_ms;
+    if (heap_push(w, h) != 0)
+        return sa_fail(err, SA_ENOMEM, "wheel cannot grow past %zu", w->len);
+    atomic_fetch_add(&w->count, 1);
+    return SA_OK;
+}
+
 int64_t
 wheel_next_due(const struct wheel *w)
 {
-    return w->len ? w->heap[0]->due_ms : INT64_MAX;
+    return w->len ? w->heap[0]->fire_ms : INT64_MAX;
 }
 
 struct held *
@@ -164,7 +174,7 @@ wheel_pop_due(struct wheel *w, int64_t now_ms)
 {
     struct held *h;
 
-    if (!w->len || w->heap[0]->due_ms > now_ms)
+    if (!w->len || w->heap[0]->fire_ms > now_ms)
         return NULL;
     h = w->heap[0];
     w->heap[0] = w->heap[--w->len];
