@@ -34,6 +34,7 @@ static const char usage[] =
     "  SENDAT_SMTP_EHLO           name to greet the server with (default: this host's)\n"
     "  SENDAT_SMTP_CA_FILE        CA bundle to verify the server with\n"
     "  SENDAT_SMTP_TLS            required (default) | off (refused unless the server is loopback)\n"
+    "  SENDAT_MAX_HOST_CONNECTIONS  connections to one host at once (default 0: no cap)\n"
     "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
     "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
     "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
@@ -85,7 +86,7 @@ env_dur(const char *name, int64_t def, int64_t *out)
 int
 config_load(struct config *cfg)
 {
-    int64_t inflight, batch, attempts, held;
+    int64_t inflight, batch, attempts, held, host_conns;
     char host[48] = "consumer";
     const char *name = getenv("SENDAT_CONSUMER_NAME");
     int bad = 0;
@@ -104,6 +105,7 @@ config_load(struct config *cfg)
     bad |= env_int("SENDAT_RETRY_BASE_MS", 1000, 1, 86400000, &cfg->retry_base_ms);
     bad |= env_int("SENDAT_RETRY_MAX_MS", 300000, 1, 7 * 86400000LL, &cfg->retry_max_ms);
     bad |= env_int("SENDAT_MAX_HELD", 200000, 100, 100000000, &held);
+    bad |= env_int("SENDAT_MAX_HOST_CONNECTIONS", 0, 0, 100000, &host_conns);
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
     bad |= smtp_config_load(&cfg->smtp);
@@ -115,6 +117,7 @@ config_load(struct config *cfg)
     cfg->fetch_batch = (int)batch;
     cfg->max_attempts = (int)attempts;
     cfg->max_held = held;
+    cfg->max_host_connections = (int)host_conns;
     cfg->max_ack_pending = 100000;
     return bad ? -1 : 0;
 }

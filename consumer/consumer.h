@@ -28,6 +28,7 @@ struct config {
     int64_t drain_ms;       /* SIGTERM grace for sends in flight */
     int64_t max_held;       /* tasks held in memory at once */
     int max_ack_pending;    /* per level durable; fleet-wide bound */
+    int max_host_connections; /* connections to one host at once, 0: no cap */
     struct smtp_config smtp;
 };
 

@@ -39,6 +39,7 @@ deliver_new(struct deliver **out, struct consumer *c, struct sa_err *err)
         return sa_fail(err, SA_ENOMEM, "no memory for the sender");
     }
     curl_multi_setopt(d->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->cfg.max_inflight);
+    curl_multi_setopt(d->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->cfg.max_host_connections);
     d->c = c;
     *out = d;
     return SA_OK;

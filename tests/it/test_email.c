@@ -35,7 +35,7 @@ lines_at_least(void *arg)
     char path[500];
 
     snprintf(path, sizeof(path), "%s/smtp-attempts.log", F.dir);
-    return proc_count_lines(path, " ") >= (int)(intptr_t)arg;
+    return proc_count_lines(path, "@sendat>") >= (int)(intptr_t)arg;
 }
 
 static void
@@ -132,6 +132,11 @@ test_mail_arrives_intact(void **state)
         snprintf(want, sizeof(want), "250 <%s@sendat>\n", id2);
         assert_non_null(strstr(log, want));
         free(log);
+    }
+    {   /* three messages, one connection: the SMTP session is reused */
+        char path[500];
+        snprintf(path, sizeof(path), "%s/smtp-attempts.log", F.dir);
+        assert_int_equal(proc_count_lines(path, "EHLO"), 1);
     }
     assert_int_equal(fx_stop_consumers(&F), 0);
     proc_signal(&sink, SIGTERM);

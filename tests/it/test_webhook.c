@@ -103,7 +103,7 @@ check_signed(size_t i, const char *want_id)
 static void
 test_signed_retried_dead_replayed(void **state)
 {
-    char id[80], gone[80], out[8192];
+    char id[80], gone[80], hang[80], out[8192];
     struct want w3 = {"/flaky", 3}, w4 = {"/flaky", 4}, wg = {"/gone", 1};
     int64_t at[4];
     struct receiver_hit h;
@@ -114,9 +114,11 @@ test_signed_retried_dead_replayed(void **state)
     receiver_respond(F.recv, "/flaky", 500, -1, NULL);
     receiver_respond(F.recv, "/flaky", 429, 1, "Retry-After: 2"); /* first, then 500s */
     receiver_respond(F.recv, "/gone", 410, -1, NULL);
+    receiver_hang(F.recv, "/hang", 2500); /* longer than SENDAT_HTTP_TIMEOUT=1s */
     fx_consumer(&F, 0, consumer_env);
     assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/flaky", id, sizeof(id)), 0);
     assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/gone", gone, sizeof(gone)), 0);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/hang", hang, sizeof(hang)), 0);
     assert_true(wait_until(arrived, &w3, 60000));
     assert_true(wait_until(arrived, &wg, 30000));
     for (size_t i = 0; i < receiver_count(F.recv) && k < 3; i++) {
@@ -140,6 +142,10 @@ test_signed_retried_dead_replayed(void **state)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", gone, NULL), 0);
     assert_non_null(strstr(out, "HTTP 410"));
     assert_int_equal(receiver_count_path(F.recv, "/gone"), 1);
+    assert_true(wait_until(dead_lettered, hang, 60000)); /* three timeouts, then the dead letter */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", hang, NULL), 0);
+    assert_non_null(strstr(out, "Timeout"));
+    assert_int_equal(receiver_count_path(F.recv, "/hang"), 3);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", NULL), 0);
     assert_non_null(strstr(out, id));
     assert_non_null(strstr(out, gone));

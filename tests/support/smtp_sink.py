@@ -30,6 +30,11 @@ class Sink:
         with self.lock, open(self.log_path, "a") as f:
             f.write(f"{code} {msgid}\n")
 
+    async def handle_EHLO(self, server, session, envelope, hostname, responses):
+        session.host_name = hostname
+        self.log("EHLO", hostname)
+        return responses
+
     async def handle_DATA(self, server, session, envelope):
         msg = email.message_from_bytes(envelope.content, policy=email.policy.default)
         msgid = msg.get("Message-ID", "")
