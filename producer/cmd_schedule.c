@@ -14,8 +14,6 @@
 #include "task.h"
 #include "timeparse.h"
 
-#define PAST_LIMIT_MS (10 * 60 * 1000LL)              /* further back is refused */
-#define FUTURE_LIMIT_MS (10 * 366 * 86400 * 1000LL) /* about ten years ahead */
 
 
 static const char usage[] =
@@ -25,6 +23,12 @@ static const char usage[] =
     "       sendat schedule --at TIME --email ADDR[,ADDR...] [--cc ADDR,...] [--bcc ADDR,...]\n"
     "                       --subject TEXT (--text TEXT | --text-file FILE) [--html-file FILE]\n"
     "                       [--from 'Name <addr>'] [--reply-to ADDR] [--id ID] [--not-after TIME]\n"
+    "       sendat schedule --batch FILE|- [--template-file FILE] [--strict] [--json]\n"
+    "  --batch: one task per line, NDJSON whose keys are the long flag names (at, webhook,\n"
+    "  data, header, id, not-after, email, cc, bcc, subject, text, html, from, reply-to), or CSV\n"
+    "  with a header row when --template-file gives an NDJSON task with {{column}} fields.\n"
+    "  Bad lines are reported and skipped (exit 2 at the end); --strict checks every line\n"
+    "  first and publishes nothing if one is bad.\n"
     "  TIME: RFC 3339 with offset or Z (2026-11-22T09:30:00Z), +90s, +10m, +2h, +3d, @UNIX\n"
     "  prints the task id on stdout once JetStream has stored the task.\n"
     "  --data-file - reads the body from stdin; the body limit is 256 KiB.\n"
@@ -33,33 +37,9 @@ static const char usage[] =
     "  --at-most-once: if a consumer dies mid-send, dead-letter instead of sending again.\n";
 
 static int
-add_rcpt(struct sched_opts *o, enum sa_rcpt kind, const char *list)
-{
-    if (o->n_rcpt[kind] == 64)
-        return -1;
-    o->rcpt[kind][o->n_rcpt[kind]++] = list;
-    return 0;
-}
-
-static int
-check_email_opts(const struct sched_opts *o)
-{
-    if (o->webhook)
-        return cli_error(EXIT_USAGE, "schedule: give --webhook or --email, not both");
-    if (o->data || o->data_file || o->n_headers)
-        return cli_error(EXIT_USAGE, "schedule: --data, --data-file and --header are for webhooks");
-    if (!o->at)
-        return cli_error(EXIT_USAGE, "schedule: --at TIME is required");
-    if (!o->subject)
-        return cli_error(EXIT_USAGE, "schedule: --subject TEXT is required for email");
-    if (!o->text == !o->text_file)
-        return cli_error(EXIT_USAGE, "schedule: give --text or --text-file for email");
-    return EXIT_OK;
-}
-
-static int
 parse_opts(struct sched_opts *o, int argc, char **argv)
 {
+    struct sa_err err = {0};
     static const struct option opts[] = {
         {"at", required_argument, NULL, 'a'},        {"webhook", required_argument, NULL, 'w'},
         {"data", required_argument, NULL, 'd'},      {"data-file", required_argument, NULL, 'f'},
@@ -70,7 +50,9 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         {"bcc", required_argument, NULL, 'B'},       {"subject", required_argument, NULL, 's'},
         {"text", required_argument, NULL, 'x'},      {"text-file", required_argument, NULL, 'X'},
         {"html-file", required_argument, NULL, 'M'}, {"from", required_argument, NULL, 'F'},
-        {"reply-to", required_argument, NULL, 'R'},
+        {"reply-to", required_argument, NULL, 'R'},  {"batch", required_argument, NULL, 'b'},
+        {"template-file", required_argument, NULL, 'T'}, {"strict", no_argument, NULL, 'Z'},
+        {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     int c;
 
@@ -92,7 +74,7 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
             o->headers[o->n_headers++] = optarg;
             break;
         case 'E': case 'C': case 'B':
-            if (add_rcpt(o, c == 'E' ? SA_RCPT_TO : c == 'C' ? SA_RCPT_CC : SA_RCPT_BCC, optarg) != 0)
+            if (schedule_add_rcpt(o, c == 'E' ? SA_RCPT_TO : c == 'C' ? SA_RCPT_CC : SA_RCPT_BCC, optarg) != 0)
                 return cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
             break;
         case 's': o->subject = optarg; break;
@@ -101,6 +83,10 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         case 'M': o->html_file = optarg; break;
         case 'F': o->from = optarg; break;
         case 'R': o->reply_to = optarg; break;
+        case 'b': o->batch = optarg; break;
+        case 'T': o->template_file = optarg; break;
+        case 'Z': o->strict = 1; break;
+        case 'j': o->cli.json = 1; break;
         case 'h': fputs(usage, stdout); return -1;
         default:
             return cli_error(EXIT_USAGE, "schedule: unknown or incomplete option %s",
@@ -109,63 +95,11 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
     }
     if (optind != argc)
         return cli_error(EXIT_USAGE, "schedule: unexpected argument %s", argv[optind]);
-    if (o->n_rcpt[0] + o->n_rcpt[1] + o->n_rcpt[2] > 0)
-        return check_email_opts(o);
-    if (!o->at)
-        return cli_error(EXIT_USAGE, "schedule: --at TIME is required");
-    if (!o->webhook)
-        return cli_error(EXIT_USAGE, "schedule: --webhook URL is required");
-    if (o->data && o->data_file)
-        return cli_error(EXIT_USAGE, "schedule: give --data or --data-file, not both");
+    if (o->batch)
+        return batch_check_opts(o);
+    if (schedule_check(o, &err) != SA_OK)
+        return cli_error(EXIT_USAGE, "schedule: %s", err.msg);
     return EXIT_OK;
-}
-
-static enum sa_code
-set_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct sa_err *err)
-{
-    enum sa_code rc = sa_time_parse(o->at, now, &t->due_ms, err);
-
-    if (rc != SA_OK)
-        return rc;
-    if (t->due_ms < now - PAST_LIMIT_MS)
-        return sa_fail(err, SA_EINVAL, "--at %s is %" PRId64 " s in the past (the limit is %lld s)",
-                       o->at, (now - t->due_ms) / 1000, PAST_LIMIT_MS / 1000);
-    if (t->due_ms > now + FUTURE_LIMIT_MS)
-        return sa_fail(err, SA_EINVAL, "--at %s is more than ten years ahead", o->at);
-    if (o->not_after && (rc = sa_time_parse(o->not_after, now, &t->not_after_ms, err)) != SA_OK)
-        return rc;
-    if (o->not_after && t->not_after_ms < t->due_ms)
-        return sa_fail(err, SA_EINVAL, "--not-after %s is before --at", o->not_after);
-    t->created_ms = now;
-    return SA_OK;
-}
-
-static enum sa_code
-build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t *body, size_t body_len,
-           struct sa_err *err)
-{
-    int64_t now = sa_now_ms();
-    enum sa_code rc = set_times(t, o, now, err);
-
-    if (rc == SA_OK && o->webhook) {
-        rc = sa_task_set_url(t, o->webhook, err);
-        for (int i = 0; rc == SA_OK && i < o->n_headers; i++)
-            rc = sa_task_add_header_line(t, o->headers[i], err);
-        if (rc == SA_OK)
-            rc = sa_task_set_body(t, body, body_len, err);
-    } else if (rc == SA_OK) {
-        rc = schedule_build_email(t, o, err);
-    }
-    if (rc != SA_OK)
-        return rc;
-    if (o->id && !sa_layout_id_valid(o->id))
-        return sa_fail(err, SA_EINVAL, "--id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", o->id, SA_ID_MAX);
-    if (o->id)
-        snprintf(t->id, sizeof(t->id), "%s", o->id);
-    else
-        sa_layout_id_new(t->id, sizeof(t->id), t->due_ms);
-    t->at_most_once = o->at_most_once;
-    return sa_task_validate(t, err);
 }
 
 static int
@@ -179,7 +113,7 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
 
     if (sa_task_new(&t, &err) != SA_OK)
         return cli_error(EXIT_FAIL, "%s", err.msg);
-    if (build_task(t, o, body, body_len, &err) != SA_OK) {
+    if (schedule_build_task(t, o, body, body_len, sa_now_ms(), &err) != SA_OK) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
@@ -208,6 +142,8 @@ cmd_schedule(int argc, char **argv)
 
     if (code != EXIT_OK)
         return code < 0 ? EXIT_OK : code;
+    if (o.batch)
+        return batch_run(&o);
     if (o.data_file && schedule_read_file(o.data_file, SA_BODY_MAX, &body, &body_len, &err) != SA_OK)
         return cli_error(cli_exit_for(err.code), "schedule: --data-file: %s", err.msg);
     if (o.data)

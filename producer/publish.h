@@ -1,4 +1,5 @@
-/* Publishing sealed tasks into their window subject and waiting for JetStream's PubAck. */
+/* Publishing sealed tasks into their window subject: one at a time waiting for the PubAck, or
+ * many in flight (batch) with the PubAcks counted as they come. */
 #ifndef PUBLISH_H
 #define PUBLISH_H
 
@@ -10,5 +11,20 @@
  * stored). */
 enum sa_code publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
                           const char *msgid, struct sa_err *err) SA_MUST_CHECK;
+
+struct publisher;
+
+/* An asynchronous publisher with at most max_pending PubAcks outstanding. */
+enum sa_code publisher_new(struct publisher **out, struct sa_nats *n, int max_pending,
+                           struct sa_err *err) SA_MUST_CHECK;
+/* Publishes an already sealed task (Msg-Id = t->id); blocks while max_pending are in flight. */
+enum sa_code publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env,
+                            size_t len, int64_t now, struct sa_err *err) SA_MUST_CHECK;
+/* Waits until every PubAck (or error) arrived, at most timeout_ms. */
+enum sa_code publisher_finish(struct publisher *p, int64_t timeout_ms, struct sa_err *err) SA_MUST_CHECK;
+void publisher_counts(struct publisher *p, long *acked, long *duplicates, long *failed);
+/* The i-th failure kept ("subject: error"), or NULL. */
+const char *publisher_failure(struct publisher *p, long i);
+void publisher_free(struct publisher *p);
 
 #endif

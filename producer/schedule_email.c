@@ -85,6 +85,8 @@ schedule_build_email(struct sa_task *t, const struct sched_opts *o, struct sa_er
                      : set_from_file(t, SA_EMAIL_TEXT, o->text_file, err);
     if (rc == SA_OK && o->html_file)
         rc = set_from_file(t, SA_EMAIL_HTML, o->html_file, err);
+    if (rc == SA_OK && o->html)
+        rc = sa_task_set_email(t, SA_EMAIL_HTML, o->html, err);
     if (rc == SA_OK && o->from)
         rc = sa_task_set_email(t, SA_EMAIL_FROM, o->from, err);
     if (rc == SA_OK && o->reply_to)

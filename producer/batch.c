@@ -1,0 +1,186 @@
+/* sendat schedule --batch: many tasks from NDJSON lines or CSV rows through a template, with
+ * PubAcks outstanding in bulk (the scheduling rate is the broker's, not a round trip per
+ * task). Every line goes through the same checks as the single command; a bad line is
+ * reported with its number and skipped, or with --strict nothing is published at all. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "input.h"
+#include "publish.h"
+#include "schedule.h"
+#include "timeparse.h"
+
+int
+batch_check_opts(const struct sched_opts *o)
+{
+    if (o->at || o->webhook || o->n_rcpt[0] || o->n_rcpt[1] || o->n_rcpt[2] || o->data ||
+        o->data_file || o->n_headers || o->subject || o->text || o->id)
+        return cli_error(EXIT_USAGE, "schedule: --batch takes the tasks from the file; give no task flags");
+    return EXIT_OK;
+}
+
+static void
+refuse(struct batch *b, const char *why)
+{
+    if (b->refused < BATCH_REFUSALS_KEPT) {
+        b->refusals[b->refused].line = b->line;
+        snprintf(b->refusals[b->refused].why, sizeof(b->refusals[0].why), "%s", why);
+    }
+    b->refused++;
+}
+
+static enum sa_code
+prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
+{
+    struct sched_opts o = {0};
+    enum sa_code rc = batch_opts_from_json(&o, obj, err);
+    int64_t now = sa_now_ms();
+
+    memset(p, 0, sizeof(*p));
+    if (rc == SA_OK)
+        rc = schedule_check(&o, err);
+    if (rc == SA_OK)
+        rc = sa_task_new(&p->t, err);
+    if (rc == SA_OK)
+        rc = schedule_build_task(p->t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0, now, err);
+    if (rc == SA_OK)
+        rc = sa_task_seal(b->ring, p->t, &p->env, &p->len, err);
+    if (rc != SA_OK) {
+        sa_task_free(p->t);
+        p->t = NULL;
+    }
+    return rc;
+}
+
+static enum sa_code
+send_prepared(struct batch *b, struct prepared *p, struct sa_err *err)
+{
+    enum sa_code rc = publisher_send(b->pub, p->t, p->env, p->len, sa_now_ms(), err);
+
+    if (rc == SA_OK)
+        b->sent++;
+    sa_task_free(p->t);
+    free(p->env);
+    p->t = NULL;
+    p->env = NULL;
+    return rc;
+}
+
+static enum sa_code
+keep(struct batch *b, struct prepared *p, struct sa_err *err)
+{
+    if (b->n_kept == b->cap_kept) {
+        size_t cap = b->cap_kept ? b->cap_kept * 2 : 1024;
+        struct prepared *k = realloc(b->kept, cap * sizeof(*k));
+        if (!k)
+            return sa_fail(err, SA_ENOMEM, "--strict: no memory to hold %zu tasks", b->n_kept);
+        b->kept = k;
+        b->cap_kept = cap;
+    }
+    b->kept[b->n_kept++] = *p;
+    return SA_OK;
+}
+
+/* One line: refused (counted), or published / kept. SA_ENATS etc. only for broker failures. */
+static enum sa_code
+one_line(struct batch *b, char *line, struct sa_err *fatal)
+{
+    struct sa_err err = {0};
+    struct prepared p;
+    json_t *obj = batch_line_json(b, line, &err);
+    enum sa_code rc;
+
+    if (!obj) {
+        if (err.code != SA_OK)
+            refuse(b, err.msg);
+        return SA_OK; /* a refusal, or the CSV header */
+    }
+    rc = prepare(b, obj, &p, &err);
+    json_decref(obj);
+    if (rc == SA_ENOMEM)
+        return sa_fail(fatal, rc, "line %ld: %s", b->line, err.msg);
+    if (rc != SA_OK) {
+        refuse(b, err.msg);
+        return SA_OK;
+    }
+    return b->o->strict ? keep(b, &p, fatal) : send_prepared(b, &p, fatal);
+}
+
+static enum sa_code
+read_all(struct batch *b, struct sa_err *err)
+{
+    char *line = NULL;
+    size_t len = 0;
+    int too_long = 0;
+    enum sa_code rc = SA_OK;
+
+    while (rc == SA_OK && input_next(b->in, &line, &len, &too_long)) {
+        b->line++;
+        if (too_long)
+            refuse(b, "line is longer than 1 MiB");
+        else if (len > 0 && line[strspn(line, " \t")])
+            rc = one_line(b, line, err);
+        batch_progress(b, 0);
+    }
+    return rc;
+}
+
+static enum sa_code
+publish_kept(struct batch *b, struct sa_err *err)
+{
+    enum sa_code rc = SA_OK;
+
+    for (size_t i = 0; i < b->n_kept; i++) {
+        if (rc == SA_OK && !b->refused)
+            rc = send_prepared(b, &b->kept[i], err);
+        sa_task_free(b->kept[i].t);
+        free(b->kept[i].env);
+    }
+    free(b->kept);
+    b->kept = NULL;
+    return rc;
+}
+
+static int
+run(struct batch *b)
+{
+    struct sa_err err = {0};
+    enum sa_code rc = read_all(b, &err);
+
+    if (rc == SA_OK && b->o->strict)
+        rc = publish_kept(b, &err);
+    if (rc == SA_OK)
+        rc = publisher_finish(b->pub, 60000, &err);
+    batch_progress(b, 1);
+    return batch_summary(b, rc == SA_OK ? NULL : err.msg);
+}
+
+int
+batch_run(const struct sched_opts *o)
+{
+    struct batch b = {.o = o, .tty = isatty(STDERR_FILENO), .started_ms = sa_now_ms()};
+    struct sa_err err = {0};
+    int code;
+
+    b.total = o->batch ? input_count_lines(o->batch) : -1;
+    if ((code = batch_template(&b)) != EXIT_OK || (code = cli_keyring(&o->cli, &b.ring)) != EXIT_OK ||
+        (code = cli_connect(&o->cli, &b.n)) != EXIT_OK)
+        goto out;
+    if (input_open(&b.in, o->batch, &err) != SA_OK || publisher_new(&b.pub, b.n, 4096, &err) != SA_OK) {
+        code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
+        goto out;
+    }
+    code = run(&b);
+out:
+    input_close(b.in);
+    publisher_free(b.pub);
+    sa_nats_close(b.n);
+    sa_keyring_free(b.ring);
+    free(b.tmpl);
+    free(b.header);
+    return code;
+}

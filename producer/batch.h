@@ -1,0 +1,51 @@
+/* The state of one `sendat schedule --batch` run, shared by batch.c (reading and publishing),
+ * batch_json.c (a line to a task's options) and batch_report.c (progress and summary). */
+#ifndef BATCH_H
+#define BATCH_H
+
+#include <jansson.h>
+
+#include "input.h"
+#include "schedule.h"
+
+#define BATCH_REFUSALS_KEPT 100
+
+struct prepared {
+    struct sa_task *t;
+    uint8_t *env;
+    size_t len;
+};
+
+struct batch {
+    const struct sched_opts *o;
+    struct sa_nats *n;
+    struct sa_keyring *ring;
+    struct publisher *pub;
+    struct input *in;
+    char *tmpl;   /* --template-file: a task with {{column}} fields */
+    char *header; /* CSV header row, split into names */
+    char *names[INPUT_FIELDS_MAX];
+    int n_names;
+    long line, total, sent, refused;
+    struct {
+        long line;
+        char why[256];
+    } refusals[BATCH_REFUSALS_KEPT];
+    struct prepared *kept; /* --strict: everything waits until every line passed */
+    size_t n_kept, cap_kept;
+    int tty;
+    int64_t started_ms, shown_ms;
+};
+
+/* batch_json.c */
+int batch_template(struct batch *b);
+/* The task object of a line; NULL with err set for a bad line, NULL without for the CSV header. */
+json_t *batch_line_json(struct batch *b, char *line, struct sa_err *err);
+/* Points o's fields at obj's strings (obj must outlive o). Unknown keys are refused. */
+enum sa_code batch_opts_from_json(struct sched_opts *o, json_t *obj, struct sa_err *err) SA_MUST_CHECK;
+
+/* batch_report.c */
+void batch_progress(struct batch *b, int last);
+int batch_summary(struct batch *b, const char *fatal);
+
+#endif

@@ -1,0 +1,37 @@
+/* Batch input: lines of NDJSON, or CSV rows filled into a task template. */
+#ifndef INPUT_H
+#define INPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "err.h"
+
+#define INPUT_LINE_MAX (1024 * 1024) /* one line of a batch file */
+#define INPUT_FIELDS_MAX 256
+
+struct input;
+
+/* Opens path ("-": standard input). */
+enum sa_code input_open(struct input **out, const char *path, struct sa_err *err) SA_MUST_CHECK;
+void input_close(struct input *in);
+
+/* The next line without its newline: 1, or 0 at the end. A line over INPUT_LINE_MAX is
+ * returned as 1 with *too_long set (and skipped whole). */
+int input_next(struct input *in, char **line, size_t *len, int *too_long);
+
+/* Lines in a regular file (for the progress bar), or -1 for a pipe. */
+long input_count_lines(const char *path);
+
+/* Splits one CSV row in place (RFC 4180 quoting, no newlines inside fields). Returns the
+ * number of fields, or -1 for a bad quote. */
+int csv_split(char *line, char **fields, int max);
+
+/* Fills {{name}} placeholders of a JSON template with the row's values (escaped for JSON
+ * strings) and parses the result. NULL with a reason in err if it does not parse or a
+ * placeholder names no column. */
+json_t *template_fill(const char *tmpl, char **names, char **values, int n, struct sa_err *err);
+
+#endif

@@ -1,0 +1,96 @@
+/* Turning sendat schedule's options into a task: shared by the single command and by every
+ * line of a batch, so both refuse exactly the same input (invariant 5). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "schedule.h"
+#include "timeparse.h"
+
+#define PAST_LIMIT_MS (10 * 60 * 1000LL)              /* further back is refused */
+#define FUTURE_LIMIT_MS (10 * 366 * 86400 * 1000LL) /* about ten years ahead */
+
+int
+schedule_add_rcpt(struct sched_opts *o, enum sa_rcpt kind, const char *list)
+{
+    if (o->n_rcpt[kind] == 64)
+        return -1;
+    o->rcpt[kind][o->n_rcpt[kind]++] = list;
+    return 0;
+}
+
+static enum sa_code
+check_email(const struct sched_opts *o, struct sa_err *err)
+{
+    if (o->webhook)
+        return sa_fail(err, SA_EINVAL, "give webhook or email, not both");
+    if (o->data || o->data_file || o->n_headers)
+        return sa_fail(err, SA_EINVAL, "data, data-file and header are for webhooks");
+    if (!o->subject)
+        return sa_fail(err, SA_EINVAL, "subject is required for email");
+    if (!o->text == !o->text_file)
+        return sa_fail(err, SA_EINVAL, "give text or text-file for email");
+    return SA_OK;
+}
+
+enum sa_code
+schedule_check(const struct sched_opts *o, struct sa_err *err)
+{
+    if (!o->at)
+        return sa_fail(err, SA_EINVAL, "--at TIME is required");
+    if (o->n_rcpt[0] + o->n_rcpt[1] + o->n_rcpt[2] > 0)
+        return check_email(o, err);
+    if (!o->webhook)
+        return sa_fail(err, SA_EINVAL, "--webhook URL or --email ADDR is required");
+    if (o->data && o->data_file)
+        return sa_fail(err, SA_EINVAL, "give --data or --data-file, not both");
+    return SA_OK;
+}
+
+static enum sa_code
+set_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct sa_err *err)
+{
+    enum sa_code rc = sa_time_parse(o->at, now, &t->due_ms, err);
+
+    if (rc != SA_OK)
+        return rc;
+    if (t->due_ms < now - PAST_LIMIT_MS)
+        return sa_fail(err, SA_EINVAL, "--at %s is %" PRId64 " s in the past (the limit is %lld s)",
+                       o->at, (now - t->due_ms) / 1000, PAST_LIMIT_MS / 1000);
+    if (t->due_ms > now + FUTURE_LIMIT_MS)
+        return sa_fail(err, SA_EINVAL, "--at %s is more than ten years ahead", o->at);
+    if (o->not_after && (rc = sa_time_parse(o->not_after, now, &t->not_after_ms, err)) != SA_OK)
+        return rc;
+    if (o->not_after && t->not_after_ms < t->due_ms)
+        return sa_fail(err, SA_EINVAL, "--not-after %s is before --at", o->not_after);
+    t->created_ms = now;
+    return SA_OK;
+}
+
+enum sa_code
+schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t *body,
+                    size_t body_len, int64_t now, struct sa_err *err)
+{
+    enum sa_code rc = set_times(t, o, now, err);
+
+    if (rc == SA_OK && o->webhook) {
+        rc = sa_task_set_url(t, o->webhook, err);
+        for (int i = 0; rc == SA_OK && i < o->n_headers; i++)
+            rc = sa_task_add_header_line(t, o->headers[i], err);
+        if (rc == SA_OK)
+            rc = sa_task_set_body(t, body, body_len, err);
+    } else if (rc == SA_OK) {
+        rc = schedule_build_email(t, o, err);
+    }
+    if (rc != SA_OK)
+        return rc;
+    if (o->id && !sa_layout_id_valid(o->id))
+        return sa_fail(err, SA_EINVAL, "--id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", o->id, SA_ID_MAX);
+    if (o->id)
+        snprintf(t->id, sizeof(t->id), "%s", o->id);
+    else
+        sa_layout_id_new(t->id, sizeof(t->id), t->due_ms);
+    t->at_most_once = o->at_most_once;
+    return sa_task_validate(t, err);
+}
+
