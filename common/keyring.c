@@ -84,8 +84,10 @@ parse_line(struct sa_keyring *r, char *line, const char *where, uint8_t *key, st
         return SA_OK;
     n = strcspn(p, " \t\r");
     if (unhex(kid, SA_KID_BYTES, p, n) != 0)
-        return sa_fail(err, SA_EINVAL, "%skey id must be %d hex digits, then a space and the "
-                       "secret", where, KID_HEX);
+        return sa_fail(err, SA_EINVAL,
+                       "%skey id must be %d hex digits, then a space and the "
+                       "secret",
+                       where, KID_HEX);
     p += n;
     if (blank(p) == 0)
         return sa_fail(err, SA_EINVAL, "%swant \"<kid %d hex> <secret %d hex>\"", where, KID_HEX,
@@ -133,8 +135,9 @@ check_file(int fd, const char *path, struct sa_err *err)
     if (!S_ISREG(st.st_mode))
         return sa_fail(err, SA_EINVAL, "key file %s is not a regular file", path);
     if (st.st_mode & 077)
-        return sa_fail(err, SA_EINVAL, "key file %s is readable by others (mode %04o); chmod 600 it",
-                       path, (unsigned)(st.st_mode & 07777));
+        return sa_fail(err, SA_EINVAL,
+                       "key file %s is readable by others (mode %04o); chmod 600 it", path,
+                       (unsigned)(st.st_mode & 07777));
     return SA_OK;
 }
 
@@ -301,8 +304,8 @@ sa_keyring_generate(const char *path, int append, char kid_hex[9], struct sa_err
     if (sodium_init() < 0)
         return sa_fail(err, SA_ECRYPTO, "libsodium does not initialise");
     if (append && access(path, F_OK) != 0 && errno == ENOENT)
-        return sa_fail(err, SA_EINVAL, "key file %s does not exist; leave out --append to create it",
-                       path);
+        return sa_fail(err, SA_EINVAL,
+                       "key file %s does not exist; leave out --append to create it", path);
     if (append && (rc = sa_keyring_load(&old, path, err)) != SA_OK)
         return rc; /* refuse to add to a ring that would not load */
     do

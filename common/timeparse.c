@@ -144,7 +144,8 @@ scan_rfc3339(const char *text, struct civil *c, struct sa_err *err)
 
     if (digits(&p, 4, '-', &c->y) || digits(&p, 2, '-', &c->mo) || digits(&p, 2, '\0', &c->d))
         return sa_fail(err, SA_EINVAL,
-                       SHOW "want RFC 3339 (2026-11-22T09:30:00Z), +90s/+10m/+2h/+3d or @UNIX", text);
+                       SHOW "want RFC 3339 (2026-11-22T09:30:00Z), +90s/+10m/+2h/+3d or @UNIX",
+                       text);
     if (*p != 'T' && *p != 't' && *p != ' ')
         return sa_fail(err, SA_EINVAL, SHOW "want 'T' and a time of day after the date", text);
     p++;
@@ -195,16 +196,17 @@ parse_rfc3339(const char *text, int64_t *out, struct sa_err *err)
 
 /* "90s" etc.: a whole number without sign and one unit, at most MAX_MS in total. */
 static enum sa_code
-parse_amount(const char *p, const char *what, const char *text, int64_t *out_ms,
-             struct sa_err *err)
+parse_amount(const char *p, const char *what, const char *text, int64_t *out_ms, struct sa_err *err)
 {
-    static const struct { const char *name; int64_t ms; } units[] = {
-        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", DAY_MS}};
+    static const struct {
+        const char *name;
+        int64_t ms;
+    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", DAY_MS}};
     int64_t v = 0;
 
     if (!is_digit(*p))
-        return sa_fail(err, SA_EINVAL, "bad %s \"%.80s\": want a number and ms, s, m, h or d",
-                       what, text);
+        return sa_fail(err, SA_EINVAL, "bad %s \"%.80s\": want a number and ms, s, m, h or d", what,
+                       text);
     for (; is_digit(*p); p++) {
         v = v * 10 + (*p - '0');
         if (v > MAX_MS)

@@ -1,0 +1,130 @@
+/* Bulk scheduling as a script uses it: an NDJSON file with a few bad lines schedules the rest
+ * and names the bad ones by line number (exit 2); the same file again schedules nothing twice;
+ * CSV rows through a template; --strict publishes nothing when a line is bad. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+
+#define N 200
+
+static struct fx F;
+
+static int
+arrived(void *arg)
+{
+    return receiver_count(F.recv) >= (size_t)(intptr_t)arg;
+}
+
+static int
+past(void *arg)
+{
+    return test_now_ms() >= *(int64_t *)arg;
+}
+
+static void
+write_ndjson(const char *path, int64_t due, int bad_lines)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    for (int i = 0; i < N; i++) {
+        fprintf(f, "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/b/%d\",\"data\":\"{\\\"n\\\":%d}\",\"id\":\"batch-%d\"}\n",
+                due / 1000 + i % 3, receiver_url(F.recv), i, i, i);
+        if (bad_lines && i == 10)
+            fprintf(f, "{\"at\":\"+1h\",\"webhook\":\"ftp://127.0.0.1/x\"}\n"); /* line 12 */
+        if (bad_lines && i == 20)
+            fprintf(f, "not json at all\n"); /* line 23 */
+    }
+    fclose(f);
+}
+
+static void
+test_ndjson_twice_and_strict(void **state)
+{
+    char path[300], out[4096], err[8192];
+    int64_t due, later;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    snprintf(path, sizeof(path), "%s/tasks.ndjson", F.dir);
+    due = test_now_ms() + 5000;
+    write_ndjson(path, due, 1);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 2);
+    assert_non_null(strstr(err, "scheduled 200"));
+    assert_non_null(strstr(err, "line 12: webhook URL scheme ftp"));
+    assert_non_null(strstr(err, "line 23: not JSON"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, "--json", NULL), 2);
+    assert_non_null(strstr(out, "\"already_scheduled\":200"));
+    assert_true(wait_until(arrived, (void *)(intptr_t)N, 60000));
+    later = test_now_ms() + 2000;
+    assert_true(wait_until(past, &later, 10000));
+    assert_int_equal(receiver_count(F.recv), N); /* each once, though scheduled twice */
+
+    snprintf(path, sizeof(path), "%s/strict.ndjson", F.dir);
+    write_ndjson(path, test_now_ms() + 600000, 1);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, "--strict", NULL), 2);
+    assert_non_null(strstr(err, "nothing published"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", "batch-5", NULL), 0);
+    assert_null(strstr(out, "waiting")); /* batch-5 was sent; the strict run did not add it again */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+static void
+test_csv_template(void **state)
+{
+    char csv[300], tmpl[300], out[4096], err[4096];
+    FILE *f;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    snprintf(csv, sizeof(csv), "%s/subscribers.csv", F.dir);
+    snprintf(tmpl, sizeof(tmpl), "%s/template.json", F.dir);
+    f = fopen(csv, "w");
+    fputs("user,greeting\nkim,\"Hello, Kim\"\nlee,\"Say \"\"hi\"\"\"\npark,Hey\n", f);
+    fclose(f);
+    f = fopen(tmpl, "w");
+    fprintf(f, "{\"at\":\"+2s\",\"webhook\":\"%s/u/{{user}}\",\"data\":\"{{greeting}}\",\"id\":\"welcome-{{user}}\"}\n",
+            receiver_url(F.recv));
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", csv,
+                               "--template-file", tmpl, NULL), 0);
+    assert_true(wait_until(arrived, (void *)(intptr_t)3, 30000));
+    for (size_t i = 0; i < 3; i++) {
+        struct receiver_hit h;
+        assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);
+        if (!strcmp(h.path, "/u/lee"))
+            assert_string_equal(h.body, "Say \"hi\"");
+        if (!strcmp(h.path, "/u/kim"))
+            assert_string_equal(h.body, "Hello, Kim");
+        receiver_hit_free(&h);
+    }
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ndjson_twice_and_strict),
+        cmocka_unit_test(test_csv_template),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}
