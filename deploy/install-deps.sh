@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config git
       libnats-dev protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libsodium-dev
-      libjansson-dev libmicrohttpd-dev libcmocka-dev
+      libjansson-dev libmicrohttpd-dev libcmocka-dev libicu-dev
       nats-server python3 python3-aiosmtpd curl)
 missing=()
 for p in "${pkgs[@]}"; do
