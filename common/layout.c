@@ -200,6 +200,32 @@ sa_layout_id_due(const char *id)
     return v;
 }
 
+void
+sa_layout_series_new(char *out, size_t cap)
+{
+    char id[SA_ID_MAX + 1];
+
+    sa_layout_id_new(id, sizeof(id), 0); /* "0-<10 random>" */
+    snprintf(out, cap, "%s", strchr(id, '-') + 1);
+}
+
+int
+sa_layout_occurrence_id(char *out, size_t cap, const char *series, int64_t occ_ms)
+{
+    return fit(snprintf(out, cap, "%" PRId64 "-%s", occ_ms, series), cap);
+}
+
+int64_t
+sa_layout_occurrence_ms(const char *id)
+{
+    const char *dash = strchr(id, '-');
+    int64_t v;
+
+    if (!dash || parse_ms(id, (size_t)(dash - id), &v) != 0 || !dash[1])
+        return 0;
+    return v;
+}
+
 static int
 msgid(char *out, size_t cap, char kind, const char *id, uint64_t seq)
 {

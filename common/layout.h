@@ -17,6 +17,7 @@
 #define SA_CANCEL_BUCKET "sendat_cancel"
 #define SA_META_BUCKET "sendat_meta"
 #define SA_LEASES_BUCKET "sendat_leases"
+#define SA_SERIES_BUCKET "sendat_series"
 #define SA_TASK_SUBJECTS "sendat.task.*.*.*"
 #define SA_DLQ_SUBJECTS "sendat.dlq.*"
 
@@ -71,6 +72,13 @@ void sa_layout_id_new(char *out, size_t cap, int64_t due_ms);
 
 /* The due time a generated id carries; 0 if the id has none. */
 int64_t sa_layout_id_due(const char *id);
+
+/* The id of a series' occurrence: "<occ_ms>-<series>" (so it carries its due time), and the
+ * occurrence time back from such an id (0 if it has none). A series id is 1-50 characters. */
+#define SA_SERIES_ID_MAX 50
+void sa_layout_series_new(char *out, size_t cap); /* 10 random characters */
+int sa_layout_occurrence_id(char *out, size_t cap, const char *series, int64_t occ_ms);
+int64_t sa_layout_occurrence_ms(const char *id);
 
 /* Msg-Id of a move down to a slot, of a retry, of a dead letter, of a replay. Each is derived
  * from the stream sequence of the message it succeeds: the same on every redelivery of that

@@ -139,7 +139,8 @@ sa_nats_bind(struct sa_nats *n, struct sa_err *err)
 
     if ((rc = bind_kv(&n->meta, n->js, SA_META_BUCKET, err)) != SA_OK ||
         (rc = bind_kv(&n->claims, n->js, SA_CLAIMS_BUCKET, err)) != SA_OK ||
-        (rc = bind_kv(&n->cancel, n->js, SA_CANCEL_BUCKET, err)) != SA_OK)
+        (rc = bind_kv(&n->cancel, n->js, SA_CANCEL_BUCKET, err)) != SA_OK ||
+        (rc = bind_kv(&n->series, n->js, SA_SERIES_BUCKET, err)) != SA_OK)
         return rc;
     return sa_nats_read_layout(n, err);
 }
@@ -169,6 +170,7 @@ sa_nats_close(struct sa_nats *n)
     kvStore_Destroy(n->claims);
     kvStore_Destroy(n->cancel);
     kvStore_Destroy(n->meta);
+    kvStore_Destroy(n->series);
     jsCtx_Destroy(n->js);
     natsConnection_Destroy(n->nc);
     free(n);

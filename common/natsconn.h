@@ -16,6 +16,7 @@ struct sa_nats {
     kvStore *claims;
     kvStore *cancel;
     kvStore *meta;
+    kvStore *series;
     struct sa_layout layout;
 };
 

@@ -37,6 +37,8 @@ sa_task_free(struct sa_task *t)
     free(t->headers);
     free(t->url);
     sa_task_free_email(t);
+    free(t->cron);
+    free(t->tz);
     if (t->body)
         sodium_memzero(t->body, t->body_len);
     free(t->body);
@@ -194,6 +196,18 @@ sa_task_add_attempt(struct sa_task *t, int64_t at_ms, const char *error, struct 
     return SA_OK;
 }
 
+void
+sa_task_clear_attempts(struct sa_task *t)
+{
+    for (size_t i = 0; i < t->n_attempts; i++)
+        free(t->attempt_error[i]);
+    free(t->attempt_error);
+    free(t->attempt_at_ms);
+    t->attempt_error = NULL;
+    t->attempt_at_ms = NULL;
+    t->n_attempts = 0;
+}
+
 enum sa_code
 sa_task_validate(const struct sa_task *t, struct sa_err *err)
 {
@@ -207,6 +221,8 @@ sa_task_validate(const struct sa_task *t, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "not-after is before the due time");
     if (t->attempt < 1)
         return sa_fail(err, SA_EINVAL, "attempt %d is below 1", t->attempt);
+    if (t->cron && (rc = sa_task_check_recurrence(t, err)) != SA_OK)
+        return rc;
     if (t->channel == SA_CHANNEL_EMAIL)
         return sa_task_validate_email(t, err);
     if (t->channel != SA_CHANNEL_WEBHOOK)

@@ -46,6 +46,12 @@ struct sa_task {
     char **rcpt[3]; /* indexed by enum sa_rcpt */
     size_t n_rcpt[3];
     char *from, *reply_to, *subject, *text, *html;
+    /* recurrence: this task is one occurrence of a series */
+    char *cron, *tz;
+    int64_t until_ms; /* 0: none */
+    int count;        /* occurrences in all, 0: unlimited */
+    int index;        /* this occurrence's number, from 1 */
+    char series_id[SA_ID_MAX + 1];
     /* failed attempts so far, for the dead letter */
     size_t n_attempts;
     int64_t *attempt_at_ms;
@@ -80,6 +86,19 @@ enum sa_code sa_address_parse(const char *text, char *name, size_t name_cap, cha
                               size_t addr_cap, struct sa_err *err) SA_MUST_CHECK;
 /* Checks the email part of a task (recipients, subject, bodies, header fields). */
 enum sa_code sa_task_validate_email(const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
+
+/* Makes t an occurrence of a series (copies cron and tz after checking them). */
+enum sa_code sa_task_set_recurrence(struct sa_task *t, const char *cron, const char *tz, int64_t until_ms,
+                                    int count, struct sa_err *err) SA_MUST_CHECK;
+
+/* Checks cron, tz and series id of an occurrence. */
+enum sa_code sa_task_check_recurrence(const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
+
+/* Forgets the failed attempts (a new occurrence starts afresh). */
+void sa_task_clear_attempts(struct sa_task *t);
+
+/* A deep copy (for the next occurrence of a series). */
+enum sa_code sa_task_copy(const struct sa_task *t, struct sa_task **out, struct sa_err *err) SA_MUST_CHECK;
 
 /* Checks everything a consumer relies on: id, times, channel, URL scheme and host, headers,
  * sizes. SA_EINVAL with one line naming the problem. */

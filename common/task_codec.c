@@ -14,6 +14,7 @@ struct pb_task {
     Sendat__Task t;
     Sendat__Webhook wh;
     Sendat__Email em;
+    Sendat__Recurrence rec;
     Sendat__Header *hdrs;
     Sendat__Header **hdr_ptrs;
     Sendat__Attempt *atts;
@@ -72,6 +73,16 @@ fill_pb(struct pb_task *p, const struct sa_task *t, struct sa_err *err)
         p->atts[i].at_ms = t->attempt_at_ms[i];
         p->atts[i].error = t->attempt_error[i];
         p->att_ptrs[i] = &p->atts[i];
+    }
+    if (t->cron) {
+        sendat__recurrence__init(&p->rec);
+        p->rec.cron = t->cron;
+        p->rec.tz = or_empty(t->tz);
+        p->rec.until_ms = t->until_ms;
+        p->rec.count = t->count;
+        p->rec.index = t->index;
+        p->t.recurrence = &p->rec;
+        p->t.series_id = (char *)t->series_id;
     }
     p->t.n_attempts = t->n_attempts;
     p->t.attempts = p->att_ptrs;
@@ -170,6 +181,22 @@ copy_email(struct sa_task *t, const Sendat__Email *em, struct sa_err *err)
 }
 
 static enum sa_code
+copy_recurrence(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
+{
+    const Sendat__Recurrence *r = m->recurrence;
+
+    if (strlen(m->series_id) > SA_ID_MAX)
+        return sa_fail(err, SA_EINVAL, "series id is longer than %d", SA_ID_MAX);
+    memcpy(t->series_id, m->series_id, strlen(m->series_id) + 1);
+    t->index = r->index;
+    t->cron = strdup(r->cron);
+    t->tz = strdup(r->tz);
+    t->until_ms = r->until_ms;
+    t->count = r->count;
+    return t->cron && t->tz ? SA_OK : sa_fail(err, SA_ENOMEM, "no memory to decode a task");
+}
+
+static enum sa_code
 copy_from_pb(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
 {
     enum sa_code rc;
@@ -186,6 +213,8 @@ copy_from_pb(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
     for (size_t i = 0; i < m->n_attempts; i++)
         if ((rc = sa_task_add_attempt(t, m->attempts[i]->at_ms, m->attempts[i]->error, err)) != SA_OK)
             return rc;
+    if (m->recurrence && (rc = copy_recurrence(t, m, err)) != SA_OK)
+        return rc;
     if (m->channel_case == SENDAT__TASK__CHANNEL_WEBHOOK)
         return copy_webhook(t, m->webhook, err);
     if (m->channel_case == SENDAT__TASK__CHANNEL_EMAIL)

@@ -14,6 +14,7 @@
 #include "limits.h"
 #include "log.h"
 #include "retry.h"
+#include "series.h"
 #include "timeparse.h"
 #include "transfer.h"
 #include "wheel.h"
@@ -62,6 +63,21 @@ deliver_wakeup(void *arg)
     curl_multi_wakeup(d->multi);
 }
 
+/* The one way a held task is acked for good: its series' next occurrence first (invariant 4). */
+static void
+settle(struct consumer *c, struct held *h)
+{
+    struct sa_err err = {0};
+
+    if (series_continue(c, h, &err) != SA_OK) {
+        sa_log(SA_LOG_WARN, "next_occurrence_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
+        natsMsg_NakWithDelay(h->msg, 1000, NULL); /* again later: the claim keeps it from a resend */
+    } else {
+        natsMsg_Ack(h->msg, NULL);
+    }
+    held_free(h);
+}
+
 static void
 finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status)
 {
@@ -76,8 +92,7 @@ finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason
         return;
     }
     claims_finish(c, h, rev, SA_CLAIM_DEAD, status, reason, 0);
-    natsMsg_Ack(h->msg, NULL);
-    held_free(h);
+    settle(c, h);
 }
 
 static void
@@ -88,8 +103,7 @@ finish_skip(struct consumer *c, struct held *h, const struct sa_claim *seen)
     else
         atomic_fetch_add(&c->counters.duplicates, 1);
     sa_log(SA_LOG_INFO, "skipped", "task=%s claim=%s", h->task->id, sa_claim_state_name(seen->state));
-    natsMsg_Ack(h->msg, NULL);
-    held_free(h);
+    settle(c, h);
 }
 
 /* A provider limit says not yet: back into the wheel until retry_at (the message stays held
@@ -115,7 +129,7 @@ start(struct deliver *d, struct held *h, int64_t now)
     int64_t retry_at = 0;
     int lease = -1;
 
-    if (cancel_contains(d->c->cancels, h->task->id)) {
+    if (series_cancelled(d->c, h->task)) {
         seen.state = SA_CLAIM_CANCELLED;
         return finish_skip(d->c, h, &seen);
     }
@@ -180,11 +194,10 @@ deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct tran
     if (!r->ok)
         return finish_retry(c, h, rev, r->error, (int)r->status, r->retry_after_ms);
     claims_finish(c, h, rev, SA_CLAIM_SENT, (int)r->status, NULL, r->started_ms - h->due_ms);
-    natsMsg_Ack(h->msg, NULL);
     atomic_fetch_add(&c->counters.sent, 1);
     sa_log(SA_LOG_INFO, "sent", "task=%s attempt=%d status=%ld lateness_ms=%" PRId64, h->task->id,
            h->task->attempt, r->status, r->started_ms - h->due_ms);
-    held_free(h);
+    settle(c, h);
 }
 
 static void

@@ -98,7 +98,8 @@ handle(struct puller *p, natsMsg *msg)
     if (sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
                      (size_t)natsMsg_GetDataLength(msg), &t, &err) != SA_OK)
         return dead_letter(p, msg, place.id, err.msg);
-    if (cancel_contains(p->c->cancels, t->id)) {
+    if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) { /* a series' own occurrence:
+                                                                               settled at its time */
         sa_log(SA_LOG_INFO, "dropped_cancelled", "task=%s", t->id);
         atomic_fetch_add(&p->c->counters.cancelled, 1);
         natsMsg_Ack(msg, NULL);

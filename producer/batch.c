@@ -12,12 +12,13 @@
 #include "input.h"
 #include "publish.h"
 #include "schedule.h"
+#include "series.h"
 #include "timeparse.h"
 
 int
 batch_check_opts(const struct sched_opts *o)
 {
-    if (o->at || o->webhook || o->n_rcpt[0] || o->n_rcpt[1] || o->n_rcpt[2] || o->data ||
+    if (o->at || o->cron || o->tz || o->webhook || o->n_rcpt[0] || o->n_rcpt[1] || o->n_rcpt[2] || o->data ||
         o->data_file || o->n_headers || o->subject || o->text || o->id)
         return cli_error(EXIT_USAGE, "schedule: --batch takes the tasks from the file; give no task flags");
     return EXIT_OK;
@@ -47,6 +48,8 @@ prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
         rc = sa_task_new(&p->t, err);
     if (rc == SA_OK)
         rc = schedule_build_task(p->t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0, now, err);
+    if (rc == SA_OK && p->t->cron)
+        rc = series_register(b->n, p->t, err); /* SA_EEXIST: scheduled already, publish nothing */
     if (rc == SA_OK)
         rc = sa_task_seal(b->ring, p->t, &p->env, &p->len, err);
     if (rc != SA_OK) {
@@ -101,6 +104,10 @@ one_line(struct batch *b, char *line, struct sa_err *fatal)
     }
     rc = prepare(b, obj, &p, &err);
     json_decref(obj);
+    if (rc == SA_EEXIST) {
+        b->series_again++;
+        return SA_OK;
+    }
     if (rc == SA_ENOMEM)
         return sa_fail(fatal, rc, "line %ld: %s", b->line, err.msg);
     if (rc != SA_OK) {

@@ -26,7 +26,7 @@ struct batch {
     char *header; /* CSV header row, split into names */
     char *names[INPUT_FIELDS_MAX];
     int n_names;
-    long line, total, sent, refused;
+    long line, total, sent, refused, series_again;
     struct {
         long line;
         char why[256];

@@ -104,9 +104,10 @@ static const char **
 string_field(struct sched_opts *o, const char *key)
 {
     static const char *keys[] = {"at", "webhook", "data", "id", "not-after", "subject", "text",
-                                 "html", "from", "reply-to", NULL};
+                                 "html", "from", "reply-to", "cron", "tz", "until", "count", NULL};
     const char **fields[] = {&o->at, &o->webhook, &o->data, &o->id, &o->not_after, &o->subject,
-                             &o->text, &o->html, &o->from, &o->reply_to};
+                             &o->text, &o->html, &o->from, &o->reply_to, &o->cron, &o->tz,
+                             &o->until, &o->count};
 
     for (int i = 0; keys[i]; i++)
         if (!strcmp(key, keys[i]))
@@ -130,8 +131,6 @@ batch_opts_from_json(struct sched_opts *o, json_t *obj, struct sa_err *err)
             if (!json_is_string(v))
                 return sa_fail(err, SA_EINVAL, "\"%s\" must be a string", key);
             *field = json_string_value(v);
-        } else if (!strcmp(key, "cron") || !strcmp(key, "tz")) {
-            return sa_fail(err, SA_EINVAL, "\"%s\": recurring series are not supported yet", key);
         } else if ((rc = set_list(o, key, v, err)) != SA_OK) {
             return rc;
         }

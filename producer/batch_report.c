@@ -54,6 +54,8 @@ batch_summary(struct batch *b, const char *fatal)
 
     if (b->pub)
         publisher_counts(b->pub, &acked, &dups, &failed);
+    acked += b->series_again; /* a series scheduled before counts as already scheduled */
+    dups += b->series_again;
     if (b->o->cli.json)
         print_json(b, acked, dups, failed, fatal);
     fprintf(stderr, "sendat: scheduled %ld (%ld of them already were), refused %ld, failed %ld%s\n",

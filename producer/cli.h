@@ -41,5 +41,6 @@ int cmd_schedule(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_dlq(int argc, char **argv);
+int cmd_preview(int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@
 #include "claim.h"
 #include "cli.h"
 #include "find.h"
+#include "series_status.h"
 #include "timeparse.h"
 
 #define SENDING_WAIT_MS 30000 /* how long to wait for a send in progress to finish */
@@ -66,8 +67,10 @@ try_cancel(struct sa_nats *n, const char *id, int64_t deadline)
         rc = find_task(n, id, &msg, &err);
         natsMsg_Destroy(msg);
         if (rc == SA_ENOTFOUND) {
-            puts("unknown id");
-            return EXIT_UNKNOWN;
+            int series = 0, code = series_cancel(n, id, &series);
+            if (!series && code == EXIT_UNKNOWN)
+                puts("unknown id");
+            return code;
         }
         if (rc == SA_OK)
             rc = sa_claim_create(n->claims, id, &mine, NULL, &err);

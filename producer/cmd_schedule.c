@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "publish.h"
 #include "schedule.h"
+#include "series.h"
 #include "task.h"
 #include "timeparse.h"
 
@@ -23,7 +24,10 @@ static const char usage[] =
     "       sendat schedule --at TIME --email ADDR[,ADDR...] [--cc ADDR,...] [--bcc ADDR,...]\n"
     "                       --subject TEXT (--text TEXT | --text-file FILE) [--html-file FILE]\n"
     "                       [--from 'Name <addr>'] [--reply-to ADDR] [--id ID] [--not-after TIME]\n"
+    "       sendat schedule ... --cron EXPR --tz ZONE [--at START] [--until TIME] [--count N]\n"
     "       sendat schedule --batch FILE|- [--template-file FILE] [--strict] [--json]\n"
+    "  --cron: 5 fields (m h dom mon dow), 6 with seconds first, or @hourly/@daily/@weekly/\n"
+    "  @monthly; --tz an IANA zone. Prints the series id; `sendat cancel` stops the series.\n"
     "  --batch: one task per line, NDJSON whose keys are the long flag names (at, webhook,\n"
     "  data, header, id, not-after, email, cc, bcc, subject, text, html, from, reply-to), or CSV\n"
     "  with a header row when --template-file gives an NDJSON task with {{column}} fields.\n"
@@ -52,7 +56,9 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         {"html-file", required_argument, NULL, 'M'}, {"from", required_argument, NULL, 'F'},
         {"reply-to", required_argument, NULL, 'R'},  {"batch", required_argument, NULL, 'b'},
         {"template-file", required_argument, NULL, 'T'}, {"strict", no_argument, NULL, 'Z'},
-        {"json", no_argument, NULL, 'j'},
+        {"json", no_argument, NULL, 'j'},            {"cron", required_argument, NULL, 'c'},
+        {"tz", required_argument, NULL, 'z'},        {"until", required_argument, NULL, 'u'},
+        {"count", required_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     int c;
 
@@ -87,6 +93,10 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         case 'T': o->template_file = optarg; break;
         case 'Z': o->strict = 1; break;
         case 'j': o->cli.json = 1; break;
+        case 'c': o->cron = optarg; break;
+        case 'z': o->tz = optarg; break;
+        case 'u': o->until = optarg; break;
+        case 'N': o->count = optarg; break;
         case 'h': fputs(usage, stdout); return -1;
         default:
             return cli_error(EXIT_USAGE, "schedule: unknown or incomplete option %s",
@@ -109,6 +119,7 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     struct sa_keyring *ring = NULL;
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
+    enum sa_code rc;
     int code;
 
     if (sa_task_new(&t, &err) != SA_OK)
@@ -119,11 +130,14 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     }
     if ((code = cli_keyring(&o->cli, &ring)) != EXIT_OK || (code = cli_connect(&o->cli, &n)) != EXIT_OK)
         goto out;
-    if (publish_task(n, ring, t, NULL, &err) != SA_OK) {
+    rc = t->cron ? series_register(n, t, &err) : SA_OK;
+    if (rc == SA_OK)
+        rc = publish_task(n, ring, t, NULL, &err);
+    if (rc != SA_OK && rc != SA_EEXIST) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
-    printf("%s\n", t->id);
+    printf("%s\n", t->cron ? t->series_id : t->id);
 out:
     sa_nats_close(n);
     sa_keyring_free(ring);

@@ -11,6 +11,7 @@
 #include "claim.h"
 #include "cli.h"
 #include "find.h"
+#include "series_status.h"
 #include "timeparse.h"
 
 static const char usage[] = "usage: sendat status ID [--json] [--server URL]\n"
@@ -166,6 +167,10 @@ cmd_status(int argc, char **argv)
         return code;
     events = json_array();
     code = collect(n, argv[optind], events);
+    if (code == EXIT_OK && json_array_size(events) == 0) {
+        int series = 0;
+        code = series_events(n, argv[optind], events, &series);
+    }
     if (code == EXIT_OK && json_array_size(events) == 0) {
         puts(cli.json ? "{\"id\":null,\"error\":\"unknown id\"}" : "unknown id");
         code = EXIT_UNKNOWN;

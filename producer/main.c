@@ -17,6 +17,7 @@ static const char usage[] =
     "  cancel     cancel a task: cancelled (0), too late (3), unknown id (4)\n"
     "  status     print a task's history\n"
     "  dlq        list, show, replay or purge dead letters\n"
+    "  preview    the next fires of a cron expression in a time zone\n"
     "\n"
     "`sendat <command> --help` lists a command's options.\n"
     "Environment: SENDAT_NATS_URL (default " SA_DEFAULT_URL "), SENDAT_KEY_FILE,\n"
@@ -29,7 +30,8 @@ struct verb {
 
 static const struct verb verbs[] = {
     {"init", cmd_init},     {"keygen", cmd_keygen}, {"schedule", cmd_schedule},
-    {"cancel", cmd_cancel}, {"status", cmd_status}, {"dlq", cmd_dlq}, {NULL, NULL},
+    {"cancel", cmd_cancel}, {"status", cmd_status}, {"dlq", cmd_dlq},
+    {"preview", cmd_preview}, {NULL, NULL},
 };
 
 int

@@ -16,6 +16,8 @@ struct sched_opts {
     int n_rcpt[3];
     const char *subject, *text, *text_file, *html_file, *from, *reply_to;
     const char *html; /* inline HTML (batch lines) */
+    /* recurrence */
+    const char *cron, *tz, *until, *count;
     /* batch */
     const char *batch, *template_file;
     int strict;

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "cron.h"
 #include "schedule.h"
 #include "timeparse.h"
 
@@ -36,8 +39,10 @@ check_email(const struct sched_opts *o, struct sa_err *err)
 enum sa_code
 schedule_check(const struct sched_opts *o, struct sa_err *err)
 {
-    if (!o->at)
-        return sa_fail(err, SA_EINVAL, "--at TIME is required");
+    if (!o->at && !o->cron)
+        return sa_fail(err, SA_EINVAL, "--at TIME (or --cron EXPR --tz ZONE) is required");
+    if ((o->tz || o->until || o->count) && !o->cron)
+        return sa_fail(err, SA_EINVAL, "--tz, --until and --count go with --cron");
     if (o->n_rcpt[0] + o->n_rcpt[1] + o->n_rcpt[2] > 0)
         return check_email(o, err);
     if (!o->webhook)
@@ -67,11 +72,56 @@ set_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct sa_
     return SA_OK;
 }
 
+/* A series: the first occurrence after --at (or now), its id "<occ_ms>-<series>". */
+static enum sa_code
+series_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct sa_err *err)
+{
+    struct sa_cron *c = NULL;
+    int64_t start = now, until = 0;
+    long count = 0;
+    int flags = 0;
+    char *end = NULL;
+    enum sa_code rc = SA_OK;
+
+    if (!o->tz)
+        return sa_fail(err, SA_EINVAL, "--cron needs --tz ZONE (an IANA name like Asia/Seoul)");
+    if (o->not_after)
+        return sa_fail(err, SA_EINVAL, "--not-after is for single tasks, not with --cron");
+    if (o->count && ((count = strtol(o->count, &end, 10)) < 1 || *end || count > 1000000))
+        return sa_fail(err, SA_EINVAL, "--count %.20s must be 1 to 1000000", o->count);
+    if (o->at && (rc = sa_time_parse(o->at, now, &start, err)) == SA_OK)
+        start -= 1; /* --at itself may be the first fire */
+    if (rc == SA_OK && o->until)
+        rc = sa_time_parse(o->until, now, &until, err);
+    if (rc == SA_OK)
+        rc = sa_task_set_recurrence(t, o->cron, o->tz, until, (int)count, err);
+    if (rc == SA_OK)
+        rc = sa_cron_parse(&c, o->cron, err);
+    if (rc == SA_OK)
+        rc = sa_cron_next(c, o->tz, start, &t->due_ms, &flags, err);
+    sa_cron_free(c);
+    if (rc == SA_OK && until && t->due_ms > until)
+        rc = sa_fail(err, SA_EINVAL, "the first fire comes after --until");
+    if (rc != SA_OK)
+        return rc;
+    if (o->id && (!sa_layout_id_valid(o->id) || strlen(o->id) > SA_SERIES_ID_MAX))
+        return sa_fail(err, SA_EINVAL, "--id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ - for a series",
+                       o->id, SA_SERIES_ID_MAX);
+    if (o->id)
+        snprintf(t->series_id, sizeof(t->series_id), "%s", o->id);
+    else
+        sa_layout_series_new(t->series_id, sizeof(t->series_id));
+    sa_layout_occurrence_id(t->id, sizeof(t->id), t->series_id, t->due_ms);
+    t->index = 1;
+    t->created_ms = now;
+    return SA_OK;
+}
+
 enum sa_code
 schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t *body,
                     size_t body_len, int64_t now, struct sa_err *err)
 {
-    enum sa_code rc = set_times(t, o, now, err);
+    enum sa_code rc = o->cron ? series_times(t, o, now, err) : set_times(t, o, now, err);
 
     if (rc == SA_OK && o->webhook) {
         rc = sa_task_set_url(t, o->webhook, err);
@@ -84,11 +134,11 @@ schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t
     }
     if (rc != SA_OK)
         return rc;
-    if (o->id && !sa_layout_id_valid(o->id))
+    if (!o->cron && o->id && !sa_layout_id_valid(o->id))
         return sa_fail(err, SA_EINVAL, "--id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", o->id, SA_ID_MAX);
-    if (o->id)
+    if (!o->cron && o->id) /* a series named its occurrence already */
         snprintf(t->id, sizeof(t->id), "%s", o->id);
-    else
+    else if (!o->cron)
         sa_layout_id_new(t->id, sizeof(t->id), t->due_ms);
     t->at_most_once = o->at_most_once;
     return sa_task_validate(t, err);

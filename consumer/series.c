@@ -1,0 +1,90 @@
+/* Next occurrences. The series' cancel record is read from the bucket itself before the next
+ * occurrence is published (the in-memory set may lag by a moment), so a cancelled series
+ * publishes nothing more. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cancel.h"
+#include "cron.h"
+#include "log.h"
+#include "relay.h"
+#include "series.h"
+#include "timeparse.h"
+
+int
+series_cancelled(struct consumer *c, const struct sa_task *t)
+{
+    return cancel_contains(c->cancels, t->id) || (t->cron && cancel_contains(c->cancels, t->series_id));
+}
+
+static int
+series_stopped(struct consumer *c, const struct sa_task *t)
+{
+    kvEntry *e = NULL;
+    natsStatus s;
+
+    if (cancel_contains(c->cancels, t->series_id))
+        return 1;
+    s = kvStore_Get(&e, c->n->cancel, t->series_id);
+    kvEntry_Destroy(e);
+    return s == NATS_OK;
+}
+
+/* The next occurrence as a task, or NULL when the series ends here. */
+static enum sa_code
+next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
+{
+    struct sa_cron *cron = NULL;
+    int64_t occ = sa_layout_occurrence_ms(t->id), next = 0;
+    int flags = 0;
+    enum sa_code rc;
+
+    *out = NULL;
+    if (!occ)
+        occ = t->due_ms;
+    if (t->count && t->index >= t->count)
+        return SA_OK;
+    rc = sa_cron_parse(&cron, t->cron, err);
+    if (rc == SA_OK)
+        rc = sa_cron_next(cron, t->tz, occ, &next, &flags, err);
+    sa_cron_free(cron);
+    if (rc == SA_ENOTFOUND || (rc == SA_OK && t->until_ms && next > t->until_ms))
+        return SA_OK;
+    if (rc == SA_OK)
+        rc = sa_task_copy(t, out, err);
+    if (rc != SA_OK)
+        return rc;
+    (*out)->due_ms = next;
+    (*out)->index = t->index + 1;
+    (*out)->attempt = 1;
+    (*out)->not_after_ms = t->not_after_ms ? t->not_after_ms + (next - occ) : 0;
+    sa_task_clear_attempts(*out);
+    sa_layout_occurrence_id((*out)->id, sizeof((*out)->id), t->series_id, next);
+    return SA_OK;
+}
+
+enum sa_code
+series_continue(struct consumer *c, struct held *h, struct sa_err *err)
+{
+    struct sa_task *next = NULL;
+    struct relay_meta m = {.scheduled_ms = sa_now_ms()};
+    char subject[SA_SUBJECT_MAX];
+    uint8_t *env = NULL;
+    size_t len = 0;
+    enum sa_code rc;
+
+    if (!h->task->cron || series_stopped(c, h->task))
+        return SA_OK;
+    rc = next_task(h->task, &next, err);
+    if (rc != SA_OK || !next)
+        return rc;
+    rc = sa_task_seal(c->ring, next, &env, &len, err);
+    relay_subject(c, subject, sizeof(subject), m.scheduled_ms, next->due_ms, next->id);
+    if (rc == SA_OK)
+        rc = relay_publish(c, subject, env, (int)len, next->id, &m, err);
+    if (rc == SA_OK)
+        sa_log(SA_LOG_INFO, "next_occurrence", "series=%s task=%s index=%d", next->series_id, next->id, next->index);
+    free(env);
+    sa_task_free(next);
+    return rc;
+}

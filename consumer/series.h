@@ -1,0 +1,17 @@
+/* The chain of a recurring series (invariant 4): before an occurrence is acked, its successor
+ * is published with the deterministic Msg-Id "<next_ms>-<series>", so the chain neither breaks
+ * (published before the ack) nor forks (a second publish is dropped as a duplicate). */
+#ifndef CONSUMER_SERIES_H
+#define CONSUMER_SERIES_H
+
+#include "consumer.h"
+#include "wheel.h"
+
+/* Publishes the next occurrence of h's series unless it is the last, past --until, or the
+ * series was cancelled. SA_OK when there is nothing to do; on failure the caller naks h. */
+enum sa_code series_continue(struct consumer *c, struct held *h, struct sa_err *err) SA_MUST_CHECK;
+
+/* Whether the task (or its series) is in the cancel map. */
+int series_cancelled(struct consumer *c, const struct sa_task *t);
+
+#endif

@@ -1,0 +1,62 @@
+/* sendat preview --cron EXPR --tz ZONE [-n N] [--from TIME]: the next fires in local time and
+ * UTC, with a warning on each that falls into a DST gap or overlap. Needs no server. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "cron.h"
+#include "timeparse.h"
+
+static const char usage[] = "usage: sendat preview --cron EXPR --tz ZONE [-n N] [--from TIME]\n"
+                            "  prints the next N (default 10) fires in local time and UTC\n";
+
+static void
+print_fire(const char *tz, int64_t at, int flags)
+{
+    char local[64], utc[40];
+
+    sa_tz_format_local(local, sizeof(local), tz, at);
+    sa_time_format(utc, sizeof(utc), at);
+    printf("%s  (%s)", local, utc);
+    if (flags & SA_CRON_GAP)
+        printf("  warning: DST gap: the local time does not exist that day; fires once at the first valid instant after it");
+    if (flags & SA_CRON_OVERLAP)
+        printf("  warning: DST overlap: the local time happens twice that day; fires once, at the first");
+    putchar('\n');
+}
+
+int
+cmd_preview(int argc, char **argv)
+{
+    static const struct option opts[] = {{"cron", required_argument, NULL, 'c'}, {"tz", required_argument, NULL, 'z'},
+                                         {"from", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *cron = NULL, *tz = NULL, *from = NULL;
+    struct sa_cron *c = NULL;
+    struct sa_err err = {0};
+    int64_t at = sa_now_ms();
+    long n = 10;
+    int opt, flags = 0;
+
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'c': cron = optarg; break;
+        case 'z': tz = optarg; break;
+        case 'f': from = optarg; break;
+        case 'n': n = strtol(optarg, NULL, 10); break;
+        case 'h': return fputs(usage, stdout), EXIT_OK;
+        default: return cli_error(EXIT_USAGE, "preview: unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (!cron || !tz || optind != argc || n < 1 || n > 10000)
+        return cli_error(EXIT_USAGE, "preview: give --cron EXPR --tz ZONE [-n 1..10000]");
+    if ((from && sa_time_parse(from, at, &at, &err) != SA_OK) || sa_tz_check(tz, &err) != SA_OK ||
+        sa_cron_parse(&c, cron, &err) != SA_OK)
+        return cli_error(EXIT_USAGE, "preview: %s", err.msg);
+    for (long i = 0; i < n && sa_cron_next(c, tz, at, &at, &flags, &err) == SA_OK; i++)
+        print_fire(tz, at, flags);
+    sa_cron_free(c);
+    return EXIT_OK;
+}
