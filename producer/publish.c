@@ -81,6 +81,7 @@ on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
         p->duplicates += pa && pa->Duplicate;
     }
     pthread_mutex_unlock(&p->lock);
+    natsMsg_Destroy(msg); /* the handler owns the published message */
 }
 
 enum sa_code
