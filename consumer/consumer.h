@@ -40,6 +40,7 @@ struct counters {
 struct wheel;
 struct cancel_set;
 struct signer;
+struct transfer;
 struct limits;
 
 struct consumer {
@@ -51,6 +52,7 @@ struct consumer {
     struct signer *signer; /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */
     struct limits *limits; /* per-host limits (SENDAT_HOST_LIMITS) */
     kvStore *leases;       /* fleet-wide concurrency leases, when a limit asks for them */
+    struct transfer *inflight; /* sends in flight (main thread only) */
     struct counters counters;
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
 };

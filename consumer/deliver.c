@@ -214,6 +214,7 @@ periodic(struct deliver *d, int64_t now)
 {
     if (now >= d->next_touch_ms) {
         wheel_touch(d->c->wheel, now, d->c->n->layout.ack_wait_ms / 3);
+        transfer_touch(d->c, now, d->c->n->layout.ack_wait_ms / 3);
         d->next_touch_ms = now + TOUCH_CHECK_MS;
     }
     if (now >= d->next_counters_ms) {

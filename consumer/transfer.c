@@ -10,6 +10,37 @@
 #include "transfer.h"
 
 static void
+link(struct consumer *c, struct transfer *x)
+{
+    x->next = c->inflight;
+    if (c->inflight)
+        c->inflight->prev = x;
+    c->inflight = x;
+}
+
+static void
+unlink_transfer(struct consumer *c, struct transfer *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else if (c->inflight == x)
+        c->inflight = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+}
+
+void
+transfer_touch(struct consumer *c, int64_t now_ms, int64_t interval_ms)
+{
+    for (struct transfer *x = c->inflight; x; x = x->next) {
+        if (now_ms - x->h->touched_ms < interval_ms)
+            continue;
+        natsMsg_InProgress(x->h->msg, NULL);
+        x->h->touched_ms = now_ms;
+    }
+}
+
+static void
 transfer_free(struct transfer *x)
 {
     curl_slist_free_all(x->hdrs);
@@ -42,6 +73,8 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     if (rc == SA_OK && curl_multi_add_handle(multi, e) != CURLM_OK)
         rc = sa_fail(err, SA_ENOMEM, "cannot start a transfer");
+    if (rc == SA_OK)
+        link(c, x);
     if (rc != SA_OK) {
         curl_easy_cleanup(e);
         transfer_free(x);
@@ -82,6 +115,7 @@ transfer_collect(CURLM *multi, struct consumer *c)
             smtp_result(m->easy_handle, m->data.result, x, &r);
         else
             webhook_result(m->easy_handle, m->data.result, x, &r);
+        unlink_transfer(c, x);
         curl_multi_remove_handle(multi, m->easy_handle);
         curl_easy_cleanup(m->easy_handle);
         limits_release(c->limits, x->host, x->lease);

@@ -20,6 +20,7 @@ struct transfer {
     char errbuf[CURL_ERROR_SIZE];
     char host[256]; /* for the provider limits */
     int lease;      /* fleet lease taken, or -1 */
+    struct transfer *prev, *next; /* every send in flight, to keep their messages alive */
 };
 
 struct transfer_result {
@@ -46,6 +47,10 @@ void transfer_host(const struct consumer *c, const struct sa_task *t, char *out,
  * deliver_done. On failure h is still the caller's. */
 enum sa_code transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev,
                             int64_t now_ms, const char *host, int lease, struct sa_err *err) SA_MUST_CHECK;
+
+/* Marks in progress the message of every send in flight not touched for interval_ms, so a
+ * slow receiver does not let the ack wait run out (a redelivery would send it twice). */
+void transfer_touch(struct consumer *c, int64_t now_ms, int64_t interval_ms);
 
 /* Hands every finished transfer to deliver_done; returns how many finished. */
 int transfer_collect(CURLM *multi, struct consumer *c);

@@ -1,0 +1,183 @@
+/* The scenarios users bring: a 07:00 Asia/Seoul mail to each of 10,000 subscribers from a CSV,
+ * shared about evenly by 4 consumers with no per-consumer configuration; and 10,000 webhooks
+ * due at one instant, all delivered, with the spread of lateness printed. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+
+#define SUBSCRIBERS 10000
+
+static struct fx F;
+static struct proc sink;
+static char attempts_log[400];
+
+static int
+file_exists(void *path)
+{
+    char *s = proc_read_file((const char *)path);
+    free(s);
+    return s != NULL;
+}
+
+static int
+mails_stored(void *arg)
+{
+    return proc_count_lines(attempts_log, "250 <") >= (int)(intptr_t)arg;
+}
+
+static int
+hooks_arrived(void *arg)
+{
+    return receiver_count(F.recv) >= (size_t)(intptr_t)arg;
+}
+
+static void
+start_sink(char *env, size_t cap)
+{
+    char script[400], maildir[400], portfile[400], *port;
+    const char *support = getenv("SENDAT_SUPPORT");
+
+    snprintf(script, sizeof(script), "%s/smtp_sink.py", support ? support : "tests/support");
+    snprintf(maildir, sizeof(maildir), "%s/maildir", F.dir);
+    snprintf(portfile, sizeof(portfile), "%s/smtp.port", F.dir);
+    snprintf(attempts_log, sizeof(attempts_log), "%s/smtp-attempts.log", F.dir);
+    {
+        char *argv[] = {"/usr/bin/python3", script, maildir, portfile, NULL};
+        assert_int_equal(proc_spawn(&sink, F.dir, "smtp", argv, NULL), 0);
+    }
+    assert_true(wait_until(file_exists, portfile, 20000));
+    port = proc_read_file(portfile);
+    snprintf(env, cap, "SENDAT_SMTP_URL=smtp://127.0.0.1:%s", port);
+    free(port);
+}
+
+/* "07:00 in Seoul" a few seconds from now: the next whole second, as a KST wall-clock time. */
+static void
+seoul_time_soon(char *out, size_t cap, int64_t *due)
+{
+    int64_t t = (test_now_ms() / 1000 + 8) * 1000;
+    time_t kst = (time_t)(t / 1000 + 9 * 3600);
+    struct tm tm;
+
+    gmtime_r(&kst, &tm);
+    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d+09:00", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec);
+    *due = t;
+}
+
+static void
+test_seoul_mail_to_10000(void **state)
+{
+    char smtp[200], csv[300], tmpl[300], at[64], out[4096], err[4096];
+    char *env[] = {smtp, "SENDAT_SMTP_TLS=off", "SENDAT_SMTP_FROM=news@example.test", NULL};
+    int64_t due;
+    long shares[4], total = 0;
+    FILE *f;
+
+    (void)state;
+    fx_start(&F, 0);
+    start_sink(smtp, sizeof(smtp));
+    for (int i = 0; i < 4; i++)
+        fx_consumer(&F, i, env);
+    snprintf(csv, sizeof(csv), "%s/subscribers.csv", F.dir);
+    snprintf(tmpl, sizeof(tmpl), "%s/morning.json", F.dir);
+    f = fopen(csv, "w");
+    fputs("email,name\n", f);
+    for (int i = 0; i < SUBSCRIBERS; i++)
+        fprintf(f, "user%d@example.test,User %d\n", i, i);
+    fclose(f);
+    seoul_time_soon(at, sizeof(at), &due);
+    f = fopen(tmpl, "w");
+    fprintf(f, "{\"at\":\"%s\",\"email\":\"{{name}} <{{email}}>\",\"subject\":\"좋은 아침입니다, {{name}}\","
+               "\"text\":\"07:00 KST news\"}\n", at);
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", csv,
+                               "--template-file", tmpl, NULL), 0);
+    assert_true(wait_until(mails_stored, (void *)(intptr_t)SUBSCRIBERS, 240000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    for (int i = 0; i < 4; i++) {
+        shares[i] = fx_counter(&F, i, "sent");
+        total += shares[i];
+    }
+    fprintf(stderr, "shares of 4 consumers: %ld %ld %ld %ld (even: %d)\n", shares[0], shares[1], shares[2],
+            shares[3], SUBSCRIBERS / 4);
+    assert_int_equal(total, SUBSCRIBERS);
+    assert_int_equal(proc_count_lines(attempts_log, "250 <"), SUBSCRIBERS); /* each exactly once */
+    for (int i = 0; i < 4; i++)
+        assert_true(shares[i] >= SUBSCRIBERS / 4 * 9 / 10 && shares[i] <= SUBSCRIBERS / 4 * 11 / 10);
+    proc_signal(&sink, SIGTERM);
+    proc_wait(&sink, 20000);
+    fx_stop(&F);
+}
+
+static int
+cmp64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void
+test_10000_at_one_instant(void **state)
+{
+    char path[300], out[4096], err[4096];
+    int64_t due = test_now_ms() + 8000, *late;
+    struct receiver_hit h;
+    FILE *f;
+    size_t n;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    fx_consumer(&F, 1, NULL);
+    snprintf(path, sizeof(path), "%s/burst.ndjson", F.dir);
+    f = fopen(path, "w");
+    for (int i = 0; i < SUBSCRIBERS; i++)
+        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/burst\",\"id\":\"burst-%d\"}\n", due / 1000,
+                (int)(due % 1000), receiver_url(F.recv), i);
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    assert_true(wait_until(hooks_arrived, (void *)(intptr_t)SUBSCRIBERS, 240000));
+    n = receiver_count(F.recv);
+    late = calloc(n, sizeof(*late));
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);
+        late[i] = h.at_ms - due;
+        assert_true(late[i] >= 0);
+        receiver_hit_free(&h);
+    }
+    qsort(late, n, sizeof(*late), cmp64);
+    fprintf(stderr, "10000 due at once: lateness p50 %" PRId64 " ms, p90 %" PRId64 " ms, p99 %" PRId64
+                    " ms, max %" PRId64 " ms, first %" PRId64 " ms\n",
+            late[n / 2], late[n * 9 / 10], late[n * 99 / 100], late[n - 1], late[0]);
+    assert_int_equal(n, SUBSCRIBERS);
+    free(late);
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seoul_mail_to_10000),
+        cmocka_unit_test(test_10000_at_one_instant),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    return rc;
+}
