@@ -38,6 +38,7 @@ static const char usage[] =
     "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
     "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
     "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
+    "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default :8080)\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n";
 
@@ -122,6 +123,24 @@ config_load(struct config *cfg)
     return bad ? -1 : 0;
 }
 
+const long lateness_bounds_ms[LATENESS_BUCKETS] = {1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000};
+
+void
+counters_lateness(struct counters *k, int64_t ms)
+{
+    for (int i = 0; i < LATENESS_BUCKETS; i++)
+        if (ms <= lateness_bounds_ms[i])
+            atomic_fetch_add(&k->lateness_le[i], 1);
+    atomic_fetch_add(&k->lateness_count, 1);
+    atomic_fetch_add(&k->lateness_sum_ms, ms > 0 ? (long)ms : 0);
+}
+
+long
+counters_sum(const atomic_long v[3])
+{
+    return atomic_load(&v[0]) + atomic_load(&v[1]) + atomic_load(&v[2]);
+}
+
 void
 counters_log(const struct consumer *c, const char *event)
 {
@@ -131,6 +150,6 @@ counters_log(const struct consumer *c, const char *event)
            "consumer=%s pulled=%ld held=%ld moved=%ld sent=%ld failed=%ld retried=%ld dead=%ld "
            "cancelled=%ld duplicates=%ld",
            c->cfg.name, atomic_load(&k->pulled), atomic_load(&k->held), atomic_load(&k->moved),
-           atomic_load(&k->sent), atomic_load(&k->failed), atomic_load(&k->retried),
-           atomic_load(&k->dead), atomic_load(&k->cancelled), atomic_load(&k->duplicates));
+           counters_sum(k->sent), counters_sum(k->failed), counters_sum(k->retried),
+           counters_sum(k->dead), atomic_load(&k->cancelled), atomic_load(&k->duplicates));
 }

@@ -33,9 +33,25 @@ struct config {
 };
 
 
+#define LATENESS_BUCKETS 12
+
+/* Counters and gauges for logs and /metrics. Indexed by enum sa_channel where it says [3]
+ * (0: a message that never opened). */
 struct counters {
-    atomic_long pulled, held, moved, sent, failed, retried, dead, cancelled, duplicates;
+    atomic_long pulled, held, moved, cancelled, duplicates;
+    atomic_long sent[3], failed[3], retried[3], dead[3];
+    atomic_long lateness_le[LATENESS_BUCKETS]; /* cumulative, see lateness_bounds_ms */
+    atomic_long lateness_count, lateness_sum_ms;
+    atomic_long inflight, backlog, last_pull_ok_ms;
 };
+
+extern const long lateness_bounds_ms[LATENESS_BUCKETS];
+
+/* Records one send's lateness. */
+void counters_lateness(struct counters *k, int64_t ms);
+
+/* The sum over channels of a [3] counter. */
+long counters_sum(const atomic_long v[3]);
 
 struct wheel;
 struct cancel_set;

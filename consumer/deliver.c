@@ -85,7 +85,7 @@ finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason
 
     sa_log(SA_LOG_WARN, "dead_letter", "task=%s attempt=%d reason=\"%s\"", h->task->id,
            h->task->attempt, reason);
-    if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, reason, &err) != SA_OK) {
+    if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, h->task->channel, reason, &err) != SA_OK) {
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
         natsMsg_Nak(h->msg, NULL); /* keep it: redelivered and tried again */
         held_free(h);
@@ -165,7 +165,7 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
     int64_t due = 0;
     char why[300];
 
-    atomic_fetch_add(&c->counters.failed, 1);
+    atomic_fetch_add(&c->counters.failed[h->task->channel], 1);
     if (h->task->attempt >= c->cfg.max_attempts) {
         snprintf(why, sizeof(why), "gave up after %d attempts: %s", h->task->attempt, error);
         return finish_dead(c, h, rev, why, status);
@@ -194,7 +194,8 @@ deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct tran
     if (!r->ok)
         return finish_retry(c, h, rev, r->error, (int)r->status, r->retry_after_ms);
     claims_finish(c, h, rev, SA_CLAIM_SENT, (int)r->status, NULL, r->started_ms - h->due_ms);
-    atomic_fetch_add(&c->counters.sent, 1);
+    atomic_fetch_add(&c->counters.sent[h->task->channel], 1);
+    counters_lateness(&c->counters, r->started_ms - h->due_ms);
     sa_log(SA_LOG_INFO, "sent", "task=%s attempt=%d status=%ld lateness_ms=%" PRId64, h->task->id,
            h->task->attempt, r->status, r->started_ms - h->due_ms);
     settle(c, h);
@@ -257,6 +258,7 @@ deliver_run(struct deliver *d)
             fire_due(d, now);
         }
         periodic(d, now);
+        atomic_store(&d->c->counters.inflight, d->inflight);
         curl_multi_poll(d->multi, NULL, 0, poll_timeout(d, now), NULL);
         curl_multi_perform(d->multi, &running);
         d->inflight -= transfer_collect(d->multi, d->c);

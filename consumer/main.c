@@ -14,6 +14,7 @@
 #include "deliver.h"
 #include "log.h"
 #include "pull.h"
+#include "health.h"
 #include "limits.h"
 #include "sign.h"
 #include "wheel.h"
@@ -69,6 +70,7 @@ static int
 run(struct consumer *c)
 {
     struct puller p;
+    struct health *http = NULL;
     struct sa_err err = {0};
     struct sigaction sa;
 
@@ -81,6 +83,10 @@ run(struct consumer *c)
         sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);
         return 1;
     }
+    if (health_start(&http, c, getenv("SENDAT_HTTP_ADDR"), &err) != SA_OK) {
+        sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);
+        return 2;
+    }
     if (pull_start(&p, c, &err) != SA_OK) {
         sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);
         return 1;
@@ -90,6 +96,7 @@ run(struct consumer *c)
     pull_join(&p);
     sa_log(SA_LOG_INFO, "stopped", "released=%zu", wheel_release_all(c->wheel));
     pull_close(&p);
+    health_stop(http);
     counters_log(c, "counters");
     return 0;
 }

@@ -27,7 +27,7 @@ dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
 
     sa_log(SA_LOG_WARN, "dead_letter", "task=%s subject=%s reason=\"%s\"", id ? id : "-",
            natsMsg_GetSubject(msg), reason);
-    if (retry_dead_letter(p->c, msg, id, 0, reason, &err) == SA_OK)
+    if (retry_dead_letter(p->c, msg, id, 0, 0, reason, &err) == SA_OK)
         natsMsg_Ack(msg, NULL);
     else
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "error=\"%s\"", err.msg); /* redelivered later */
@@ -131,6 +131,8 @@ fetch(struct puller *p, struct target *t, int64_t wait_ms)
     req.NoWait = wait_ms <= 0;
     req.Expires = (wait_ms > 0 ? wait_ms : 100) * 1000000LL;
     s = natsSubscription_FetchRequest(&list, t->sub, &req);
+    if (s == NATS_OK || s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
+        atomic_store(&p->c->counters.last_pull_ok_ms, sa_now_ms()); /* the stream answered */
     if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
         return 0;
     if (s != NATS_OK)
@@ -152,6 +154,19 @@ next_activation(const struct sa_layout *l, int64_t now)
     return sa_layout_slot(l, now + l->lead_ms) + l->slot_ms - l->lead_ms;
 }
 
+/* Tasks in the current window fleet-wide, for the backlog gauge. */
+static void
+update_backlog(struct puller *p, int64_t now)
+{
+    jsConsumerInfo *ci = NULL;
+    char durable[32];
+
+    sa_layout_durable(durable, sizeof(durable), sa_layout_window(&p->c->n->layout, now), 0);
+    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
+        atomic_store(&p->c->counters.backlog, (long)(ci->NumPending + (uint64_t)ci->NumAckPending));
+    jsConsumerInfo_Destroy(ci);
+}
+
 static void
 housekeeping(struct puller *p, int64_t now)
 {
@@ -164,6 +179,7 @@ housekeeping(struct puller *p, int64_t now)
     }
     if (now >= p->next_probe_ms) {
         targets_probe(p, now);
+        update_backlog(p, now);
         p->next_probe_ms = now + PROBE_EVERY_MS;
     }
 }

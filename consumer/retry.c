@@ -42,8 +42,8 @@ set_dead_headers(natsMsg *dlq, natsMsg *src, const char *reason, int attempt)
 }
 
 enum sa_code
-retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt, const char *reason,
-                  struct sa_err *err)
+retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt, int channel,
+                  const char *reason, struct sa_err *err)
 {
     char subject[SA_SUBJECT_MAX], msgid[SA_SUBJECT_MAX], seqid[32];
     natsMsg *dlq = NULL;
@@ -69,7 +69,7 @@ retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt,
     natsMsg_Destroy(dlq);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, jerr, "publish dead letter");
-    atomic_fetch_add(&c->counters.dead, 1);
+    atomic_fetch_add(&c->counters.dead[channel], 1);
     return SA_OK;
 }
 
@@ -103,6 +103,6 @@ retry_again(struct consumer *c, struct held *h, const char *error, int64_t retry
     rc = relay_publish(c, subject, env, (int)env_len, msgid, &m, err);
     free(env);
     if (rc == SA_OK)
-        atomic_fetch_add(&c->counters.retried, 1);
+        atomic_fetch_add(&c->counters.retried[t->channel], 1);
     return rc;
 }

@@ -13,7 +13,7 @@ int64_t retry_backoff(const struct config *cfg, int attempt);
  * id may be NULL for a message whose subject names no task (then the stream sequence is
  * used). Does not ack. */
 enum sa_code retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt,
-                               const char *reason, struct sa_err *err) SA_MUST_CHECK;
+                               int channel, const char *reason, struct sa_err *err) SA_MUST_CHECK;
 
 /* Re-seals h's task with attempt + 1 and the failure recorded, due after the backoff (or
  * retry_after_ms if the receiver asked, whichever is later), and publishes it. Does not ack. */

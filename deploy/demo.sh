@@ -41,7 +41,7 @@ wait_for "$work/receiver.port" 10
 hook="http://127.0.0.1:$(cat "$work/receiver.port")/hook"
 
 for n in 1 2; do
-  SENDAT_CONSUMER_NAME="demo-$n" "$CONSUMER" 2> "$work/consumer-$n.log" &
+  SENDAT_CONSUMER_NAME="demo-$n" SENDAT_HTTP_ADDR=127.0.0.1:0 "$CONSUMER" 2> "$work/consumer-$n.log" &
   pids+=($!)
 done
 echo "== two consumers running; receiver at $hook"

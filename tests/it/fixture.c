@@ -103,6 +103,7 @@ fx_consumer(struct fx *f, int i, char *const extra_env[])
     env[n++] = f->env_key;
     env[n++] = name;
     env[n++] = "SENDAT_LOG_LEVEL=info";
+    env[n++] = "SENDAT_HTTP_ADDR=127.0.0.1:0"; /* a free port, logged as event=http_listening */
     for (int k = 0; extra_env && extra_env[k] && n < 15; k++)
         env[n++] = extra_env[k];
     env[n] = NULL;

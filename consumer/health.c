@@ -1,0 +1,193 @@
+/* The consumer's HTTP face for orchestrators and Prometheus. Alive means the process answers;
+ * ready means NATS is connected and the puller heard from the stream within 10 s. Metrics are
+ * read from atomic counters: the endpoint never takes a lock the send path holds. */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health.h"
+#include "log.h"
+#include "timeparse.h"
+#include "wheel.h"
+
+#define METRICS_MAX 16384
+
+struct health {
+    struct MHD_Daemon *d;
+    struct consumer *c;
+};
+
+static int
+ready(struct consumer *c)
+{
+    return natsConnection_Status(c->n->nc) == NATS_CONN_STATUS_CONNECTED &&
+           sa_now_ms() - atomic_load(&c->counters.last_pull_ok_ms) < 10000;
+}
+
+static int
+put(char *buf, int used, const char *fmt, ...) SA_PRINTF(3, 4);
+
+static int
+put(char *buf, int used, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (used >= METRICS_MAX)
+        return used;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + used, (size_t)(METRICS_MAX - used), fmt, ap);
+    va_end(ap);
+    return n < 0 ? used : used + n;
+}
+
+static int
+channel_counter(char *buf, int n, const char *name, const char *help, const atomic_long v[3])
+{
+    static const char *ch[] = {"unknown", "webhook", "email"};
+
+    n = put(buf, n, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (int i = 0; i < 3; i++)
+        n = put(buf, n, "%s{channel=\"%s\"} %ld\n", name, ch[i], atomic_load(&v[i]));
+    return n;
+}
+
+static int
+lateness(char *buf, int n, const struct counters *k)
+{
+    n = put(buf, n, "# HELP sendat_lateness_seconds Sent time minus due time.\n"
+                    "# TYPE sendat_lateness_seconds histogram\n");
+    for (int i = 0; i < LATENESS_BUCKETS; i++)
+        n = put(buf, n, "sendat_lateness_seconds_bucket{le=\"%g\"} %ld\n", lateness_bounds_ms[i] / 1000.0,
+                atomic_load(&k->lateness_le[i]));
+    n = put(buf, n, "sendat_lateness_seconds_bucket{le=\"+Inf\"} %ld\n", atomic_load(&k->lateness_count));
+    n = put(buf, n, "sendat_lateness_seconds_sum %g\n", atomic_load(&k->lateness_sum_ms) / 1000.0);
+    return put(buf, n, "sendat_lateness_seconds_count %ld\n", atomic_load(&k->lateness_count));
+}
+
+static int
+metrics(struct consumer *c, char *buf)
+{
+    struct counters *k = &c->counters;
+    int n = 0;
+
+    n = channel_counter(buf, n, "sendat_sent_total", "Sends the receiver accepted.", k->sent);
+    n = channel_counter(buf, n, "sendat_failed_total", "Attempts that failed.", k->failed);
+    n = channel_counter(buf, n, "sendat_retried_total", "Retries put back into the wheel.", k->retried);
+    n = channel_counter(buf, n, "sendat_dead_lettered_total", "Tasks sent to the dead-letter stream.", k->dead);
+    n = put(buf, n, "# TYPE sendat_cancelled_total counter\nsendat_cancelled_total %ld\n", atomic_load(&k->cancelled));
+    n = put(buf, n, "# TYPE sendat_duplicates_skipped_total counter\nsendat_duplicates_skipped_total %ld\n",
+            atomic_load(&k->duplicates));
+    n = put(buf, n, "# TYPE sendat_republished_total counter\nsendat_republished_total %ld\n", atomic_load(&k->moved));
+    n = put(buf, n, "# TYPE sendat_pulled_total counter\nsendat_pulled_total %ld\n", atomic_load(&k->pulled));
+    n = put(buf, n, "# TYPE sendat_in_flight gauge\nsendat_in_flight %ld\n", atomic_load(&k->inflight));
+    n = put(buf, n, "# TYPE sendat_held gauge\nsendat_held %zu\n", wheel_count(c->wheel));
+    n = put(buf, n, "# HELP sendat_backlog Tasks waiting in the current window, fleet-wide.\n"
+                    "# TYPE sendat_backlog gauge\nsendat_backlog %ld\n", atomic_load(&k->backlog));
+    n = put(buf, n, "# TYPE sendat_ready gauge\nsendat_ready %d\n", ready(c));
+    return lateness(buf, n, k);
+}
+
+static enum MHD_Result
+reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body, enum MHD_ResponseMemoryMode mode)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, mode);
+    enum MHD_Result ret;
+
+    MHD_add_response_header(r, "Content-Type", type);
+    ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
+           const char *data, size_t *size, void **state)
+{
+    struct health *h = cls;
+    char *buf;
+
+    (void)version;
+    (void)data;
+    (void)size;
+    (void)state;
+    if (strcmp(method, "GET") != 0)
+        return reply(conn, 405, "text/plain", "GET only\n", MHD_RESPMEM_PERSISTENT);
+    if (!strcmp(url, "/healthz"))
+        return reply(conn, 200, "text/plain", "ok\n", MHD_RESPMEM_PERSISTENT);
+    if (!strcmp(url, "/readyz"))
+        return ready(h->c) ? reply(conn, 200, "text/plain", "ready\n", MHD_RESPMEM_PERSISTENT)
+                           : reply(conn, 503, "text/plain", "not ready\n", MHD_RESPMEM_PERSISTENT);
+    if (strcmp(url, "/metrics") != 0)
+        return reply(conn, 404, "text/plain", "not found\n", MHD_RESPMEM_PERSISTENT);
+    buf = malloc(METRICS_MAX + 1);
+    if (!buf)
+        return MHD_NO;
+    metrics(h->c, buf);
+    return reply(conn, 200, "text/plain; version=0.0.4", buf, MHD_RESPMEM_MUST_FREE);
+}
+
+static enum sa_code
+parse_addr(const char *addr, struct sockaddr_in *sin, struct sa_err *err)
+{
+    const char *colon = strrchr(addr, ':');
+    char host[64] = "0.0.0.0";
+    long port;
+    char *end;
+
+    memset(sin, 0, sizeof(*sin));
+    sin->sin_family = AF_INET;
+    if (!colon || (size_t)(colon - addr) >= sizeof(host))
+        return sa_fail(err, SA_EINVAL, "SENDAT_HTTP_ADDR=%s: want host:port, :port or off", addr);
+    if (colon > addr)
+        snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+    port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+        return sa_fail(err, SA_EINVAL, "SENDAT_HTTP_ADDR=%s: want an IPv4 host and a port", addr);
+    sin->sin_port = htons((uint16_t)port);
+    return SA_OK;
+}
+
+enum sa_code
+health_start(struct health **out, struct consumer *c, const char *addr, struct sa_err *err)
+{
+    struct sockaddr_in sin;
+    struct health *h;
+    const union MHD_DaemonInfo *info;
+
+    *out = NULL;
+    if (!addr || !*addr)
+        addr = ":8080";
+    if (!strcmp(addr, "off"))
+        return SA_OK;
+    if (parse_addr(addr, &sin, err) != SA_OK)
+        return SA_EINVAL;
+    h = calloc(1, sizeof(*h));
+    if (!h)
+        return sa_fail(err, SA_ENOMEM, "no memory for the HTTP endpoint");
+    h->c = c;
+    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, h,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin, MHD_OPTION_END);
+    if (!h->d) {
+        sa_log(SA_LOG_WARN, "http_unavailable", "addr=%s error=\"cannot listen; going on without /metrics\"", addr);
+        free(h);
+        return SA_OK;
+    }
+    info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    sa_log(SA_LOG_INFO, "http_listening", "addr=%s port=%u", addr, info ? (unsigned)info->port : 0u);
+    *out = h;
+    return SA_OK;
+}
+
+void
+health_stop(struct health *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->d);
+    free(h);
+}

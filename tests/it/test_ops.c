@@ -1,0 +1,150 @@
+/* What operators look at: /healthz, /readyz and Prometheus /metrics of a running consumer
+ * (sent by channel, lateness histogram, in flight, held, backlog), and a bad setting refused
+ * at start with the variable named. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "check.h"
+#include "fixture.h"
+
+static struct fx F;
+static int port;
+
+static size_t
+collect(char *data, size_t size, size_t n, void *arg)
+{
+    char *buf = arg;
+    size_t have = strlen(buf), add = size * n;
+
+    if (have + add < 65535) {
+        memcpy(buf + have, data, add);
+        buf[have + add] = '\0';
+    }
+    return add;
+}
+
+static long
+get(const char *path, char *body)
+{
+    char url[128];
+    long status = 0;
+    CURL *e = curl_easy_init();
+
+    body[0] = '\0';
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
+    if (curl_easy_perform(e) == CURLE_OK)
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(e);
+    return status;
+}
+
+static int
+listening(void *arg)
+{
+    char *log = proc_read_file(F.consumers[0].err_path), *p;
+
+    (void)arg;
+    p = log ? strstr(log, "event=http_listening") : NULL;
+    if (p && (p = strstr(p, "port=")))
+        port = atoi(p + 5);
+    free(log);
+    return port > 0;
+}
+
+static int
+is_ready(void *arg)
+{
+    static char body[65536];
+
+    (void)arg;
+    return get("/readyz", body) == 200;
+}
+
+static int
+metrics_show_send(void *arg)
+{
+    static char body[65536];
+
+    (void)arg;
+    return get("/metrics", body) == 200 && strstr(body, "sendat_sent_total{channel=\"webhook\"} 1\n");
+}
+
+static void
+test_health_and_metrics(void **state)
+{
+    static char body[65536];
+    char id[80];
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(listening, NULL, 20000));
+    assert_int_equal(get("/healthz", body), 200);
+    assert_true(wait_until(is_ready, NULL, 20000));
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/m", id, sizeof(id)), 0);
+    assert_true(wait_until(metrics_show_send, NULL, 30000));
+    assert_int_equal(get("/metrics", body), 200);
+    assert_non_null(strstr(body, "sendat_lateness_seconds_count 1\n"));
+    assert_non_null(strstr(body, "sendat_lateness_seconds_bucket{le=\"+Inf\"} 1\n"));
+    assert_non_null(strstr(body, "# TYPE sendat_in_flight gauge"));
+    assert_non_null(strstr(body, "sendat_held "));
+    assert_non_null(strstr(body, "sendat_backlog "));
+    assert_int_equal(get("/nothing", body), 404);
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+static void
+test_bad_settings(void **state)
+{
+    char out[256], err[1024];
+    char *argv[] = {(char *)fx_consumer_bin(), NULL};
+
+    (void)state;
+    fx_start(&F, 0);
+    {
+        char *env[] = {F.env_url, F.env_key, "SENDAT_MAX_INFLIGHT=lots", NULL};
+        assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 2);
+        assert_non_null(strstr(err, "SENDAT_MAX_INFLIGHT"));
+    }
+    {
+        char *env[] = {F.env_url, F.env_key, "SENDAT_HTTP_ADDR=nowhere", NULL};
+        assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 2);
+        assert_non_null(strstr(err, "SENDAT_HTTP_ADDR"));
+    }
+    {
+        char *env[] = {F.env_url, "SENDAT_KEY_FILE=/nonexistent/key", "SENDAT_HTTP_ADDR=off", NULL};
+        assert_int_not_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 0);
+        assert_non_null(strstr(err, "/nonexistent/key"));
+    }
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_health_and_metrics),
+        cmocka_unit_test(test_bad_settings),
+    };
+    int rc;
+
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    curl_global_cleanup();
+    return rc;
+}
