@@ -12,13 +12,17 @@
 
 static enum sa_log_level min_level = SA_LOG_INFO;
 static const char *prog_name = "sendat";
+static int json_format;
 
 void
 sa_log_init(const char *prog)
 {
     const char *lv = getenv("SENDAT_LOG_LEVEL");
 
+    const char *fmt = getenv("SENDAT_LOG_FORMAT");
+
     prog_name = prog;
+    json_format = fmt && !strcasecmp(fmt, "json");
     if (!lv)
         return;
     if (!strcasecmp(lv, "debug"))
@@ -33,6 +37,78 @@ int
 sa_log_enabled(enum sa_log_level level)
 {
     return level >= min_level;
+}
+
+/* Appends s as a JSON string body (without quotes). */
+static size_t
+json_escape(char *out, size_t cap, const char *s, size_t n)
+{
+    size_t w = 0;
+
+    for (size_t i = 0; i < n && w + 7 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            out[w++] = '\\';
+            out[w++] = (char)c;
+        } else if (c < 0x20) {
+            w += (size_t)snprintf(out + w, cap - w, "\\u%04x", c);
+        } else {
+            out[w++] = (char)c;
+        }
+    }
+    return w;
+}
+
+/* "a=1 b=\"x y\"" -> ,"a":"1","b":"x y" (values stay strings: a log line is no schema). */
+static size_t
+logfmt_to_json(char *out, size_t cap, const char *kv)
+{
+    size_t w = 0;
+    const char *p = kv;
+
+    while (*p && w + 16 < cap) {
+        const char *eq = strchr(p, '='), *v, *end;
+        if (!eq)
+            break;
+        v = eq + 1;
+        if (*v == '"') {
+            v++;
+            for (end = v; *end && !(*end == '"' && end[-1] != '\\'); end++)
+                ;
+        } else {
+            end = v + strcspn(v, " ");
+        }
+        out[w++] = ',';
+        out[w++] = '"';
+        w += json_escape(out + w, cap - w, p, (size_t)(eq - p));
+        w += (size_t)snprintf(out + w, cap - w, "\":\"");
+        w += json_escape(out + w, cap - w, v, (size_t)(end - v));
+        out[w++] = '"';
+        p = *end == '"' ? end + 1 : end;
+        p += strspn(p, " ");
+    }
+    return w;
+}
+
+/* Rewrites line as one JSON object from the header fields and the key=value pairs in kv. */
+static void
+to_json(char *line, size_t cap, const struct tm *tm, long nsec, const char *level, const char *event, const char *kv)
+{
+    char pairs[1024], head[256];
+    size_t w = logfmt_to_json(pairs, sizeof(pairs) - 1, kv);
+
+    pairs[w] = '\0';
+    snprintf(head, sizeof(head), "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\",\"prog\":\"%s\",\"event\":\"%s\"",
+             tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec, nsec / 1000000,
+             level, prog_name, event);
+    size_t hl = strlen(head), pl = strlen(pairs);
+
+    if (hl + pl + 3 > cap)
+        pl = cap > hl + 3 ? cap - hl - 3 : 0; /* a cut line still closes its object */
+    memcpy(line, head, hl);
+    memcpy(line + hl, pairs, pl);
+    line[hl + pl] = '}';
+    line[hl + pl + 1] = '\0';
 }
 
 void
@@ -57,6 +133,8 @@ sa_log(enum sa_log_level level, const char *event, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof(line) - 2 - (size_t)n, fmt, ap);
     va_end(ap);
+    if (json_format)
+        to_json(line, sizeof(line), &tm, ts.tv_nsec, names[level], event, line + n);
     n = (int)strlen(line);
     line[n++] = '\n';
     if (write(STDERR_FILENO, line, (size_t)n) < 0)

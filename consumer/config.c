@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "consumer.h"
+#include "sign.h"
 #include "log.h"
 #include "timeparse.h"
 
@@ -26,6 +27,7 @@ static const char usage[] =
     "  SENDAT_RETRY_MAX_MS        longest backoff (default 300000)\n"
     "  SENDAT_DRAIN_TIMEOUT       SIGTERM grace for sends in flight (default 20s)\n"
     "  SENDAT_MAX_HELD            tasks held in memory at once (default 200000)\n"
+    "  SENDAT_WEBHOOK_SECRET_FILE the same keys from a file, read again on SIGHUP\n"
     "  SENDAT_WEBHOOK_SECRET      Standard Webhooks keys, space-separated: whsec_<base64> (v1,\n"
     "                             HMAC-SHA256) and/or whsk_<base64 seed> (v1a, Ed25519); each signs\n"
     "  SENDAT_SMTP_URL            smtp://host:587 (STARTTLS required) or smtps://host:465\n"
@@ -40,7 +42,9 @@ static const char usage[] =
     "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
     "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default :8080)\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
-    "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n";
+    "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n"
+    "SIGHUP: read SENDAT_KEY_FILE and SENDAT_WEBHOOK_SECRET_FILE again (key rotation).\n"
+    "SENDAT_LOG_FORMAT=logfmt|json, SENDAT_LOG_LEVEL=debug|info|warn|error.\n";
 
 void
 config_usage(void)
@@ -152,4 +156,45 @@ counters_log(const struct consumer *c, const char *event)
            c->cfg.name, atomic_load(&k->pulled), atomic_load(&k->held), atomic_load(&k->moved),
            counters_sum(k->sent), counters_sum(k->failed), counters_sum(k->retried),
            counters_sum(k->dead), atomic_load(&k->cancelled), atomic_load(&k->duplicates));
+}
+
+enum sa_code
+consumer_load_signer(struct signer **out, struct sa_err *err)
+{
+    const char *path = getenv("SENDAT_WEBHOOK_SECRET_FILE");
+    char buf[4096] = "";
+    FILE *f;
+    size_t n;
+
+    if (!path || !*path)
+        return signer_new(out, getenv("SENDAT_WEBHOOK_SECRET"), err);
+    f = fopen(path, "r");
+    if (!f)
+        return sa_fail(err, SA_EINVAL, "SENDAT_WEBHOOK_SECRET_FILE %s cannot be read", path);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return signer_new(out, buf, err);
+}
+
+void
+consumer_reload(struct consumer *c)
+{
+    struct sa_keyring *ring = NULL, *old_ring;
+    struct signer *signer = NULL;
+    struct sa_err err = {0};
+
+    if (sa_keyring_load(&ring, c->cfg.key_file, &err) != SA_OK || consumer_load_signer(&signer, &err) != SA_OK) {
+        sa_keyring_free(ring);
+        sa_log(SA_LOG_ERROR, "reload_failed", "error=\"%s\" (the old keys stay)", err.msg);
+        return;
+    }
+    pthread_rwlock_wrlock(&c->ring_lock);
+    old_ring = c->ring;
+    c->ring = ring;
+    pthread_rwlock_unlock(&c->ring_lock);
+    sa_keyring_free(old_ring);
+    signer_free(c->signer);
+    c->signer = signer; /* only this (the main) thread signs */
+    sa_log(SA_LOG_INFO, "reloaded", "keys=%zu", sa_keyring_count(ring));
 }

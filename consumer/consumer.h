@@ -3,6 +3,7 @@
 #ifndef CONSUMER_H
 #define CONSUMER_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -71,7 +72,16 @@ struct consumer {
     struct transfer *inflight; /* sends in flight (main thread only) */
     struct counters counters;
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
+    atomic_int reload;   /* set by SIGHUP: read the key ring and webhook secrets again */
+    pthread_rwlock_t ring_lock; /* the puller opens under it; the main thread swaps rings */
 };
+
+/* Main thread: loads the key ring and webhook secrets again and swaps them in; on a bad
+ * file the old ones stay and the reason is logged. */
+void consumer_reload(struct consumer *c);
+
+/* Reads the webhook secrets: SENDAT_WEBHOOK_SECRET_FILE (reloadable) or SENDAT_WEBHOOK_SECRET. */
+enum sa_code consumer_load_signer(struct signer **out, struct sa_err *err) SA_MUST_CHECK;
 
 /* Reads the SENDAT_* environment; on a bad value prints the reason and returns -1. */
 int config_load(struct config *cfg);

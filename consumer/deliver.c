@@ -213,6 +213,8 @@ fire_due(struct deliver *d, int64_t now)
 static void
 periodic(struct deliver *d, int64_t now)
 {
+    if (atomic_exchange(&d->c->reload, 0))
+        consumer_reload(d->c);
     if (now >= d->next_touch_ms) {
         wheel_touch(d->c->wheel, now, d->c->n->layout.ack_wait_ms / 3);
         transfer_touch(d->c, now, d->c->n->layout.ack_wait_ms / 3);

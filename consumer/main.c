@@ -25,8 +25,10 @@ static struct deliver *the_deliver;
 static void
 on_signal(int sig)
 {
-    (void)sig;
-    atomic_store(&the.stopping, 1);
+    if (sig == SIGHUP)
+        atomic_store(&the.reload, 1);
+    else
+        atomic_store(&the.stopping, 1);
     if (the_deliver)
         deliver_wakeup(the_deliver); /* async-signal-safe: curl_multi_wakeup writes a pipe */
 }
@@ -34,7 +36,8 @@ on_signal(int sig)
 static int
 setup(struct consumer *c, struct sa_err *err)
 {
-    if (signer_new(&c->signer, getenv("SENDAT_WEBHOOK_SECRET"), err) != SA_OK ||
+    pthread_rwlock_init(&c->ring_lock, NULL);
+    if (consumer_load_signer(&c->signer, err) != SA_OK ||
         sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
         sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, err) != SA_OK ||
         sa_nats_bind(c->n, err) != SA_OK ||
@@ -78,6 +81,7 @@ run(struct consumer *c)
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (setup(c, &err) != 0) {
         sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);

@@ -91,12 +91,16 @@ handle(struct puller *p, natsMsg *msg)
     struct sa_task *t = NULL;
     struct sa_err err = {0};
     int64_t now = sa_now_ms();
+    enum sa_code rc;
 
     atomic_fetch_add(&p->c->counters.pulled, 1);
     if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK)
         return dead_letter(p, msg, NULL, err.msg);
-    if (sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
-                     (size_t)natsMsg_GetDataLength(msg), &t, &err) != SA_OK)
+    pthread_rwlock_rdlock(&p->c->ring_lock);
+    rc = sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
+                      (size_t)natsMsg_GetDataLength(msg), &t, &err);
+    pthread_rwlock_unlock(&p->c->ring_lock);
+    if (rc != SA_OK)
         return dead_letter(p, msg, place.id, err.msg);
     if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) { /* a series' own occurrence:
                                                                                settled at its time */

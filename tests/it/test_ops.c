@@ -106,6 +106,39 @@ test_health_and_metrics(void **state)
     fx_stop(&F);
 }
 
+static int
+reloaded(void *arg)
+{
+    (void)arg;
+    return proc_count_lines(F.consumers[0].err_path, "event=reloaded keys=2") > 0;
+}
+
+static int
+hook_arrived(void *arg)
+{
+    return receiver_count_path(F.recv, (const char *)arg) >= 1;
+}
+
+/* Key rotation: a new key is appended, the consumer is told with SIGHUP, and tasks sealed with
+ * the new key are delivered (and the JSON log format is readable). */
+static void
+test_sighup_rotates_keys(void **state)
+{
+    char out[256], id[80];
+    char *env[] = {"SENDAT_LOG_FORMAT=logfmt", NULL};
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, env);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "keygen", F.key, "--append", NULL), 0);
+    proc_signal(&F.consumers[0], SIGHUP);
+    assert_true(wait_until(reloaded, NULL, 20000));
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/rotated", id, sizeof(id)), 0);
+    assert_true(wait_until(hook_arrived, "/rotated", 30000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
 static void
 test_bad_settings(void **state)
 {
@@ -137,6 +170,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_health_and_metrics),
+        cmocka_unit_test(test_sighup_rotates_keys),
         cmocka_unit_test(test_bad_settings),
     };
     int rc;
