@@ -42,5 +42,6 @@ int cmd_cancel(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_dlq(int argc, char **argv);
 int cmd_preview(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 #endif

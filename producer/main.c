@@ -18,6 +18,7 @@ static const char usage[] =
     "  status     print a task's history\n"
     "  dlq        list, show, replay or purge dead letters\n"
     "  preview    the next fires of a cron expression in a time zone\n"
+    "  stats      backlog by window and slot, levels being pulled, dead letters\n"
     "\n"
     "`sendat <command> --help` lists a command's options.\n"
     "Environment: SENDAT_NATS_URL (default " SA_DEFAULT_URL "), SENDAT_KEY_FILE,\n"
@@ -31,7 +32,7 @@ struct verb {
 static const struct verb verbs[] = {
     {"init", cmd_init},     {"keygen", cmd_keygen}, {"schedule", cmd_schedule},
     {"cancel", cmd_cancel}, {"status", cmd_status}, {"dlq", cmd_dlq},
-    {"preview", cmd_preview}, {NULL, NULL},
+    {"preview", cmd_preview}, {"stats", cmd_stats}, {NULL, NULL},
 };
 
 int

@@ -76,6 +76,9 @@ test_past_window_and_next_year(void **state)
     assert_non_null(strstr(out, "level=\"window\""));
     assert_null(strstr(out, " moved"));
     assert_null(strstr(out, " claimed"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "stats", NULL), 0);
+    assert_non_null(strstr(out, "tasks waiting: 1 "));
+    assert_non_null(strstr(out, "dead letters: 0"));
     fx_stop(&F);
 }
 
