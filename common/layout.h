@@ -18,6 +18,7 @@
 #define SA_META_BUCKET "sendat_meta"
 #define SA_LEASES_BUCKET "sendat_leases"
 #define SA_SERIES_BUCKET "sendat_series"
+#define SA_MEMBERS_BUCKET "sendat_members"
 #define SA_TASK_SUBJECTS "sendat.task.*.*.*"
 #define SA_DLQ_SUBJECTS "sendat.dlq.*"
 

@@ -3,6 +3,9 @@
  * the same webhook-id, at-most-once dead-letters it as "outcome unknown". */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#define OUTCOME_PATIENCE_MS 15000
 
 #include "claims.h"
 #include "log.h"
@@ -74,12 +77,16 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
     mine.http_status = http_status;
     mine.lateness_ms = lateness_ms;
     snprintf(mine.error, sizeof(mine.error), "%s", error ? error : "");
-    for (int i = 0; i < 3; i++) {
+    /* The outcome must reach the ledger: without "sent" a redelivery would send again. While
+     * the broker is away (a restart, a leader election) nothing else can progress anyway. */
+    for (int64_t until = sa_now_ms() + OUTCOME_PATIENCE_MS; sa_now_ms() < until;) {
+        struct timespec pause = {0, 200 * 1000000L};
         sa_err_clear(&err);
         enum sa_code rc = rev ? sa_claim_update(c->n->claims, h->task->id, &mine, rev, NULL, &err)
                               : sa_claim_create(c->n->claims, h->task->id, &mine, NULL, &err);
-        if (rc == SA_OK || rc == SA_EEXIST)
+        if (rc == SA_OK || rc == SA_EEXIST || rc == SA_EINVAL)
             return;
+        nanosleep(&pause, NULL);
     }
     sa_log(SA_LOG_WARN, "claim_update_failed", "task=%s state=%s error=\"%s\"", h->task->id,
            sa_claim_state_name(state), err.msg);

@@ -11,8 +11,8 @@
 
 #define PROBE_MAX_WINDOWS 512
 
-static int
-holds_tasks(struct puller *p, const char *filter)
+int
+targets_holds_tasks(struct puller *p, const char *filter)
 {
     jsDirectGetMsgOptions o;
     natsMsg *m = NULL;
@@ -49,7 +49,7 @@ enter_slots(struct puller *p, int64_t w, int64_t now_ms)
 
     for (int64_t s = w; s < w + l->window_ms && s <= now_ms; s += l->slot_ms) {
         sa_layout_level_filter(filter, sizeof(filter), w, s);
-        if (targets_find(p, w, s) < 0 && holds_tasks(p, filter) && targets_add(p, w, s, &err) != SA_OK)
+        if (targets_find(p, w, s) < 0 && targets_holds_tasks(p, filter) && targets_add(p, w, s, &err) != SA_OK)
             sa_log(SA_LOG_WARN, "catch_up_failed", "slot=%" PRId64 " error=\"%s\"", s, err.msg);
     }
 }
@@ -63,7 +63,7 @@ probe_window(struct puller *p, int64_t w, int64_t now_ms)
     if (w <= p->done_until_ms && targets_find(p, w, 0) >= 0)
         return; /* entered already and still pulled */
     sa_layout_window_all_filter(filter, sizeof(filter), w);
-    if (targets_find(p, w, 0) < 0 && !holds_tasks(p, filter))
+    if (targets_find(p, w, 0) < 0 && !targets_holds_tasks(p, filter))
         return;
     if (targets_add(p, w, 0, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "catch_up_failed", "window=%" PRId64 " error=\"%s\"", w, err.msg);
@@ -98,7 +98,7 @@ targets_probe(struct puller *p, int64_t now_ms)
     for (w = cursor; w <= current && n < PROBE_MAX_WINDOWS; w += l->window_ms, n++) {
         probe_window(p, w, now_ms);
         sa_layout_window_all_filter(filter, sizeof(filter), w);
-        if (to == w && w + 2 * l->window_ms < now_ms && targets_find(p, w, 0) < 0 && !holds_tasks(p, filter))
+        if (to == w && w + 2 * l->window_ms < now_ms && targets_find(p, w, 0) < 0 && !targets_holds_tasks(p, filter))
             to = w + l->window_ms; /* empty and a whole window behind: nobody needs it again */
     }
     if (to != cursor)

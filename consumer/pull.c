@@ -19,6 +19,7 @@
 #define IDLE_POLL_MS 250 /* longest wait on one level while others may get redeliveries */
 #define REFRESH_EVERY_MS 1000
 #define PROBE_EVERY_MS 5000
+#define MEMBER_EVERY_MS 5000
 
 static void
 dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
@@ -128,6 +129,12 @@ fetch(struct puller *p, struct target *t, int64_t wait_ms)
     natsStatus s;
     int got;
 
+    if (t->prefetch_cap >= 0 && sa_now_ms() < t->slot) {
+        if (t->fetched >= t->prefetch_cap)
+            return 0; /* our share is in; the rest is for the other members until the slot starts */
+        if (room > t->prefetch_cap - t->fetched)
+            room = t->prefetch_cap - t->fetched;
+    }
     if (room <= 0)
         return 0;
     jsFetchRequest_Init(&req);
@@ -142,6 +149,7 @@ fetch(struct puller *p, struct target *t, int64_t wait_ms)
     if (s != NATS_OK)
         return -1;
     got = list.Count;
+    t->fetched += got;
     for (int i = 0; i < list.Count; i++) {
         handle(p, list.Msgs[i]);
         list.Msgs[i] = NULL; /* handle took it */
@@ -171,6 +179,21 @@ update_backlog(struct puller *p, int64_t now)
     jsConsumerInfo_Destroy(ci);
 }
 
+/* Says "alive" in the members bucket (its TTL forgets the dead) and counts the fleet. */
+static void
+members_beat(struct puller *p)
+{
+    kvKeysList keys = {0};
+    uint64_t rev;
+
+    if (!p->members)
+        return;
+    kvStore_PutString(&rev, p->members, p->c->cfg.name, "alive");
+    if (kvStore_Keys(&keys, p->members, NULL) == NATS_OK && keys.Count > 0)
+        p->fleet_size = keys.Count;
+    kvKeysList_Destroy(&keys);
+}
+
 static void
 housekeeping(struct puller *p, int64_t now)
 {
@@ -180,6 +203,10 @@ housekeeping(struct puller *p, int64_t now)
         targets_refresh(p, now);
         targets_reap(p, now);
         p->next_refresh_ms = now + REFRESH_EVERY_MS < act ? now + REFRESH_EVERY_MS : act;
+    }
+    if (now >= p->next_member_ms) {
+        members_beat(p);
+        p->next_member_ms = now + MEMBER_EVERY_MS;
     }
     if (now >= p->next_probe_ms) {
         targets_probe(p, now);
@@ -230,6 +257,10 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
 {
     memset(p, 0, sizeof(*p));
     p->c = c;
+    p->fleet_size = 1;
+    if (js_KeyValue(&p->members, c->n->js, SA_MEMBERS_BUCKET) != NATS_OK)
+        sa_log(SA_LOG_WARN, "no_members_bucket", "error=\"run sendat init: bursts are shared less evenly\"");
+    members_beat(p);
     if (pthread_create(&p->thread, NULL, pull_loop, p) != 0)
         return sa_fail(err, SA_ENOMEM, "cannot start the puller thread");
     return SA_OK;
@@ -245,4 +276,7 @@ void
 pull_close(struct puller *p)
 {
     targets_close(p);
+    if (p->members)
+        kvStore_Delete(p->members, p->c->cfg.name); /* leaving: the others share without us */
+    kvStore_Destroy(p->members);
 }

@@ -17,6 +17,8 @@ struct target {
     int64_t slot;
     int64_t end_ms; /* once past and drained fleet-wide, the target is dropped */
     natsSubscription *sub;
+    long prefetch_cap; /* before the slot starts: this member's share of it (-1: no cap) */
+    long fetched;
 };
 
 struct puller {
@@ -26,6 +28,10 @@ struct puller {
     int64_t next_refresh_ms;
     int64_t next_probe_ms;
     int64_t done_until_ms; /* levels ending before this were seen drained */
+    int64_t next_member_ms;
+    int64_t next_slot_ms; /* the first slot not yet taken up */
+    kvStore *members; /* fleet membership, to share a slot's prefetch evenly */
+    long fleet_size;
     pthread_t thread;
 };
 
@@ -46,5 +52,7 @@ void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
 void targets_reap(struct puller *p, int64_t now_ms);
 void targets_close(struct puller *p);
+/* probe.c: whether anything waits on filter (on doubt: yes). */
+int targets_holds_tasks(struct puller *p, const char *filter);
 
 #endif

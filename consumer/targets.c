@@ -51,6 +51,20 @@ ensure_durable(struct consumer *c, const char *durable, const char *filter)
     return s;
 }
 
+/* This member's share of a slot before it starts: its tasks over the fleet's size, and a
+ * little more so that rounding never leaves a task for after the start. */
+static long
+share_of(struct puller *p, const char *durable)
+{
+    jsConsumerInfo *ci = NULL;
+    long share = -1;
+
+    if (p->fleet_size > 1 && js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
+        share = (long)(ci->NumPending / (uint64_t)p->fleet_size) + (long)(ci->NumPending / 50) + 1;
+    jsConsumerInfo_Destroy(ci);
+    return share;
+}
+
 enum sa_code
 targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
 {
@@ -78,6 +92,8 @@ targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
     t->window = window;
     t->slot = slot;
     t->end_ms = slot ? slot + l->slot_ms : window + l->window_ms;
+    t->fetched = 0;
+    t->prefetch_cap = slot && sa_now_ms() < slot ? share_of(p, durable) : -1;
     p->n++;
     sa_log(SA_LOG_DEBUG, "pull_level", "durable=%s", durable);
     return SA_OK;
@@ -93,16 +109,40 @@ add_logged(struct puller *p, int64_t window, int64_t slot)
                window, slot, err.msg);
 }
 
+/* Every slot from the last one taken up to the one starting within the lead, so a slot is
+ * never skipped: not when adding it failed (the broker was electing a leader), not when this
+ * thread was held up for longer than a slot. A slot already over is pulled only if it still
+ * holds tasks. */
+static void
+add_slots(struct puller *p, int64_t now_ms)
+{
+    const struct sa_layout *l = &p->c->n->layout;
+    int64_t to = sa_layout_slot(l, now_ms + l->lead_ms), s = p->next_slot_ms;
+    char filter[SA_SUBJECT_MAX];
+    struct sa_err err = {0};
+
+    if (!s || s < to - 1000 * l->slot_ms)
+        s = sa_layout_slot(l, now_ms); /* first time, or too far behind: the catch-up probe covers it */
+    for (; s <= to; s += l->slot_ms) {
+        sa_layout_level_filter(filter, sizeof(filter), sa_layout_window(l, s), s);
+        if (s + l->slot_ms <= now_ms && !targets_holds_tasks(p, filter))
+            continue;
+        if (targets_add(p, sa_layout_window(l, s), s, &err) != SA_OK) {
+            sa_log(SA_LOG_WARN, "pull_level_failed", "slot=%" PRId64 " error=\"%s\"", s, err.msg);
+            break; /* again on the next refresh, from this slot */
+        }
+    }
+    p->next_slot_ms = s;
+}
+
 void
 targets_refresh(struct puller *p, int64_t now_ms)
 {
     const struct sa_layout *l = &p->c->n->layout;
-    int64_t ahead = now_ms + l->lead_ms;
 
     add_logged(p, sa_layout_window(l, now_ms), 0);
-    add_logged(p, sa_layout_window(l, ahead), 0);
-    add_logged(p, sa_layout_window(l, now_ms), sa_layout_slot(l, now_ms));
-    add_logged(p, sa_layout_window(l, ahead), sa_layout_slot(l, ahead));
+    add_logged(p, sa_layout_window(l, now_ms + l->lead_ms), 0);
+    add_slots(p, now_ms);
 }
 
 static int

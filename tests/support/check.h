@@ -6,14 +6,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Wall-clock time (CLOCK_REALTIME) in ms since the epoch, comparable with receiver hits. */
 int64_t test_now_ms(void);
+/* SENDAT_TEST_TIMEOUT_MULTIPLIER as a number, 1 when unset or below 1. */
 double test_timeout_multiplier(void);
 
-/* Polls cond every 20 ms until it returns nonzero (1) or timeout_ms * multiplier passed (0). */
+/* Polls cond(arg) every 20 ms until it returns nonzero (then 1) or timeout_ms * multiplier
+ * passed (then 0). */
 int wait_until(int (*cond)(void *arg), void *arg, int64_t timeout_ms);
 
-/* mkdtemp of /tmp/sendat-test-XXXXXX into out; 0 on success. */
+/* mkdtemp of /tmp/sendat-test-XXXXXX into out; 0 on success, -1 if cap is too small or it
+ * failed. */
 int test_mkdtemp(char *out, size_t cap);
+/* Removes dir and everything below it (symlinks are not followed); "" and NULL are ignored. */
 void test_rmtree(const char *dir);
 
 #endif

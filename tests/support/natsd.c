@@ -1,6 +1,7 @@
-/* Starting and stopping nats-server. The server picks its client port (-p -1) and writes it
- * to a ports file; cluster ports come from binding loopback sockets to port 0. Tried with
- * nats-server 2.9.10. */
+/* Starting and stopping nats-server for tests. The server picks its client port (-p -1) and
+ * writes it to a ports file in its private folder; a restart reuses that port and folder, so
+ * the store survives. Cluster ports come from binding loopback sockets to port 0. Every server
+ * leads its own process group and is killed at exit (proc.c). Tried with nats-server 2.9.10. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
@@ -19,6 +20,14 @@
 #include "natsd.h"
 #include "proc.h"
 
+#define READY_MS 15000         /* for the ports file, times the multiplier */
+#define CLUSTER_READY_MS 30000 /* for a replicas-3 stream, times the multiplier */
+
+struct server_argv { /* built before fork: the child only execs */
+    char *v[32];
+    char sd[300], log[300], conf[300], port[16], cluster[64];
+};
+
 static const char *
 server_bin(void)
 {
@@ -27,50 +36,50 @@ server_bin(void)
 }
 
 static void
-exec_server(struct natsd *s, const char *config)
+add_cluster_args(struct natsd *s, struct server_argv *a, int *n)
 {
-    char sd[300], log[300], conf[300], port[16];
-    char *argv[24];
+    snprintf(a->cluster, sizeof(a->cluster), "nats://127.0.0.1:%d", s->cluster_port);
+    a->v[(*n)++] = "--cluster";
+    a->v[(*n)++] = a->cluster;
+    a->v[(*n)++] = "--routes";
+    a->v[(*n)++] = s->routes;
+    a->v[(*n)++] = "--cluster_name";
+    a->v[(*n)++] = "sendat";
+    a->v[(*n)++] = "--server_name";
+    a->v[(*n)++] = s->name;
+}
+
+/* -c DIR/server.conf when config, else -js -sd DIR/js; port 0 means "pick one" (-p -1). */
+static void
+server_args(struct natsd *s, int config, struct server_argv *a)
+{
     int n = 0;
 
-    snprintf(sd, sizeof(sd), "%s/js", s->dir);
-    snprintf(log, sizeof(log), "%s/server.log", s->dir);
-    snprintf(conf, sizeof(conf), "%s/server.conf", s->dir);
-    snprintf(port, sizeof(port), "%d", s->port ? s->port : -1);
-    argv[n++] = (char *)server_bin();
+    snprintf(a->sd, sizeof(a->sd), "%s/js", s->dir);
+    snprintf(a->log, sizeof(a->log), "%s/server.log", s->dir);
+    snprintf(a->conf, sizeof(a->conf), "%s/server.conf", s->dir);
+    snprintf(a->port, sizeof(a->port), "%d", s->port ? s->port : -1);
+    a->v[n++] = (char *)server_bin();
     if (config) {
-        argv[n++] = "-c";
-        argv[n++] = conf;
+        a->v[n++] = "-c";
+        a->v[n++] = a->conf;
     }
-    argv[n++] = "-a";
-    argv[n++] = "127.0.0.1";
-    argv[n++] = "-p";
-    argv[n++] = port;
+    a->v[n++] = "-a";
+    a->v[n++] = "127.0.0.1";
+    a->v[n++] = "-p";
+    a->v[n++] = a->port;
     if (!config) {
-        argv[n++] = "-js";
-        argv[n++] = "-sd";
-        argv[n++] = sd;
+        a->v[n++] = "-js";
+        a->v[n++] = "-sd";
+        a->v[n++] = a->sd;
     }
-    argv[n++] = "--ports_file_dir";
-    argv[n++] = s->dir;
-    argv[n++] = "-l";
-    argv[n++] = log;
-    if (s->cluster_port) {
-        static char cluster[64];
-        snprintf(cluster, sizeof(cluster), "nats://127.0.0.1:%d", s->cluster_port);
-        argv[n++] = "--cluster";
-        argv[n++] = cluster;
-        argv[n++] = "--routes";
-        argv[n++] = s->routes;
-        argv[n++] = "--cluster_name";
-        argv[n++] = "sendat";
-        argv[n++] = "--server_name";
-        argv[n++] = s->name;
-    }
-    argv[n] = NULL;
-    setpgid(0, 0);
-    execvp(argv[0], argv);
-    _exit(127);
+    a->v[n++] = "--ports_file_dir";
+    a->v[n++] = s->dir;
+    a->v[n++] = "-l";
+    a->v[n++] = a->log;
+    if (s->cluster_port)
+        add_cluster_args(s, a, &n);
+    a->v[n] = NULL;
 }
 
 static void
@@ -84,11 +93,20 @@ print_log_tail(struct natsd *s)
     if (!log)
         return;
     len = strlen(log);
-    fprintf(stderr, "nats-server %s log tail:\n%s\n", s->name, log + (len > 2000 ? len - 2000 : 0));
+    fprintf(stderr, "nats-server %s log tail (%s):\n%s\n", s->name, path,
+            log + (len > 2000 ? len - 2000 : 0));
     free(log);
 }
 
-/* Reads the client port from the ports file in DIR once it holds complete JSON. */
+static int
+is_ports_file(const char *name)
+{
+    size_t n = strlen(name);
+
+    return n > 6 && !strcmp(name + n - 6, ".ports");
+}
+
+/* Reads the client port from the ports file in DIR once it holds complete JSON; 0 before. */
 static int
 read_ports_file(struct natsd *s)
 {
@@ -97,71 +115,84 @@ read_ports_file(struct natsd *s)
     char path[600], *text = NULL, *p;
     int port = 0;
 
-    while (d && (e = readdir(d)) && !text) {
-        size_t n = strlen(e->d_name);
-        if (n > 6 && !strcmp(e->d_name + n - 6, ".ports")) {
+    while (d && !text && (e = readdir(d))) {
+        if (is_ports_file(e->d_name)) {
             snprintf(path, sizeof(path), "%s/%s", s->dir, e->d_name);
             text = proc_read_file(path);
         }
     }
     if (d)
         closedir(d);
-    if (text && strchr(text, '}') && (p = strstr(text, "nats://127.0.0.1:")))
-        port = atoi(p + strlen("nats://127.0.0.1:"));
+    if (text && strchr(text, '}') && (p = strstr(text, "\"nats://127.0.0.1:")))
+        port = atoi(p + strlen("\"nats://127.0.0.1:"));
     free(text);
     return port;
 }
 
+/* A ports file left from before a restart would lie about the new process. */
+static void
+remove_ports_files(struct natsd *s)
+{
+    char path[600];
+    DIR *d = opendir(s->dir);
+    struct dirent *e;
+
+    while (d && (e = readdir(d))) {
+        if (is_ports_file(e->d_name)) {
+            snprintf(path, sizeof(path), "%s/%s", s->dir, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Polls the ports file every 50 ms; -1 if the server exited first or the deadline passed. */
 static int
 wait_ready(struct natsd *s)
 {
     struct timespec tick = {0, 50 * 1000000L};
-    int64_t deadline = test_now_ms() + (int64_t)(15000 * test_timeout_multiplier());
-    int status;
+    int64_t deadline = test_now_ms() + (int64_t)(READY_MS * test_timeout_multiplier());
+    int status, port;
 
     while (test_now_ms() < deadline) {
-        int port = read_ports_file(s);
-        if (port > 0) {
+        if ((port = read_ports_file(s)) > 0) {
             s->port = port;
             snprintf(s->url, sizeof(s->url), "nats://127.0.0.1:%d", port);
             return 0;
         }
         if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
-            fprintf(stderr, "nats-server %s exited before it was ready\n", s->name);
-            print_log_tail(s);
+            fprintf(stderr, "nats-server %s exited (%s %d) before it was ready\n", s->name,
+                    WIFEXITED(status) ? "code" : "signal",
+                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
             proc_forget(s->pid);
             s->pid = 0;
+            print_log_tail(s);
             return -1;
         }
         nanosleep(&tick, NULL);
     }
+    fprintf(stderr, "nats-server %s wrote no ports file in time\n", s->name);
     print_log_tail(s);
     return -1;
 }
 
 static int
-launch(struct natsd *s, const char *config)
+launch(struct natsd *s, int config)
 {
-    char path[600];
-    DIR *d;
-    struct dirent *e;
+    struct server_argv a;
 
-    if ((d = opendir(s->dir))) { /* a stale ports file from before a restart would lie */
-        while ((e = readdir(d)))
-            if (strstr(e->d_name, ".ports")) {
-                snprintf(path, sizeof(path), "%s/%s", s->dir, e->d_name);
-                unlink(path);
-            }
-        closedir(d);
-    }
-    s->pid = fork();
-    if (s->pid == 0)
-        exec_server(s, config);
-    if (s->pid < 0)
+    remove_ports_files(s);
+    server_args(s, config, &a);
+    s->pid = proc_start_group(a.v, NULL, -1, -1, -1);
+    if (s->pid <= 0) {
+        s->pid = 0;
         return -1;
-    setpgid(s->pid, s->pid);
-    proc_track(s->pid);
-    return wait_ready(s);
+    }
+    if (wait_ready(s) == 0)
+        return 0;
+    natsd_kill(s); /* nothing of a failed start keeps running */
+    return -1;
 }
 
 int
@@ -171,51 +202,65 @@ natsd_start(struct natsd *srv)
     snprintf(srv->name, sizeof(srv->name), "n0");
     if (test_mkdtemp(srv->dir, sizeof(srv->dir)) != 0)
         return -1;
-    return launch(srv, NULL);
+    if (launch(srv, 0) == 0)
+        return 0;
+    natsd_stop(srv);
+    return -1;
 }
 
+/* text with every "$DIR" replaced by dir, malloc'd. */
 static char *
 replace_dir(const char *text, const char *dir)
 {
-    size_t cap = strlen(text) * 2 + strlen(dir) * 16 + 1, n = 0;
-    char *out = malloc(cap);
+    size_t count = 0, dlen = strlen(dir), n = 0;
+    char *out;
 
-    for (const char *p = text; out && *p && n + strlen(dir) + 2 < cap; p++) {
+    for (const char *p = strstr(text, "$DIR"); p; p = strstr(p + 4, "$DIR"))
+        count++;
+    out = malloc(strlen(text) + count * dlen + 1);
+    if (!out)
+        return NULL;
+    for (const char *p = text; *p;) {
         if (!strncmp(p, "$DIR", 4)) {
-            n += (size_t)sprintf(out + n, "%s", dir);
-            p += 3;
+            memcpy(out + n, dir, dlen);
+            n += dlen;
+            p += 4;
         } else {
-            out[n++] = *p;
+            out[n++] = *p++;
         }
     }
-    if (out)
-        out[n] = '\0';
+    out[n] = '\0';
     return out;
+}
+
+static int
+write_config(struct natsd *srv, const char *config_text)
+{
+    char path[300], *text = replace_dir(config_text, srv->dir);
+    FILE *f;
+    int rc = -1;
+
+    snprintf(path, sizeof(path), "%s/server.conf", srv->dir);
+    if (text && (f = fopen(path, "w"))) {
+        rc = fputs(text, f) < 0 ? -1 : 0;
+        if (fclose(f) != 0)
+            rc = -1;
+    }
+    free(text);
+    return rc;
 }
 
 int
 natsd_start_config(struct natsd *srv, const char *config_text)
 {
-    char path[300], *text;
-    FILE *f;
-
     memset(srv, 0, sizeof(*srv));
     snprintf(srv->name, sizeof(srv->name), "n0");
     if (test_mkdtemp(srv->dir, sizeof(srv->dir)) != 0)
         return -1;
-    snprintf(path, sizeof(path), "%s/server.conf", srv->dir);
-    text = replace_dir(config_text, srv->dir);
-    f = fopen(path, "w");
-    if (!f || !text) {
-        free(text);
-        if (f)
-            fclose(f);
-        return -1;
-    }
-    fputs(text, f);
-    fclose(f);
-    free(text);
-    return launch(srv, "conf");
+    if (write_config(srv, config_text) == 0 && launch(srv, 1) == 0)
+        return 0;
+    natsd_stop(srv);
+    return -1;
 }
 
 void
@@ -231,97 +276,132 @@ natsd_kill(struct natsd *srv)
     srv->pid = 0;
 }
 
+void
+natsd_term(struct natsd *srv)
+{
+    struct timespec tick = {0, 20 * 1000000L};
+    int status;
+
+    if (srv->pid <= 0)
+        return;
+    kill(srv->pid, SIGTERM);
+    for (int i = 0; i < 500 && waitpid(srv->pid, &status, WNOHANG) != srv->pid; i++)
+        nanosleep(&tick, NULL);
+    natsd_kill(srv); /* if it did not go within 10 s */
+}
+
 int
 natsd_restart(struct natsd *srv)
 {
     char conf[300];
 
+    natsd_kill(srv); /* in case it still runs */
     snprintf(conf, sizeof(conf), "%s/server.conf", srv->dir);
-    return launch(srv, access(conf, F_OK) == 0 ? "conf" : NULL);
+    return launch(srv, access(conf, F_OK) == 0);
 }
 
 void
 natsd_stop(struct natsd *srv)
 {
     struct timespec tick = {0, 20 * 1000000L};
-    int status;
+    int status, reaped = 0;
 
     if (srv->pid > 0) {
         kill(srv->pid, SIGTERM);
-        for (int i = 0; i < 250; i++) {
-            if (waitpid(srv->pid, &status, WNOHANG) == srv->pid)
-                break;
-            nanosleep(&tick, NULL);
+        for (int i = 0; i < 250 && !reaped; i++) { /* 5 s */
+            reaped = waitpid(srv->pid, &status, WNOHANG) == srv->pid;
+            if (!reaped)
+                nanosleep(&tick, NULL);
         }
         kill(-srv->pid, SIGKILL);
-        waitpid(srv->pid, &status, WNOHANG);
+        if (!reaped)
+            waitpid(srv->pid, &status, 0);
         proc_forget(srv->pid);
         srv->pid = 0;
     }
-    test_rmtree(srv->dir);
+    if (srv->dir[0])
+        test_rmtree(srv->dir);
+    srv->dir[0] = '\0';
 }
 
+/* Three distinct free loopback ports: all three sockets stay bound until every port is read. */
 static int
-free_port(void)
+free_ports(int ports[3])
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    struct sockaddr_in a;
+    socklen_t len;
+    int fd[3] = {-1, -1, -1}, rc = 0;
 
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
+    for (int i = 0; i < 3; i++) {
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        len = sizeof(a);
+        fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd[i] < 0 || bind(fd[i], (struct sockaddr *)&a, sizeof(a)) != 0 ||
+            getsockname(fd[i], (struct sockaddr *)&a, &len) != 0)
+            rc = -1;
+        ports[i] = ntohs(a.sin_port);
+    }
+    for (int i = 0; i < 3; i++)
+        if (fd[i] >= 0)
+            close(fd[i]);
+    return rc;
 }
 
-/* Creates and deletes a replicas-3 stream until the cluster has a JetStream leader. */
+/* One attempt to create (then delete) a replicas-3 stream: 0 once JetStream has a leader. */
 static int
-cluster_usable(struct natsd_cluster *c)
+try_r3_stream(const char *urls)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
     jsStreamConfig sc;
     jsStreamInfo *si = NULL;
     const char *subj[] = {"natsd.ready"};
-    int ok = 0;
-    int64_t deadline = test_now_ms() + (int64_t)(30000 * test_timeout_multiplier());
-    struct timespec tick = {0, 200 * 1000000L};
+    int rc = -1;
 
-    if (natsConnection_ConnectTo(&nc, c->urls) != NATS_OK || natsConnection_JetStream(&js, nc, NULL) != NATS_OK)
+    if (natsConnection_ConnectTo(&nc, urls) != NATS_OK ||
+        natsConnection_JetStream(&js, nc, NULL) != NATS_OK)
         goto out;
     jsStreamConfig_Init(&sc);
     sc.Name = "NATSD_READY";
     sc.Subjects = subj;
     sc.SubjectsLen = 1;
     sc.Replicas = 3;
-    while (!ok && test_now_ms() < deadline) {
-        ok = js_AddStream(&si, js, &sc, NULL, NULL) == NATS_OK;
-        jsStreamInfo_Destroy(si);
-        si = NULL;
-        if (!ok)
-            nanosleep(&tick, NULL);
-    }
-    if (ok)
+    if (js_AddStream(&si, js, &sc, NULL, NULL) == NATS_OK) {
+        rc = 0;
         js_DeleteStream(js, "NATSD_READY", NULL, NULL);
+    }
 out:
+    jsStreamInfo_Destroy(si);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
-    return ok ? 0 : -1;
+    return rc;
 }
 
-int
-natsd_cluster_start(struct natsd_cluster *c)
+static int
+cluster_usable(struct natsd_cluster *c)
+{
+    int64_t deadline = test_now_ms() + (int64_t)(CLUSTER_READY_MS * test_timeout_multiplier());
+    struct timespec tick = {0, 200 * 1000000L};
+
+    while (test_now_ms() < deadline) {
+        if (try_r3_stream(c->urls) == 0)
+            return 0;
+        nanosleep(&tick, NULL);
+    }
+    fprintf(stderr, "3-node cluster %s: no replicas-3 stream in time\n", c->urls);
+    for (int i = 0; i < 3; i++)
+        print_log_tail(&c->node[i]);
+    return -1;
+}
+
+static int
+cluster_launch(struct natsd_cluster *c, const int ports[3])
 {
     char routes[256];
-    int ports[3], n = 0;
+    int n = 0;
 
-    memset(c, 0, sizeof(*c));
-    for (int i = 0; i < 3; i++)
-        if ((ports[i] = free_port()) <= 0)
-            return -1;
     snprintf(routes, sizeof(routes), "nats://127.0.0.1:%d,nats://127.0.0.1:%d,nats://127.0.0.1:%d",
              ports[0], ports[1], ports[2]);
     for (int i = 0; i < 3; i++) {
@@ -329,11 +409,25 @@ natsd_cluster_start(struct natsd_cluster *c)
         snprintf(s->name, sizeof(s->name), "n%d", i + 1);
         s->cluster_port = ports[i];
         snprintf(s->routes, sizeof(s->routes), "%s", routes);
-        if (test_mkdtemp(s->dir, sizeof(s->dir)) != 0 || launch(s, NULL) != 0)
+        if (test_mkdtemp(s->dir, sizeof(s->dir)) != 0 || launch(s, 0) != 0)
             return -1;
         n += snprintf(c->urls + n, sizeof(c->urls) - (size_t)n, "%s%s", i ? "," : "", s->url);
     }
-    return cluster_usable(c);
+    return 0;
+}
+
+int
+natsd_cluster_start(struct natsd_cluster *c)
+{
+    int ports[3];
+
+    memset(c, 0, sizeof(*c));
+    if (free_ports(ports) != 0)
+        return -1;
+    if (cluster_launch(c, ports) == 0 && cluster_usable(c) == 0)
+        return 0;
+    natsd_cluster_stop(c);
+    return -1;
 }
 
 void

@@ -1,10 +1,14 @@
 /* Spawning, waiting and cleaning up child processes. Every child leads its own process group
- * (setpgid in parent and child, as ct does) so a whole tree can be signalled at once. */
+ * (setpgid in parent and child, as ct does) so a whole tree can be signalled at once, and no
+ * child outlives the test: an atexit handler kills what is still tracked, and PDEATHSIG covers
+ * a test process that dies without running atexit (a sanitizer abort, a ctest timeout). The
+ * child only calls async-signal-safe functions: argv and the environment are built before fork. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +17,8 @@
 #include "proc.h"
 
 #define TRACK_MAX 256
+
+extern char **environ;
 
 static pid_t tracked[TRACK_MAX];
 static int atexit_set;
@@ -37,6 +43,8 @@ proc_track(pid_t pgid)
             tracked[i] = pgid;
             return;
         }
+    fprintf(stderr, "proc: more than %d children; pid %d is not killed at exit\n", TRACK_MAX,
+            (int)pgid);
 }
 
 void
@@ -47,27 +55,86 @@ proc_forget(pid_t pgid)
             tracked[i] = 0;
 }
 
-static void
-child_exec(char *const argv[], char *const env_extra[], int in, int out, int err)
+static int
+same_key(const char *a, const char *b)
 {
-    setpgid(0, 0);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    for (int i = 0; env_extra && env_extra[i]; i++)
-        putenv(env_extra[i]);
-    execv(argv[0], argv);
-    fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
+    size_t n = strcspn(a, "=");
+
+    return strncmp(a, b, n) == 0 && b[n] == '=';
 }
 
-static pid_t
-spawn_fds(char *const argv[], char *const env_extra[], int in, int out, int err)
+/* environ without the keys env_extra sets, then env_extra; the strings are borrowed. */
+static char **
+build_env(char *const env_extra[])
 {
-    pid_t pid = fork();
+    size_t n_env = 0, n_extra = 0, k = 0;
+    char **env;
 
+    while (environ && environ[n_env])
+        n_env++;
+    while (env_extra && env_extra[n_extra])
+        n_extra++;
+    env = calloc(n_env + n_extra + 1, sizeof(*env));
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < n_env; i++) {
+        int replaced = 0;
+        for (size_t j = 0; j < n_extra && !replaced; j++)
+            replaced = same_key(env_extra[j], environ[i]);
+        if (!replaced)
+            env[k++] = environ[i];
+    }
+    for (size_t j = 0; j < n_extra; j++)
+        env[k++] = env_extra[j];
+    env[k] = NULL;
+    return env;
+}
+
+static void
+say(int fd, const char *s)
+{
+    ssize_t rc = write(fd, s, strlen(s));
+
+    (void)rc;
+}
+
+/* In the child: only async-signal-safe calls from here to exec. */
+static void
+child_exec(char *const argv[], char **env, pid_t parent, int in, int out, int err)
+{
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* the test died before prctl */
+        _exit(127);
+    if (in < 0)
+        in = open("/dev/null", O_RDONLY);
+    if (in >= 0 && in != 0)
+        dup2(in, 0);
+    if (out >= 0 && out != 1)
+        dup2(out, 1);
+    if (err >= 0 && err != 2)
+        dup2(err, 2);
+    execvpe(argv[0], argv, env);
+    say(2, "exec ");
+    say(2, argv[0]);
+    say(2, ": ");
+    say(2, strerror(errno)); /* glibc's table lookup: no allocation */
+    say(2, "\n");
+    _exit(127); /* not exit(): the parent's atexit handler would kill its servers */
+}
+
+pid_t
+proc_start_group(char *const argv[], char *const env_extra[], int in, int out, int err)
+{
+    char **env = build_env(env_extra);
+    pid_t parent = getpid(), pid;
+
+    if (!env)
+        return -1;
+    pid = fork();
     if (pid == 0)
-        child_exec(argv, env_extra, in, out, err);
+        child_exec(argv, env, parent, in, out, err);
+    free(env);
     if (pid > 0) {
         setpgid(pid, pid);
         proc_track(pid);
@@ -85,19 +152,25 @@ spawn_in(struct proc *p, const char *dir, const char *name, char *const argv[],
     snprintf(p->name, sizeof(p->name), "%s", name);
     snprintf(p->out_path, sizeof(p->out_path), "%s/%s.out", dir, name);
     snprintf(p->err_path, sizeof(p->err_path), "%s/%s.err", dir, name);
-    in = open(in_path, O_RDONLY);
-    out = open(p->out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    err = open(p->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    in = open(in_path, O_RDONLY | O_CLOEXEC);
+    out = open(p->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    err = open(p->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (in >= 0 && out >= 0 && err >= 0)
-        p->pid = spawn_fds(argv, env_extra, in, out, err);
-    close(in);
-    close(out);
-    close(err);
+        p->pid = proc_start_group(argv, env_extra, in, out, err);
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    if (err >= 0)
+        close(err);
+    if (p->pid < 0)
+        p->pid = 0;
     return p->pid > 0 ? 0 : -1;
 }
 
 int
-proc_spawn(struct proc *p, const char *dir, const char *name, char *const argv[], char *const env_extra[])
+proc_spawn(struct proc *p, const char *dir, const char *name, char *const argv[],
+           char *const env_extra[])
 {
     return spawn_in(p, dir, name, argv, env_extra, "/dev/null");
 }
@@ -105,13 +178,17 @@ proc_spawn(struct proc *p, const char *dir, const char *name, char *const argv[]
 int
 proc_signal(struct proc *p, int sig)
 {
+    if (p->pid <= 0)
+        return -1; /* kill(0, sig) would hit the test itself */
     return p->exited ? 0 : kill(p->pid, sig);
 }
 
-static int
-code_of(int status)
+static void
+reaped(struct proc *p, int status)
 {
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    p->exited = 1;
+    p->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    proc_forget(p->pid);
 }
 
 int
@@ -121,12 +198,12 @@ proc_wait(struct proc *p, int timeout_ms)
     struct timespec tick = {0, 10 * 1000000L};
     int status;
 
+    if (p->pid <= 0)
+        return -1;
     while (!p->exited) {
         pid_t r = waitpid(p->pid, &status, WNOHANG);
         if (r == p->pid) {
-            p->exited = 1;
-            p->status = code_of(status);
-            proc_forget(p->pid);
+            reaped(p, status);
             break;
         }
         if (r < 0 || test_now_ms() > deadline)
@@ -144,10 +221,8 @@ proc_kill9(struct proc *p)
     if (p->exited || p->pid <= 0)
         return;
     kill(-p->pid, SIGKILL);
-    if (waitpid(p->pid, &status, 0) == p->pid) {
-        p->exited = 1;
-        p->status = code_of(status);
-    }
+    if (waitpid(p->pid, &status, 0) == p->pid)
+        reaped(p, status);
     proc_forget(p->pid);
 }
 
@@ -156,12 +231,10 @@ proc_alive(struct proc *p)
 {
     int status;
 
-    if (p->exited)
+    if (p->exited || p->pid <= 0)
         return 0;
     if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
-        p->exited = 1;
-        p->status = code_of(status);
-        proc_forget(p->pid);
+        reaped(p, status);
         return 0;
     }
     return 1;
@@ -170,12 +243,25 @@ proc_alive(struct proc *p)
 static void
 slurp_into(const char *path, char *buf, size_t cap)
 {
-    char *s = proc_read_file(path);
+    char *s;
 
-    if (cap == 0)
+    if (!buf || cap == 0)
         return;
+    s = proc_read_file(path);
     snprintf(buf, cap, "%s", s ? s : "");
     free(s);
+}
+
+static int
+write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    int rc;
+
+    if (!f)
+        return -1;
+    rc = fputs(text, f) < 0 ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rc;
 }
 
 int
@@ -184,30 +270,29 @@ proc_run(char *const argv[], char *const env_extra[], const char *stdin_text, ch
 {
     char dir[64], in_path[96] = "/dev/null";
     struct proc p;
-    int rc;
+    int rc = -1;
 
+    if (out && outcap)
+        out[0] = '\0';
+    if (errout && errcap)
+        errout[0] = '\0';
     if (test_mkdtemp(dir, sizeof(dir)) != 0)
         return -1;
     if (stdin_text) { /* through a file, so a large input cannot block on a pipe */
-        FILE *f;
         snprintf(in_path, sizeof(in_path), "%s/stdin", dir);
-        f = fopen(in_path, "w");
-        if (f) {
-            fputs(stdin_text, f);
-            fclose(f);
-        }
+        if (write_file(in_path, stdin_text) != 0)
+            goto out;
     }
-    if (spawn_in(&p, dir, "run", argv, env_extra, in_path) != 0) {
-        test_rmtree(dir);
-        return -1;
-    }
+    if (spawn_in(&p, dir, "run", argv, env_extra, in_path) != 0)
+        goto out;
     rc = proc_wait(&p, timeout_ms);
     if (rc < 0)
         proc_kill9(&p);
     slurp_into(p.out_path, out, outcap);
     slurp_into(p.err_path, errout, errcap);
+out:
     test_rmtree(dir);
-    return rc < 0 ? -1 : rc;
+    return rc;
 }
 
 char *
@@ -222,16 +307,18 @@ proc_read_file(const char *path)
     do {
         if (len + 4096 + 1 > cap) {
             char *nb = realloc(buf, cap = (cap ? cap * 2 : 8192));
-            if (!nb)
-                break;
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
             buf = nb;
         }
         n = fread(buf + len, 1, cap - len - 1, f);
         len += n;
     } while (n > 0);
     fclose(f);
-    if (buf)
-        buf[len] = '\0';
+    buf[len] = '\0';
     return buf;
 }
 

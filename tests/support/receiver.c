@@ -1,6 +1,10 @@
-/* The test receiver: one thread per connection (libmicrohttpd), a mutex around the record
- * of hits and the scripted answers. */
+/* The test receiver: libmicrohttpd with one thread per connection, bound to 127.0.0.1 only.
+ * A request is recorded as soon as its body is complete, before it is answered, so a test
+ * that sees a hit never races the answer; a mutex guards the hits and the scripted answers,
+ * and hangs wait on a condition variable so receiver_stop never waits for them to run out. */
+#include <arpa/inet.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +19,9 @@
 #define SCRIPT_MAX 64
 
 struct script {
-    char path[256];
-    int status, times, hang_ms;
+    char path[512];
+    int status, times;    /* an answer: status for the next `times` requests (< 0: always) */
+    int is_hang, hang_ms; /* or a hang */
     char extra[128];
 };
 
@@ -24,6 +29,8 @@ struct receiver {
     struct MHD_Daemon *d;
     char url[64];
     pthread_mutex_t lock;
+    pthread_cond_t wake; /* broadcast by receiver_stop to cut hangs short */
+    int stopping;
     struct receiver_hit *hits;
     size_t n, cap;
     int open, max_open, delay_ms;
@@ -31,19 +38,40 @@ struct receiver {
     int n_scripts;
 };
 
-struct pending { /* one request while its body arrives */
+struct pending { /* one request from its request line until MHD is done with it */
     struct receiver_hit hit;
     size_t body_cap;
+    int started; /* headers arrived, counted in r->open */
+    int open;    /* still counted in r->open */
+    int too_big;
 };
 
-static int
+/* Called with the raw request line's URI, query string included (MHD strips it later). */
+static void *
+on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    struct pending *p = calloc(1, sizeof(*p));
+
+    (void)cls;
+    (void)c;
+    if (p)
+        snprintf(p->hit.path, sizeof(p->hit.path), "%s", uri);
+    return p;
+}
+
+static enum MHD_Result
 add_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
     struct pending *p = cls;
-    size_t old = p->hit.headers ? strlen(p->hit.headers) : 0, add = strlen(key) + strlen(value) + 3;
-    char *h = realloc(p->hit.headers, old + add + 1);
+    size_t old = p->hit.headers ? strlen(p->hit.headers) : 0;
+    size_t add;
+    char *h;
 
     (void)kind;
+    if (!value)
+        value = "";
+    add = strlen(key) + strlen(value) + 3;
+    h = realloc(p->hit.headers, old + add + 1);
     if (!h)
         return MHD_NO;
     snprintf(h + old, add + 1, "%s: %s\n", key, value);
@@ -51,48 +79,106 @@ add_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *valu
     return MHD_YES;
 }
 
-static struct pending *
-begin(struct receiver *r, struct MHD_Connection *c, const char *url, const char *method)
+/* The first call for a request: its headers are complete. */
+static void
+start(struct receiver *r, struct pending *p, struct MHD_Connection *c, const char *url,
+      const char *method)
 {
-    struct pending *p = calloc(1, sizeof(*p));
-
-    if (!p)
-        return NULL;
     p->hit.at_ms = test_now_ms();
+    p->started = 1;
+    p->open = 1;
     snprintf(p->hit.method, sizeof(p->hit.method), "%s", method);
-    snprintf(p->hit.path, sizeof(p->hit.path), "%s", url);
-    MHD_get_connection_values(c, MHD_HEADER_KIND, (MHD_KeyValueIterator)add_header, p);
+    if (!p->hit.path[0])
+        snprintf(p->hit.path, sizeof(p->hit.path), "%s", url);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, add_header, p);
     pthread_mutex_lock(&r->lock);
     if (++r->open > r->max_open)
         r->max_open = r->open;
     pthread_mutex_unlock(&r->lock);
-    return p;
 }
 
-static int
+static void
+close_open(struct receiver *r, struct pending *p)
+{
+    if (!p->open)
+        return;
+    p->open = 0;
+    pthread_mutex_lock(&r->lock);
+    r->open--;
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Keeps at most BODY_MAX bytes; anything beyond marks the request too big (answered 413). */
+static void
 append_body(struct pending *p, const char *data, size_t len)
 {
-    if (p->hit.body_len + len > BODY_MAX)
-        return -1;
+    if (p->too_big || p->hit.body_len + len > BODY_MAX) {
+        p->too_big = 1;
+        return;
+    }
     if (p->hit.body_len + len + 1 > p->body_cap) {
         size_t cap = (p->hit.body_len + len + 1) * 2;
         char *b = realloc(p->hit.body, cap);
-        if (!b)
-            return -1;
+        if (!b) {
+            p->too_big = 1;
+            return;
+        }
         p->hit.body = b;
         p->body_cap = cap;
     }
     memcpy(p->hit.body + p->hit.body_len, data, len);
     p->hit.body_len += len;
     p->hit.body[p->hit.body_len] = '\0';
-    return 0;
 }
 
-/* Records the hit and picks the scripted answer (under the lock). */
+/* A script for "/a" also matches "/a?x=1"; one for "/a?x=1" only that URI. */
+static int
+script_matches(const struct script *s, const char *uri)
+{
+    size_t n = strlen(s->path);
+
+    return strncmp(s->path, uri, n) == 0 &&
+           (uri[n] == '\0' || (uri[n] == '?' && !strchr(s->path, '?')));
+}
+
+struct answer {
+    int status;
+    int hang_ms;
+    char extra[128];
+};
+
+/* The newest live scripted answer and the newest hang for uri win (under the lock). */
 static void
-record(struct receiver *r, struct pending *p, int *status, int *hang, char *extra, size_t cap)
+pick_answer(struct receiver *r, const char *uri, struct answer *a)
+{
+    int answered = 0, hung = 0;
+
+    a->status = 200;
+    a->hang_ms = r->delay_ms;
+    a->extra[0] = '\0';
+    for (int i = r->n_scripts - 1; i >= 0; i--) {
+        struct script *s = &r->scripts[i];
+        if (!script_matches(s, uri))
+            continue;
+        if (s->is_hang && !hung) {
+            hung = 1;
+            a->hang_ms = s->hang_ms > 0 ? s->hang_ms : r->delay_ms;
+        } else if (!s->is_hang && !answered && s->times != 0) {
+            answered = 1;
+            a->status = s->status;
+            snprintf(a->extra, sizeof(a->extra), "%s", s->extra);
+            if (s->times > 0)
+                s->times--;
+        }
+    }
+}
+
+/* Moves the hit into the record and picks its answer. */
+static void
+record(struct receiver *r, struct pending *p, struct answer *a)
 {
     pthread_mutex_lock(&r->lock);
+    pick_answer(r, p->hit.path, a);
     if (r->n == r->cap) {
         size_t ncap = r->cap ? r->cap * 2 : 256;
         struct receiver_hit *h = realloc(r->hits, ncap * sizeof(*h));
@@ -105,54 +191,61 @@ record(struct receiver *r, struct pending *p, int *status, int *hang, char *extr
         r->hits[r->n++] = p->hit;
         memset(&p->hit, 0, sizeof(p->hit));
     }
-    *status = 200;
-    *hang = r->delay_ms;
-    extra[0] = '\0';
-    for (int i = r->n_scripts - 1, answered = 0; i >= 0; i--) { /* newest live answer wins */
-        struct script *s = &r->scripts[i];
-        if (strcmp(s->path, r->n ? r->hits[r->n - 1].path : "") != 0)
-            continue;
-        if (s->hang_ms)
-            *hang = s->hang_ms;
-        if (!answered && s->status && s->times != 0) {
-            answered = 1;
-            *status = s->status;
-            snprintf(extra, cap, "%s", s->extra);
-            if (s->times > 0)
-                s->times--;
-        }
-    }
     pthread_mutex_unlock(&r->lock);
+}
+
+/* Waits ms in this connection's thread, or less if the receiver is being stopped. */
+static void
+hang(struct receiver *r, int ms)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&r->lock);
+    while (!r->stopping && pthread_cond_timedwait(&r->wake, &r->lock, &until) == 0)
+        ; /* woken early: look at stopping again */
+    pthread_mutex_unlock(&r->lock);
+}
+
+static struct MHD_Response *
+make_response(const char *extra)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(2, "ok", MHD_RESPMEM_PERSISTENT);
+    const char *colon = strchr(extra, ':');
+    char name[128];
+
+    if (resp && colon) {
+        const char *v = colon + 1;
+        snprintf(name, sizeof(name), "%.*s", (int)(colon - extra), extra);
+        while (*v == ' ')
+            v++;
+        MHD_add_response_header(resp, name, v);
+    }
+    return resp;
 }
 
 static enum MHD_Result
 answer(struct receiver *r, struct MHD_Connection *c, struct pending *p)
 {
     struct MHD_Response *resp;
-    struct timespec ts;
-    char extra[128];
-    int status, hang;
+    struct answer a;
     enum MHD_Result ret;
+    int too_big = p->too_big;
 
-    record(r, p, &status, &hang, extra, sizeof(extra));
-    if (hang > 0) {
-        ts.tv_sec = hang / 1000;
-        ts.tv_nsec = (long)(hang % 1000) * 1000000L;
-        nanosleep(&ts, NULL);
-    }
-    resp = MHD_create_response_from_buffer(2, "ok", MHD_RESPMEM_PERSISTENT);
-    if (extra[0] && strchr(extra, ':')) {
-        char name[64];
-        const char *v = strchr(extra, ':') + 1;
-        snprintf(name, sizeof(name), "%.*s", (int)(strchr(extra, ':') - extra), extra);
-        while (*v == ' ')
-            v++;
-        MHD_add_response_header(resp, name, v);
-    }
-    pthread_mutex_lock(&r->lock);
-    r->open--;
-    pthread_mutex_unlock(&r->lock);
-    ret = MHD_queue_response(c, (unsigned)status, resp);
+    record(r, p, &a);
+    if (a.hang_ms > 0)
+        hang(r, a.hang_ms);
+    resp = make_response(a.extra);
+    close_open(r, p);
+    if (!resp)
+        return MHD_NO;
+    ret = MHD_queue_response(c, too_big ? MHD_HTTP_CONTENT_TOO_LARGE : (unsigned)a.status, resp);
     MHD_destroy_response(resp);
     return ret;
 }
@@ -165,13 +258,14 @@ on_request(void *cls, struct MHD_Connection *c, const char *url, const char *met
     struct pending *p = *con_cls;
 
     (void)version;
-    if (!p) {
-        *con_cls = begin(r, c, url, method);
-        return *con_cls ? MHD_YES : MHD_NO;
+    if (!p && !(p = *con_cls = on_uri(r, "", c)))
+        return MHD_NO;
+    if (!p->started) {
+        start(r, p, c, url, method);
+        return MHD_YES;
     }
     if (*data_size) {
-        if (append_body(p, data, *data_size) != 0)
-            return MHD_NO;
+        append_body(p, data, *data_size);
         *data_size = 0;
         return MHD_YES;
     }
@@ -183,32 +277,51 @@ on_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTer
 {
     struct pending *p = *con_cls;
 
-    (void)cls;
     (void)c;
     (void)toe;
     if (!p)
         return;
+    close_open(cls, p); /* a request the client abandoned before its answer */
     receiver_hit_free(&p->hit);
     free(p);
     *con_cls = NULL;
+}
+
+static struct MHD_Daemon *
+start_daemon(struct receiver *r)
+{
+    struct sockaddr_in addr;
+
+    memset(&addr, 0, sizeof(addr));
+    addr.sin_family = AF_INET;
+    addr.sin_port = 0; /* a free port, read back below */
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return MHD_start_daemon(
+        MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0, NULL,
+        NULL, on_request, r, MHD_OPTION_NOTIFY_COMPLETED, on_done, r, MHD_OPTION_URI_LOG_CALLBACK,
+        on_uri, r, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT,
+        120u, MHD_OPTION_END);
 }
 
 int
 receiver_start(struct receiver **out)
 {
     struct receiver *r = calloc(1, sizeof(*r));
-    const union MHD_DaemonInfo *info;
+    const union MHD_DaemonInfo *info = NULL;
+    pthread_condattr_t ca;
 
     *out = NULL;
     if (!r)
         return -1;
     pthread_mutex_init(&r->lock, NULL);
-    r->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                                MHD_USE_ERROR_LOG,
-                            0, NULL, NULL, on_request, r, MHD_OPTION_NOTIFY_COMPLETED, on_done, r,
-                            MHD_OPTION_SOCK_ADDR, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
-    info = r->d ? MHD_get_daemon_info(r->d, MHD_DAEMON_INFO_BIND_PORT) : NULL;
-    if (!info) {
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    r->d = start_daemon(r);
+    if (r->d)
+        info = MHD_get_daemon_info(r->d, MHD_DAEMON_INFO_BIND_PORT);
+    if (!info || info->port == 0) {
         receiver_stop(r);
         return -1;
     }
@@ -222,11 +335,16 @@ receiver_stop(struct receiver *r)
 {
     if (!r)
         return;
+    pthread_mutex_lock(&r->lock);
+    r->stopping = 1;
+    pthread_cond_broadcast(&r->wake);
+    pthread_mutex_unlock(&r->lock);
     if (r->d)
-        MHD_stop_daemon(r->d);
+        MHD_stop_daemon(r->d); /* joins every connection thread */
     for (size_t i = 0; i < r->n; i++)
         receiver_hit_free(&r->hits[i]);
     free(r->hits);
+    pthread_cond_destroy(&r->wake);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -281,19 +399,23 @@ receiver_hit_copy(struct receiver *r, size_t i, struct receiver_hit *out)
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&r->lock);
     if (i < r->n) {
-        *out = r->hits[i];
-        out->headers = dup_bytes(r->hits[i].headers ? r->hits[i].headers : "",
-                                 r->hits[i].headers ? strlen(r->hits[i].headers) : 0);
-        out->body = dup_bytes(r->hits[i].body ? r->hits[i].body : "", r->hits[i].body_len);
-        rc = 0;
+        const struct receiver_hit *h = &r->hits[i];
+        *out = *h;
+        out->headers = dup_bytes(h->headers ? h->headers : "", h->headers ? strlen(h->headers) : 0);
+        out->body = dup_bytes(h->body ? h->body : "", h->body_len);
+        rc = out->headers && out->body ? 0 : -1;
     }
     pthread_mutex_unlock(&r->lock);
+    if (rc != 0)
+        receiver_hit_free(out);
     return rc;
 }
 
 void
 receiver_hit_free(struct receiver_hit *h)
 {
+    if (!h)
+        return;
     free(h->headers);
     free(h->body);
     h->headers = h->body = NULL;
@@ -329,23 +451,36 @@ receiver_max_concurrent(struct receiver *r)
     return m;
 }
 
+/* A free slot for a script (under the lock); used-up answers are dropped when full. */
 static struct script *
 script_new(struct receiver *r, const char *path)
 {
+    struct script *s;
+
+    if (r->n_scripts == SCRIPT_MAX) {
+        int k = 0;
+        for (int i = 0; i < r->n_scripts; i++)
+            if (r->scripts[i].is_hang || r->scripts[i].times != 0)
+                r->scripts[k++] = r->scripts[i];
+        r->n_scripts = k;
+    }
     if (r->n_scripts == SCRIPT_MAX)
         return NULL;
-    snprintf(r->scripts[r->n_scripts].path, sizeof(r->scripts[0].path), "%s", path);
-    return &r->scripts[r->n_scripts++];
+    s = &r->scripts[r->n_scripts++];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    return s;
 }
 
 void
-receiver_respond(struct receiver *r, const char *path, int status, int times, const char *extra_header)
+receiver_respond(struct receiver *r, const char *path, int status, int times,
+                 const char *extra_header)
 {
     struct script *s;
 
     pthread_mutex_lock(&r->lock);
     for (int i = 0; times < 0 && i < r->n_scripts; i++)
-        if (!strcmp(r->scripts[i].path, path) && r->scripts[i].status)
+        if (!strcmp(r->scripts[i].path, path) && !r->scripts[i].is_hang)
             r->scripts[i].times = 0; /* "from now on" replaces what was scripted before */
     if ((s = script_new(r, path))) {
         s->status = status;
@@ -361,8 +496,15 @@ receiver_hang(struct receiver *r, const char *path, int ms)
     struct script *s;
 
     pthread_mutex_lock(&r->lock);
-    if ((s = script_new(r, path)))
+    for (int i = 0; i < r->n_scripts; i++)
+        if (!strcmp(r->scripts[i].path, path) && r->scripts[i].is_hang) {
+            r->scripts[i].is_hang = 0; /* replaced: now a used-up answer, so its slot is free */
+            r->scripts[i].times = 0;
+        }
+    if ((s = script_new(r, path))) {
+        s->is_hang = 1;
         s->hang_ms = ms;
+    }
     pthread_mutex_unlock(&r->lock);
 }
 

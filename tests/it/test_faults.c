@@ -1,0 +1,284 @@
+/* Fault proofs with real processes: kill -9 of random consumers again and again during a
+ * 20,000-task run, a single nats-server restarted mid-run, and the stream leader of a 3-node
+ * cluster killed mid-run. Judged by the receiver (every task arrived) and by the claim ledger
+ * (every task has exactly one "sent"; a second request with the same webhook-id only where a
+ * consumer died mid-send and the task was taken over). Plus: the broker's store holds no
+ * recipient and no body (tasks are sealed). */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "claim.h"
+#include "fixture.h"
+#include "layout.h"
+
+static struct fx F;
+static int *seen;
+static int n_tasks;
+
+static int
+past(void *arg)
+{
+    return test_now_ms() >= *(int64_t *)arg;
+}
+
+static int
+count_distinct(void)
+{
+    int distinct = 0;
+
+    memset(seen, 0, sizeof(int) * (size_t)n_tasks);
+    for (size_t i = 0; i < receiver_count(F.recv); i++) {
+        struct receiver_hit h;
+        int k = -1;
+        if (receiver_hit_copy(F.recv, i, &h) != 0)
+            continue;
+        if (sscanf(h.path, "/f/%d", &k) == 1 && k >= 0 && k < n_tasks && seen[k]++ == 0)
+            distinct++;
+        receiver_hit_free(&h);
+    }
+    return distinct;
+}
+
+static int
+all_distinct(void *arg)
+{
+    (void)arg;
+    return count_distinct() >= n_tasks;
+}
+
+static void
+schedule_spread(int n, int64_t start, int64_t span_ms)
+{
+    char path[300], out[256], err[4096];
+    FILE *f;
+
+    n_tasks = n;
+    free(seen);
+    seen = calloc((size_t)n, sizeof(int));
+    snprintf(path, sizeof(path), "%s/faults.ndjson", F.dir);
+    f = fopen(path, "w");
+    for (int i = 0; i < n; i++) {
+        int64_t due = start + (int64_t)i * span_ms / n;
+        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/f/%d\",\"id\":\"f-%d\"}\n", due / 1000,
+                (int)(due % 1000), receiver_url(F.recv), i, i);
+    }
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+}
+
+/* Walks the claims bucket's stream once (direct gets by sequence: no consumer per key, which
+ * a cluster that just lost a node is slow to create) and counts, per task, the "sent" and
+ * "sending" records. */
+static void
+read_ledger(jsCtx *js, int *sent, int *sending)
+{
+    jsDirectGetMsgOptions o;
+    natsMsg *m = NULL;
+    uint64_t seq = 0;
+
+    for (int guard = 0; guard < 10 * n_tasks + 100; guard++) {
+        struct sa_claim c;
+        natsStatus s = NATS_TIMEOUT;
+        int k = -1;
+        jsDirectGetMsgOptions_Init(&o);
+        o.Sequence = seq + 1;
+        o.NextBySubject = "$KV." SA_CLAIMS_BUCKET ".>";
+        for (int t = 0; t < 20 && s != NATS_OK && s != NATS_NOT_FOUND; t++)
+            s = js_DirectGetMsg(&m, js, "KV_" SA_CLAIMS_BUCKET, NULL, &o);
+        if (s == NATS_NOT_FOUND)
+            break;
+        assert_int_equal(s, NATS_OK);
+        seq = natsMsg_GetSequence(m);
+        if (sscanf(natsMsg_GetSubject(m), "$KV." SA_CLAIMS_BUCKET ".f-%d", &k) == 1 && k >= 0 && k < n_tasks &&
+            sa_claim_decode(&c, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), NULL) == SA_OK) {
+            sent[k] += c.state == SA_CLAIM_SENT;
+            sending[k] += c.state == SA_CLAIM_SENDING;
+        }
+        natsMsg_Destroy(m);
+        m = NULL;
+    }
+}
+
+/* Every task: exactly one "sent" in its claim; extra requests only after a takeover. */
+static void
+check_ledger(const char *url)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    int extra = 0, takeovers = 0, *sent = calloc((size_t)n_tasks, sizeof(int)), *sending = calloc((size_t)n_tasks, sizeof(int));
+
+    assert_int_equal(natsConnection_ConnectTo(&nc, url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    read_ledger(js, sent, sending);
+    count_distinct();
+    for (int k = 0; k < n_tasks; k++) {
+        if (sent[k] != 1)
+            fail_msg("task f-%d has %d sent records in its claim", k, sent[k]);
+        if (seen[k] > 1 && sending[k] < 2)
+            fail_msg("task f-%d arrived %d times without a takeover", k, seen[k]);
+        extra += seen[k] - 1;
+        takeovers += sending[k] > 1;
+    }
+    fprintf(stderr, "ledger: %d tasks, each sent once; %d taken over after a death mid-send, %d repeated "
+                    "requests (same webhook-id)\n", n_tasks, takeovers, extra);
+    free(sent);
+    free(sending);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
+static void
+test_kill9_again_and_again(void **state)
+{
+    int64_t start, when;
+    unsigned seed = 7;
+
+    (void)state;
+    fx_start(&F, 0);
+    for (int i = 0; i < 3; i++)
+        fx_consumer(&F, i, NULL);
+    start = test_now_ms() + 8000;
+    schedule_spread(20000, start, 20000);
+    for (int round = 0; round < 6; round++) {
+        int victim = (int)(rand_r(&seed) % 3);
+        when = start + round * 3000;
+        assert_true(wait_until(past, &when, 60000));
+        proc_kill9(&F.consumers[victim]);
+        fx_consumer(&F, victim, NULL);
+    }
+    assert_true(wait_until(all_distinct, NULL, 180000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    check_ledger(F.srv.url);
+    fx_stop(&F);
+}
+
+static void
+test_server_restart(void **state)
+{
+    int64_t start, when;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    fx_consumer(&F, 1, NULL);
+    start = test_now_ms() + 5000;
+    schedule_spread(2000, start, 10000);
+    when = start + 3000;
+    assert_true(wait_until(past, &when, 60000));
+    natsd_term(&F.srv);
+    assert_int_equal(natsd_restart(&F.srv), 0);
+    assert_true(wait_until(all_distinct, NULL, 180000)); /* 0 lost */
+    assert_true(proc_alive(&F.consumers[0]) && proc_alive(&F.consumers[1])); /* survived it */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    count_distinct();
+    {
+        int extra = 0;
+        for (int k = 0; k < n_tasks; k++)
+            extra += seen[k] - 1;
+        fprintf(stderr, "server restart: %d tasks all delivered, %d repeated requests (same webhook-id)\n",
+                n_tasks, extra);
+    }
+    fx_stop(&F);
+}
+
+static int
+leader_of_tasks(void)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    int leader = -1;
+
+    if (natsConnection_ConnectTo(&nc, F.cluster.urls) == NATS_OK && natsConnection_JetStream(&js, nc, NULL) == NATS_OK &&
+        js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL) == NATS_OK && si->Cluster && si->Cluster->Leader)
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
+                leader = i;
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return leader;
+}
+
+static void
+test_cluster_leader_killed(void **state)
+{
+    int64_t start, when;
+    int leader;
+
+    (void)state;
+    fx_start(&F, 1);
+    fx_consumer(&F, 0, NULL);
+    fx_consumer(&F, 1, NULL);
+    start = test_now_ms() + 6000;
+    schedule_spread(2000, start, 10000);
+    when = start + 3000;
+    assert_true(wait_until(past, &when, 60000));
+    leader = leader_of_tasks();
+    assert_true(leader >= 0);
+    fprintf(stderr, "killing the stream leader %s\n", F.cluster.node[leader].name);
+    natsd_kill(&F.cluster.node[leader]);
+    assert_true(wait_until(all_distinct, NULL, 180000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    check_ledger(F.cluster.node[(leader + 1) % 3].url);
+    fx_stop(&F);
+}
+
+/* Greps every file of the store for needle; 1 if found. */
+static int
+store_holds(const char *dir, const char *needle)
+{
+    char cmd[700];
+
+    snprintf(cmd, sizeof(cmd), "grep -r -a -q -F '%s' '%s'", needle, dir);
+    return system(cmd) == 0;
+}
+
+static void
+test_store_is_sealed(void **state)
+{
+    char out[256], url[300], store[300];
+
+    (void)state;
+    fx_start(&F, 0);
+    snprintf(url, sizeof(url), "%s/secret-path-4711", receiver_url(F.recv));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--at", "+1d", "--webhook", url,
+                               "--data", "confidential-body-0815", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--at", "+1d", "--email",
+                               "recipient-4242@example.test", "--subject", "private subject 77", "--text",
+                               "private text 99", NULL), 0);
+    snprintf(store, sizeof(store), "%s/js", F.srv.dir);
+    assert_true(store_holds(store, "sendat.task")); /* the grep works: subjects are there */
+    assert_false(store_holds(store, "secret-path-4711"));
+    assert_false(store_holds(store, "confidential-body-0815"));
+    assert_false(store_holds(store, "recipient-4242@example.test"));
+    assert_false(store_holds(store, "private subject 77"));
+    assert_false(store_holds(store, "private text 99"));
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_store_is_sealed),
+        cmocka_unit_test(test_server_restart),
+        cmocka_unit_test(test_cluster_leader_killed),
+        cmocka_unit_test(test_kill9_again_and_again),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_Close();
+    free(seen);
+    return rc;
+}
