@@ -25,6 +25,22 @@ fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa
     c->moved_ms = h->moved_ms;
 }
 
+/* A claim "sending" held by another member that is still alive is its send in progress (its
+ * message came back to us because it was slow, not dead): never send it a second time. A
+ * holder that died drops out of the members bucket within its TTL. */
+static int
+holder_alive(struct consumer *c, const struct sa_claim *cur)
+{
+    kvEntry *e = NULL;
+    natsStatus s;
+
+    if (!c->members || !strcmp(cur->consumer, c->cfg.name))
+        return 0; /* our own name: a predecessor that died, since we do not hold it */
+    s = kvStore_Get(&e, c->members, cur->consumer);
+    kvEntry_Destroy(e);
+    return s == NATS_OK;
+}
+
 static enum take
 take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64_t *rev)
 {
@@ -32,6 +48,8 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
     struct sa_err err = {0};
     enum sa_code rc;
 
+    if (cur->state == SA_CLAIM_SENDING && holder_alive(c, cur))
+        return TAKE_LATER;
     if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once)
         return TAKE_UNKNOWN;
     fill(&mine, c, h, SA_CLAIM_SENDING);

@@ -70,6 +70,7 @@ struct consumer {
     struct limits *limits; /* per-host limits (SENDAT_HOST_LIMITS) */
     kvStore *leases;       /* fleet-wide concurrency leases, when a limit asks for them */
     struct transfer *inflight; /* sends in flight (main thread only) */
+    kvStore *members;          /* fleet members alive (owned by the puller) */
     struct counters counters;
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
     atomic_int reload;   /* set by SIGHUP: read the key ring and webhook secrets again */

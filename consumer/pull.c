@@ -261,6 +261,7 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
     if (js_KeyValue(&p->members, c->n->js, SA_MEMBERS_BUCKET) != NATS_OK)
         sa_log(SA_LOG_WARN, "no_members_bucket", "error=\"run sendat init: bursts are shared less evenly\"");
     members_beat(p);
+    c->members = p->members; /* the sender asks it whether a claim's holder still lives */
     if (pthread_create(&p->thread, NULL, pull_loop, p) != 0)
         return sa_fail(err, SA_ENOMEM, "cannot start the puller thread");
     return SA_OK;

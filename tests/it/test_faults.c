@@ -74,36 +74,40 @@ schedule_spread(int n, int64_t start, int64_t span_ms)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
 }
 
-/* Walks the claims bucket's stream once (direct gets by sequence: no consumer per key, which
- * a cluster that just lost a node is slow to create) and counts, per task, the "sent" and
+/* Walks the claims bucket's stream once, message by message from the stream leader (no
+ * consumer per key, which a cluster that just lost a node is slow to create; no direct get,
+ * which a replica still catching up may not answer), and counts per task the "sent" and
  * "sending" records. */
 static void
 read_ledger(jsCtx *js, int *sent, int *sending)
 {
-    jsDirectGetMsgOptions o;
-    natsMsg *m = NULL;
-    uint64_t seq = 0;
+    jsStreamInfo *si = NULL;
+    jsOptions o;
+    uint64_t last = 0;
 
-    for (int guard = 0; guard < 10 * n_tasks + 100; guard++) {
-        struct sa_claim c;
+    jsOptions_Init(&o);
+    o.Wait = 2000;
+    for (int t = 0; t < 15 && !si; t++)
+        js_GetStreamInfo(&si, js, "KV_" SA_CLAIMS_BUCKET, &o, NULL);
+    assert_non_null(si);
+    last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    for (uint64_t seq = 1; seq <= last; seq++) { /* from the stream leader, one by one */
+        natsMsg *m = NULL;
         natsStatus s = NATS_TIMEOUT;
+        struct sa_claim c;
         int k = -1;
-        jsDirectGetMsgOptions_Init(&o);
-        o.Sequence = seq + 1;
-        o.NextBySubject = "$KV." SA_CLAIMS_BUCKET ".>";
-        for (int t = 0; t < 20 && s != NATS_OK && s != NATS_NOT_FOUND; t++)
-            s = js_DirectGetMsg(&m, js, "KV_" SA_CLAIMS_BUCKET, NULL, &o);
+        for (int t = 0; t < 5 && s != NATS_OK && s != NATS_NOT_FOUND; t++)
+            s = js_GetMsg(&m, js, "KV_" SA_CLAIMS_BUCKET, seq, &o, NULL);
         if (s == NATS_NOT_FOUND)
-            break;
+            continue;
         assert_int_equal(s, NATS_OK);
-        seq = natsMsg_GetSequence(m);
         if (sscanf(natsMsg_GetSubject(m), "$KV." SA_CLAIMS_BUCKET ".f-%d", &k) == 1 && k >= 0 && k < n_tasks &&
             sa_claim_decode(&c, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), NULL) == SA_OK) {
             sent[k] += c.state == SA_CLAIM_SENT;
             sending[k] += c.state == SA_CLAIM_SENDING;
         }
         natsMsg_Destroy(m);
-        m = NULL;
     }
 }
 
