@@ -101,7 +101,9 @@ write_claim(kvStore *kv, const char *key, const struct sa_claim *c, int create, 
                 *rev = cur.revision;
             return SA_OK; /* our own write went through */
         }
-        return SA_EEXIST;
+        if (create || cur.revision != last)
+            return SA_EEXIST; /* someone else wrote first */
+        /* still at the revision we expected: our update did not happen, say why */
     }
     return sa_nats_fail(err, s, 0, create ? "create claim" : "update claim");
 }

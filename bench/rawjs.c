@@ -1,0 +1,718 @@
+/* sendat-rawjs: what JetStream itself does on this machine, on streams of its own shaped like
+ * sendat's (work queue, file storage, one subject per message), so sendat's figures can be
+ * read against the broker's in the same run. Also the small queries bench/run.sh needs.
+ *
+ *   sendat-rawjs bench  --server URL --n N --size BYTES [--replicas R] [--batch B]
+ *                       [--sync-seconds S] [--kv-n K] [--server-pid PID]
+ *   sendat-rawjs sealed --url URL --data TEXT      size of one sealed task (no broker)
+ *   sendat-rawjs info   --server URL --stream NAME messages, bytes, subjects of a stream
+ *   sendat-rawjs claims --server URL [--dump FILE] moves and lateness from the claim records
+ *                                                 (FILE: "<id> <moves> <lateness> <consumer>")
+ *
+ * Every command prints one JSON object on stdout; progress goes to stderr. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <nats/nats.h>
+#include <sodium.h>
+
+#include "keyring.h"
+#include "layout.h"
+#include "task.h"
+#include "timeparse.h"
+
+#define STREAM "RAWJS"
+#define KV_BUCKET "rawjs_kv"
+#define W 1000000000000LL /* the "window" token of every subject: any fixed number */
+
+struct opts {
+    const char *server, *stream, *url, *data, *dump;
+    long n, kv_n, server_pid;
+    int size, replicas, batch;
+    double sync_seconds;
+};
+
+static double
+mono(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+die(const char *what, natsStatus s)
+{
+    fprintf(stderr, "sendat-rawjs: %s: %s (%s)\n", what, natsStatus_GetText(s), nats_GetLastError(NULL));
+    exit(1);
+}
+
+/* ---- async publish bookkeeping, shared by every phase that publishes asynchronously ---- */
+
+static natsMsg **originals; /* repub phase: the pulled message to ack once its copy is stored */
+static atomic_long acked, failed;
+
+static long
+index_of(const char *subject)
+{
+    const char *dot = strrchr(subject, '.');
+
+    return dot ? strtol(dot + 1, NULL, 10) : -1;
+}
+
+static void
+on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
+{
+    (void)js;
+    (void)pa;
+    (void)closure;
+    if (pae) {
+        if (atomic_fetch_add(&failed, 1) < 5)
+            fprintf(stderr, "sendat-rawjs: publish failed: %s\n", pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
+    } else {
+        atomic_fetch_add(&acked, 1);
+        if (originals) {
+            long i = index_of(natsMsg_GetSubject(msg));
+            if (i >= 0 && originals[i]) {
+                natsMsg_Ack(originals[i], NULL);
+                natsMsg_Destroy(originals[i]);
+                originals[i] = NULL;
+            }
+        }
+    }
+    natsMsg_Destroy(msg);
+}
+
+static void
+wait_async(jsCtx *js)
+{
+    jsPubOptions po;
+    natsStatus s;
+
+    jsPubOptions_Init(&po);
+    po.MaxWait = 120000;
+    if ((s = js_PublishAsyncComplete(js, &po)) != NATS_OK)
+        die("waiting for PubAcks", s);
+}
+
+/* CPU seconds of this process, and of the server when its pid was given (all its nodes'
+ * work is the cluster's, but one node is what a single-server run has). */
+static long server_pid;
+
+static double
+self_cpu(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static double
+server_cpu(void)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long ut = 0, st = 0;
+    FILE *f;
+    size_t n;
+
+    if (server_pid <= 0)
+        return 0;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", server_pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (!(p = strrchr(buf, ')')) || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return 0;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double mark_self, mark_server;
+
+static void
+mark(void)
+{
+    mark_self = self_cpu();
+    mark_server = server_cpu();
+}
+
+/* Prints one phase; CPU is counted since the last mark(). */
+static void
+report(const char *name, long msgs, double secs, int *first)
+{
+    double cs = self_cpu() - mark_self, ss = server_cpu() - mark_server;
+
+    printf("%s\"%s\":{\"msgs\":%ld,\"seconds\":%.3f,\"rate\":%.0f,\"cpu_us_per_msg\":%.1f", *first ? "" : ",", name,
+           msgs, secs, secs > 0 ? (double)msgs / secs : 0.0, msgs ? cs * 1e6 / (double)msgs : 0.0);
+    if (server_pid > 0)
+        printf(",\"server_cpu_us_per_msg\":%.1f", msgs ? ss * 1e6 / (double)msgs : 0.0);
+    printf("}");
+    fprintf(stderr, "sendat-rawjs: %-21s %8ld msgs %7.3f s %9.0f msgs/s %6.1f us CPU/msg", name, msgs, secs,
+            secs > 0 ? (double)msgs / secs : 0.0, msgs ? cs * 1e6 / (double)msgs : 0.0);
+    if (server_pid > 0)
+        fprintf(stderr, " (server %.1f us)", msgs ? ss * 1e6 / (double)msgs : 0.0);
+    fputc('\n', stderr);
+    *first = 0;
+    fflush(stdout);
+    mark();
+}
+
+/* ---- phases ---- */
+
+static double
+publish_all(jsCtx *js, const char *level, long n, const char *payload, int size, int with_id)
+{
+    char subject[96], id[32], sched[24];
+    double t0 = mono();
+    natsStatus s;
+
+    mark();
+    atomic_store(&acked, 0);
+    for (long i = 0; i < n; i++) {
+        natsMsg *m = NULL;
+        jsPubOptions po;
+        snprintf(subject, sizeof(subject), "rawjs.%lld.%s.%ld", W, level, i);
+        jsPubOptions_Init(&po);
+        s = natsMsg_Create(&m, subject, NULL, payload, size);
+        if (s == NATS_OK && with_id) { /* what sendat's producer sends: a Msg-Id and one header */
+            snprintf(id, sizeof(id), "%ld", i);
+            snprintf(sched, sizeof(sched), "%" PRId64, sa_now_ms());
+            po.MsgId = id;
+            s = natsMsgHeader_Set(m, "Sendat-Scheduled", sched);
+        }
+        if (s == NATS_OK)
+            s = js_PublishMsgAsync(js, &m, &po);
+        natsMsg_Destroy(m);
+        if (s != NATS_OK)
+            die("async publish", s);
+    }
+    wait_async(js);
+    return mono() - t0;
+}
+
+static natsSubscription *
+pull_sub(jsCtx *js, const char *durable, const char *filter)
+{
+    jsConsumerConfig cc;
+    jsConsumerInfo *ci = NULL;
+    jsSubOptions so;
+    jsErrCode jerr = 0;
+    natsSubscription *sub = NULL;
+    natsStatus s;
+
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = durable;
+    cc.FilterSubject = filter;
+    cc.AckPolicy = js_AckExplicit;
+    cc.AckWait = 60LL * 1000000000LL;
+    cc.MaxAckPending = 100000; /* what sendat gives each level */
+    cc.MaxWaiting = 512;
+    if ((s = js_AddConsumer(&ci, js, STREAM, &cc, NULL, &jerr)) != NATS_OK)
+        die("add consumer", s);
+    jsConsumerInfo_Destroy(ci);
+    jsSubOptions_Init(&so);
+    so.Stream = STREAM;
+    so.Consumer = durable;
+    if ((s = js_PullSubscribe(&sub, js, filter, durable, NULL, &so, NULL)) != NATS_OK)
+        die("pull subscribe", s);
+    return sub;
+}
+
+/* Up to want messages in one pull; waits up to 2 s for the first. */
+static int
+pull(natsSubscription *sub, natsMsgList *list, long want, int batch)
+{
+    jsFetchRequest req;
+    natsStatus s;
+
+    jsFetchRequest_Init(&req);
+    req.Batch = want < batch ? (int)want : batch;
+    req.Expires = 2000LL * 1000000LL;
+    s = natsSubscription_FetchRequest(list, sub, &req);
+    if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
+        return 0;
+    if (s != NATS_OK)
+        die("fetch", s);
+    return list->Count;
+}
+
+/* How long a NoWait fetch with the given expiry takes on a level with nothing pending (the
+ * consumer's puller sends these to every level on every pass). */
+static void
+nowait_probe(natsSubscription *sub, int expires_ms)
+{
+    double total = 0;
+    int tries = 3;
+
+    for (int i = 0; i < tries; i++) {
+        natsMsgList list = {0};
+        jsFetchRequest req;
+        double t0 = mono();
+        jsFetchRequest_Init(&req);
+        req.Batch = 64;
+        req.NoWait = true;
+        req.Expires = expires_ms * 1000000LL;
+        natsSubscription_FetchRequest(&list, sub, &req);
+        total += mono() - t0;
+        natsMsgList_Destroy(&list);
+    }
+    printf(",\"fetch_nowait_empty_expires_%dms_ms\":%.1f", expires_ms, total * 1000 / tries);
+    fprintf(stderr, "sendat-rawjs: NoWait fetch, Expires %d ms, empty level: %.1f ms\n", expires_ms, total * 1000 / tries);
+}
+
+enum repub { NO_REPUB, REPUB_SYNC, REPUB_ASYNC };
+
+/* Pulls up to n messages (stops after max_secs), acks each, re-publishing it one level down
+ * first if asked: synchronously (publish, wait for the PubAck, ack: what sendat's puller does)
+ * or asynchronously (ack from the PubAck handler). Returns how many, *secs the time taken. */
+static long
+consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, natsSubscription *sub, long n, int batch,
+        enum repub mode, double max_secs, double *secs)
+{
+    double t0 = mono();
+    long done = 0;
+    int empty = 0;
+
+    mark();
+    while (done < n && mono() - t0 < max_secs && empty < 3) {
+        natsMsgList list = {0};
+        int got = pull(sub, &list, n - done, batch);
+        empty = got ? 0 : empty + 1;
+        for (int i = 0; i < got; i++) {
+            natsMsg *m = list.Msgs[i];
+            const char *subj = natsMsg_GetSubject(m);
+            long idx = index_of(subj);
+            char to[96], id[32];
+            jsPubOptions po;
+            natsStatus s = NATS_OK;
+
+            list.Msgs[i] = NULL;
+            jsPubOptions_Init(&po);
+            snprintf(to, sizeof(to), "rawjs.%lld.%lld.%ld", W, W + 10000, idx);
+            snprintf(id, sizeof(id), "m%ld", idx);
+            po.MsgId = id;
+            if (mode == NO_REPUB) {
+                natsMsg_Ack(m, NULL);
+                natsMsg_Destroy(m);
+            } else if (mode == REPUB_SYNC) {
+                jsPubAck *pa = NULL;
+                s = js_Publish(&pa, js, to, natsMsg_GetData(m), natsMsg_GetDataLength(m), &po, NULL);
+                jsPubAck_Destroy(pa);
+                if (s != NATS_OK)
+                    die("publish", s);
+                natsMsg_Ack(m, NULL);
+                natsMsg_Destroy(m);
+            } else {
+                originals[idx] = m;
+                s = js_PublishAsync(ajs, to, natsMsg_GetData(m), natsMsg_GetDataLength(m), &po);
+                if (s != NATS_OK)
+                    die("async publish", s);
+            }
+            done++;
+        }
+        natsMsgList_Destroy(&list);
+    }
+    if (mode == REPUB_ASYNC)
+        wait_async(ajs);
+    natsConnection_Flush(nc); /* every ack reached the server */
+    *secs = mono() - t0;
+    return done;
+}
+
+static long
+kv_create(jsCtx *js, kvStore *kv, long n, long base, int async, double max_secs, double *secs)
+{
+    char key[32], subject[64];
+    const char value[] = "{\"state\":\"sending\",\"at\":1795340100250,\"consumer\":\"bench-1\",\"attempt\":1,"
+                         "\"due\":1795340100250,\"scheduled\":1795340000000,\"moves\":1,\"moved\":1795340090000,"
+                         "\"lateness_ms\":0,\"http_status\":0,\"error\":\"\"}";
+    double t0 = mono();
+    long i;
+
+    mark();
+    for (i = 0; i < n && (async || (i & 63) || mono() - t0 < max_secs); i++) {
+        uint64_t rev;
+        natsStatus s;
+        snprintf(key, sizeof(key), "k%ld", base + i);
+        if (!async) {
+            s = kvStore_Create(&rev, kv, key, value, (int)sizeof(value) - 1);
+        } else { /* the same create, pipelined: a put that expects no earlier value */
+            natsMsg *m = NULL;
+            snprintf(subject, sizeof(subject), "$KV.%s.%s", KV_BUCKET, key);
+            s = natsMsg_Create(&m, subject, NULL, value, (int)sizeof(value) - 1);
+            if (s == NATS_OK)
+                s = natsMsgHeader_Set(m, "Nats-Expected-Last-Subject-Sequence", "0");
+            if (s == NATS_OK)
+                s = js_PublishMsgAsync(js, &m, NULL);
+            natsMsg_Destroy(m);
+        }
+        if (s != NATS_OK)
+            die("kv create", s);
+    }
+    if (async)
+        wait_async(js);
+    *secs = mono() - t0;
+    return i;
+}
+
+static void
+make_stream(jsCtx *js, int replicas)
+{
+    jsStreamConfig sc;
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    const char *subjects[] = {"rawjs.*.*.*"};
+    natsStatus s;
+
+    js_DeleteStream(js, STREAM, NULL, NULL); /* a leftover of an interrupted run */
+    jsStreamConfig_Init(&sc);
+    sc.Name = STREAM;
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.Retention = js_WorkQueuePolicy;
+    sc.Storage = js_FileStorage;
+    sc.Replicas = replicas;
+    sc.Duplicates = 3600LL * 1000000000LL; /* sendat's dedupe window */
+    sc.AllowDirect = true;
+    if ((s = js_AddStream(&si, js, &sc, NULL, &jerr)) != NATS_OK)
+        die("add stream " STREAM, s);
+    jsStreamInfo_Destroy(si);
+}
+
+static natsConnection *
+connect_to(const char *url)
+{
+    natsOptions *o = NULL;
+    natsConnection *nc = NULL;
+    char *copy = strdup(url), *save = NULL, *tok;
+    const char *list[16];
+    int n = 0;
+    natsStatus s = natsOptions_Create(&o);
+
+    for (tok = strtok_r(copy, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
+        list[n++] = tok; /* a comma-separated list is a cluster */
+    if (s == NATS_OK)
+        s = natsOptions_SetServers(o, list, n);
+    if (s == NATS_OK)
+        s = natsOptions_SetTimeout(o, 10000);
+    if (s == NATS_OK)
+        s = natsConnection_Connect(&nc, o);
+    natsOptions_Destroy(o);
+    free(copy);
+    if (s != NATS_OK)
+        die("connect", s);
+    return nc;
+}
+
+static jsCtx *
+js_with_acks(natsConnection *nc)
+{
+    jsOptions jo;
+    jsCtx *js = NULL;
+    natsStatus s;
+
+    jsOptions_Init(&jo);
+    jo.Wait = 30000;
+    jo.PublishAsync.MaxPending = 4096; /* what sendat's batch publisher keeps in flight */
+    jo.PublishAsync.AckHandler = on_pub_ack;
+    jo.PublishAsync.StallWait = 30000;
+    if ((s = natsConnection_JetStream(&js, nc, &jo)) != NATS_OK)
+        die("JetStream context", s);
+    return js;
+}
+
+static int
+cmd_bench(const struct opts *o)
+{
+    natsConnection *nc = connect_to(o->server);
+    jsCtx *js = js_with_acks(nc), *ajs = js_with_acks(nc);
+    char *payload = malloc((size_t)o->size);
+    natsSubscription *sub;
+    kvStore *kv = NULL;
+    kvConfig kc;
+    double secs;
+    long n = o->n, done, rest;
+    int first = 1;
+    natsStatus s;
+
+    randombytes_buf(payload, (size_t)o->size); /* sealed tasks are incompressible too */
+    make_stream(js, o->replicas);
+    printf("{\"n\":%ld,\"size\":%d,\"replicas\":%d,\"batch\":%d", n, o->size, o->replicas, o->batch);
+    first = 0;
+
+    secs = publish_all(js, "w", n, payload, o->size, 0);
+    report("pub_async", n, secs, &first);
+    secs = publish_all(js, "p", n, payload, o->size, 1);
+    report("pub_async_msgid", n, secs, &first);
+
+    sub = pull_sub(js, "rawjs_p", "rawjs.*.p.*");
+    done = consume(nc, js, ajs, sub, n, o->batch, NO_REPUB, 120, &secs);
+    report("pull_ack", done, secs, &first);
+    nowait_probe(sub, 100);
+    nowait_probe(sub, 5);
+    natsSubscription_Destroy(sub);
+
+    sub = pull_sub(js, "rawjs_w", "rawjs.*.w.*");
+    done = consume(nc, js, ajs, sub, n / 2, o->batch, REPUB_SYNC, o->sync_seconds, &secs); /* the rest async */
+    report("pull_repub_sync_ack", done, secs, &first);
+    rest = n - done;
+    originals = calloc((size_t)n, sizeof(*originals));
+    done = consume(nc, js, ajs, sub, rest, o->batch, REPUB_ASYNC, 120, &secs);
+    report("pull_repub_async_ack", done, secs, &first);
+    natsSubscription_Destroy(sub);
+    free(originals);
+    originals = NULL;
+
+    kvConfig_Init(&kc);
+    kc.Bucket = KV_BUCKET;
+    kc.History = 1;
+    kc.Replicas = o->replicas;
+    kc.StorageType = js_FileStorage;
+    js_DeleteKeyValue(js, KV_BUCKET);
+    if ((s = js_CreateKeyValue(&kv, js, &kc)) != NATS_OK)
+        die("create bucket", s);
+    done = kv_create(ajs, kv, o->kv_n, 0, 0, o->sync_seconds, &secs);
+    report("kv_create_sync", done, secs, &first);
+    done = kv_create(ajs, kv, o->kv_n, o->kv_n, 1, 120, &secs);
+    report("kv_create_async", done, secs, &first);
+    printf(",\"failed\":%ld}\n", atomic_load(&failed));
+    kvStore_Destroy(kv);
+    js_DeleteKeyValue(js, KV_BUCKET);
+    js_DeleteStream(js, STREAM, NULL, NULL);
+    jsCtx_Destroy(ajs);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    free(payload);
+    return atomic_load(&failed) ? 1 : 0;
+}
+
+static int
+cmd_sealed(const struct opts *o)
+{
+    static const uint8_t kid[1][SA_KID_BYTES] = {{1, 2, 3, 4}};
+    uint8_t key[1][SA_KEY_BYTES];
+    struct sa_keyring *ring = NULL;
+    struct sa_task *t = NULL;
+    struct sa_err err = {0};
+    uint8_t *env = NULL;
+    size_t len = 0;
+    int64_t now = sa_now_ms();
+
+    randombytes_buf(key[0], sizeof(key[0]));
+    if (sa_keyring_from_keys(&ring, kid, (const uint8_t(*)[SA_KEY_BYTES])key, 1, &err) != SA_OK ||
+        sa_task_new(&t, &err) != SA_OK || sa_task_set_url(t, o->url, &err) != SA_OK ||
+        sa_task_set_body(t, o->data, strlen(o->data), &err) != SA_OK) {
+        fprintf(stderr, "sendat-rawjs: %s\n", err.msg);
+        return 1;
+    }
+    t->channel = SA_CHANNEL_WEBHOOK;
+    t->due_ms = now + 86400000;
+    t->created_ms = now;
+    sa_layout_id_new(t->id, sizeof(t->id), t->due_ms);
+    if (sa_task_seal(ring, t, &env, &len, &err) != SA_OK) {
+        fprintf(stderr, "sendat-rawjs: %s\n", err.msg);
+        return 1;
+    }
+    printf("{\"sealed_bytes\":%zu,\"body_bytes\":%zu,\"url_bytes\":%zu,\"id_bytes\":%zu}\n", len, strlen(o->data),
+           strlen(o->url), strlen(t->id));
+    free(env);
+    sa_task_free(t);
+    sa_keyring_free(ring);
+    return 0;
+}
+
+static int
+cmd_info(const struct opts *o)
+{
+    natsConnection *nc = connect_to(o->server);
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = natsConnection_JetStream(&js, nc, NULL);
+
+    if (s == NATS_OK)
+        s = js_GetStreamInfo(&si, js, o->stream, NULL, &jerr);
+    if (s != NATS_OK)
+        die(o->stream, s);
+    printf("{\"stream\":\"%s\",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"subjects\":%" PRId64
+           ",\"consumers\":%" PRId64 "}\n",
+           o->stream, si->State.Msgs, si->State.Bytes, si->State.NumSubjects, si->State.Consumers);
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return 0;
+}
+
+static int
+cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Reads every record of the claims bucket's stream once (a throwaway durable, no acks) and
+ * sums up the "sent" ones: how often each task was re-published before it was sent. */
+static int
+cmd_claims(const struct opts *o)
+{
+    natsConnection *nc = connect_to(o->server);
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    jsConsumerConfig cc;
+    jsConsumerInfo *ci = NULL;
+    jsSubOptions so;
+    natsSubscription *sub = NULL;
+    const char *stream = "KV_" SA_CLAIMS_BUCKET;
+    uint64_t total;
+    long sent = 0, moves_sum = 0, moves_max = 0, cap, *late, records = 0;
+    long hist[4] = {0};
+    FILE *dump = o->dump ? fopen(o->dump, "w") : NULL;
+    natsStatus s = natsConnection_JetStream(&js, nc, NULL);
+
+    if (s == NATS_OK)
+        s = js_GetStreamInfo(&si, js, stream, NULL, NULL);
+    if (s != NATS_OK)
+        die(stream, s);
+    total = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    cap = (long)total + 1;
+    late = calloc((size_t)cap, sizeof(*late));
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = "bench_claims_reader";
+    cc.AckPolicy = js_AckNone;
+    cc.DeliverPolicy = js_DeliverAll;
+    js_DeleteConsumer(js, stream, cc.Durable, NULL, NULL);
+    if ((s = js_AddConsumer(&ci, js, stream, &cc, NULL, NULL)) != NATS_OK)
+        die("claims reader", s);
+    jsConsumerInfo_Destroy(ci);
+    jsSubOptions_Init(&so);
+    so.Stream = stream;
+    so.Consumer = cc.Durable;
+    if ((s = js_PullSubscribe(&sub, js, "$KV." SA_CLAIMS_BUCKET ".>", cc.Durable, NULL, &so, NULL)) != NATS_OK)
+        die("claims subscribe", s);
+    while ((uint64_t)records < total) {
+        natsMsgList list = {0};
+        int got = pull(sub, &list, (long)(total - (uint64_t)records), 1024);
+        if (!got)
+            break;
+        for (int i = 0; i < got; i++) {
+            json_t *j = json_loadb(natsMsg_GetData(list.Msgs[i]), (size_t)natsMsg_GetDataLength(list.Msgs[i]), 0, NULL);
+            const char *state = j ? json_string_value(json_object_get(j, "state")) : NULL;
+            records++;
+            if (state && !strcmp(state, "sent") && sent < cap) {
+                long mv = (long)json_integer_value(json_object_get(j, "moves"));
+                moves_sum += mv;
+                if (mv > moves_max)
+                    moves_max = mv;
+                hist[mv < 3 ? mv : 3]++;
+                late[sent++] = (long)json_integer_value(json_object_get(j, "lateness_ms"));
+                if (dump) /* key (the task id), moves, lateness, consumer */
+                    fprintf(dump, "%s %ld %ld %s\n", natsMsg_GetSubject(list.Msgs[i]) + strlen("$KV." SA_CLAIMS_BUCKET "."),
+                            mv, late[sent - 1], json_string_value(json_object_get(j, "consumer")));
+            }
+            json_decref(j);
+        }
+        natsMsgList_Destroy(&list);
+    }
+    natsSubscription_Destroy(sub);
+    js_DeleteConsumer(js, stream, cc.Durable, NULL, NULL);
+    qsort(late, (size_t)sent, sizeof(*late), cmp_long);
+#define PCT(p) (sent ? late[(size_t)((double)(sent - 1) * (p))] : 0)
+    printf("{\"records\":%ld,\"sent\":%ld,\"moves_mean\":%.3f,\"moves_max\":%ld,\"moves_0\":%ld,\"moves_1\":%ld,"
+           "\"moves_2\":%ld,\"moves_3plus\":%ld,\"claim_lateness_p50\":%ld,\"claim_lateness_p99\":%ld,"
+           "\"claim_lateness_max\":%ld}\n",
+           records, sent, sent ? (double)moves_sum / (double)sent : 0.0, moves_max, hist[0], hist[1], hist[2],
+           hist[3], PCT(0.5), PCT(0.99), sent ? late[sent - 1] : 0);
+    free(late);
+    if (dump)
+        fclose(dump);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return 0;
+}
+
+static void
+usage(void)
+{
+    fputs("usage: sendat-rawjs bench --server URL --n N --size BYTES [--replicas R] [--batch B]\n"
+          "                          [--sync-seconds S] [--kv-n K] [--server-pid PID]\n"
+          "       sendat-rawjs sealed --url URL --data TEXT\n"
+          "       sendat-rawjs info --server URL --stream NAME\n"
+          "       sendat-rawjs claims --server URL [--dump FILE]\n",
+          stderr);
+    exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+    struct opts o = {.n = 100000, .kv_n = 20000, .size = 256, .replicas = 1, .batch = 256,
+                     .sync_seconds = 5, .url = "http://127.0.0.1:65535/x", .data = "{}"};
+    int rc;
+
+    if (argc < 2)
+        usage();
+    for (int i = 2; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            usage();
+        i++;
+        if (!strcmp(k, "--server"))
+            o.server = v;
+        else if (!strcmp(k, "--stream"))
+            o.stream = v;
+        else if (!strcmp(k, "--url"))
+            o.url = v;
+        else if (!strcmp(k, "--data"))
+            o.data = v;
+        else if (!strcmp(k, "--n"))
+            o.n = atol(v);
+        else if (!strcmp(k, "--kv-n"))
+            o.kv_n = atol(v);
+        else if (!strcmp(k, "--size"))
+            o.size = atoi(v);
+        else if (!strcmp(k, "--replicas"))
+            o.replicas = atoi(v);
+        else if (!strcmp(k, "--dump"))
+            o.dump = v;
+        else if (!strcmp(k, "--server-pid"))
+            o.server_pid = atol(v);
+        else if (!strcmp(k, "--batch"))
+            o.batch = atoi(v);
+        else if (!strcmp(k, "--sync-seconds"))
+            o.sync_seconds = atof(v);
+        else
+            usage();
+    }
+    if (sodium_init() < 0)
+        return 1;
+    server_pid = o.server_pid;
+    if (!strcmp(argv[1], "sealed"))
+        return cmd_sealed(&o);
+    if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.kv_n < 1)
+        usage();
+    nats_Open(-1);
+    if (!strcmp(argv[1], "bench"))
+        rc = cmd_bench(&o);
+    else if (!strcmp(argv[1], "info") && o.stream)
+        rc = cmd_info(&o);
+    else if (!strcmp(argv[1], "claims"))
+        rc = cmd_claims(&o);
+    else
+        usage();
+    nats_Close();
+    return rc;
+}

@@ -1,0 +1,455 @@
+#!/usr/bin/env bash
+# sendat's benchmark (not a test): the raw JetStream limits and sendat's own figures, measured
+# in one run on this machine, printed as a table and written to bench/results/<time>.json.
+#
+#   bash bench/run.sh [--smoke | --quick | --full] [--cluster]
+#
+#   --smoke    tiny sizes, under a minute: keeps the benchmark working (CI never judges speed)
+#   --quick    (default) smaller sizes, under 3 minutes
+#   --full     the sizes of issue 6 (1M bulk, 100k burst, 60k over 60 s, 1M idle for 60 s)
+#              and 10M tasks far ahead
+#   --cluster  three nats-server nodes, streams and buckets with 3 replicas
+#
+# Each scenario gets its own nats-server (temporary store, random loopback port), its own
+# webhook sink and fresh consumers, so CPU seconds and peak RSS from /proc are the scenario's.
+# Consumer settings in the environment (SENDAT_FETCH_BATCH, SENDAT_MAX_INFLIGHT, ...) are
+# passed on. SENDAT_BENCH_BUILD=DIR picks the build folder (default build-bench/),
+# SENDAT_BENCH_NO_BUILD=1 skips building (SENDAT_BENCH_LABEL=TEXT then says in the results
+# what that build is), SENDAT_BENCH_KEEP=1 keeps the work folder (logs,
+# arrival records), SENDAT_BENCH_ONLY="burst spread" runs only the scenarios named (sink raw
+# burst spread bulk huge; bulk includes idle). Every process started here is stopped on exit.
+set -euo pipefail
+
+mode=quick
+cluster=0
+for a in "$@"; do
+  case $a in
+    --smoke) mode=smoke ;;
+    --quick) mode=quick ;;
+    --full) mode=full ;;
+    --cluster) cluster=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument $a (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${SENDAT_BENCH_BUILD:-$repo/build-bench}
+analyze=(python3 "$repo/bench/analyze.py")
+
+# ---- sizes -------------------------------------------------------------------------------
+case $mode in
+  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4
+         IDLE_S=3 IDLE_SETTLE=1 LOAD_S=0.5 MARGIN_MS=3000 ALIGN=0 HUGE_N=0 WAIT_EXTRA_S=20 ;;
+  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20
+         IDLE_S=15 IDLE_SETTLE=8 LOAD_S=1 MARGIN_MS=14000 ALIGN=1 HUGE_N=0 WAIT_EXTRA_S=40 ;;
+  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60
+         IDLE_S=60 IDLE_SETTLE=10 LOAD_S=3 MARGIN_MS=14000 ALIGN=1 HUGE_N=10000000 WAIT_EXTRA_S=120 ;;
+esac
+CONSUMERS=2
+SLOT_MS=10000         # sendat init's default slot: a burst "at 07:00:00" starts a slot
+SCHED_GUESS_PER_S=15000 # to choose due times the producer will not overrun
+
+# ---- build -------------------------------------------------------------------------------
+if [ -z "${SENDAT_BENCH_NO_BUILD:-}" ]; then
+  echo "== building in $build"
+  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSENDAT_TESTS=OFF >/dev/null
+  cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" \
+        --target sendat sendat-consumer sendat-rawjs sendat-sink sendat-httpload >/dev/null
+fi
+SENDAT=$build/producer/sendat
+CONSUMER=$build/consumer/sendat-consumer
+RAWJS=$build/bench/sendat-rawjs
+SINK=$build/bench/sendat-sink
+HTTPLOAD=$build/bench/sendat-httpload
+for b in "$SENDAT" "$CONSUMER" "$RAWJS" "$SINK" "$HTTPLOAD"; do
+  [ -x "$b" ] || { echo "run.sh: $b is missing (build failed?)" >&2; exit 1; }
+done
+command -v nats-server >/dev/null || { echo "run.sh: nats-server is not installed" >&2; exit 1; }
+
+# ---- processes ---------------------------------------------------------------------------
+work=$(mktemp -d /tmp/sendat-bench-XXXXXX)
+mkdir -p "$work/facts"
+pids=()
+
+alive() { # a child that exited but was not waited for is a zombie: not alive
+  [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null
+}
+
+forget() {
+  local keep=() p
+  for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  pids=("${keep[@]+"${keep[@]}"}")
+}
+
+stop_pid() { # stop_pid PID [SECONDS]: TERM, then KILL after SECONDS
+  local pid=$1 t=${2:-15} k
+  if alive "$pid"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((k = 0; k < t * 10; k++)); do alive "$pid" || break; sleep 0.1; done
+    alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+  forget "$pid"
+}
+
+cleanup() {
+  local rc=$? i
+  trap - EXIT INT TERM
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[i]}" 5; done
+  if [ -n "${SENDAT_BENCH_KEEP:-}" ]; then echo "work folder kept: $work"; else rm -rf "$work"; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now_ms() { date +%s%3N; }
+
+ticks() { # CPU clock ticks (user + system) of the given processes
+  local sum=0 p f
+  for p in "$@"; do
+    if [ -r "/proc/$p/stat" ]; then
+      read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat")
+      sum=$((sum + f[11] + f[12]))
+    fi
+  done
+  echo "$sum"
+}
+HZ=$(getconf CLK_TCK)
+secs() { awk -v t="$1" -v hz="$HZ" 'BEGIN{printf "%.2f", t / hz}'; }
+
+hwm_mb() { # peak RSS in MB; with several processes the largest
+  local max=0 p v
+  for p in "$@"; do
+    v=$(awk '/^VmHWM/{print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+    [ "${v:-0}" -gt "$max" ] && max=$v
+  done
+  awk -v k="$max" 'BEGIN{printf "%.0f", k / 1024}'
+}
+rss_mb() { # current RSS in MB, summed
+  local sum=0 p v
+  for p in "$@"; do
+    v=$(awk '/^VmRSS/{print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+    sum=$((sum + ${v:-0}))
+  done
+  awk -v k="$sum" 'BEGIN{printf "%.0f", k / 1024}'
+}
+
+wait_file() { # wait_file FILE SECONDS
+  local k
+  for ((k = 0; k < $2 * 10; k++)); do [ -s "$1" ] && return 0; sleep 0.1; done
+  echo "run.sh: $1 did not appear" >&2
+  return 1
+}
+
+free_ports() { # N free loopback TCP ports
+  python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks: s.close()' "$1"
+}
+
+# start_servers DIR: sets NATS_URL and SERVER_PIDS
+start_servers() {
+  local d=$1 i k routes="" cports urls=() f
+  SERVER_PIDS=()
+  if ((cluster)); then
+    read -r -a cports < <(free_ports 3)
+    for i in 0 1 2; do routes+="${routes:+,}nats://127.0.0.1:${cports[i]}"; done
+    for i in 0 1 2; do
+      mkdir -p "$d/n$i"
+      nats-server -a 127.0.0.1 -p -1 -n "bench-$i" -js -sd "$d/n$i/js" --ports_file_dir "$d/n$i" \
+        --cluster_name bench --cluster "nats://127.0.0.1:${cports[i]}" --routes "$routes" \
+        -l "$d/n$i/nats.log" &
+      SERVER_PIDS+=($!)
+      pids+=($!)
+    done
+  else
+    mkdir -p "$d/n0"
+    nats-server -a 127.0.0.1 -p -1 -js -sd "$d/n0/js" --ports_file_dir "$d/n0" -l "$d/n0/nats.log" &
+    SERVER_PIDS+=($!)
+    pids+=($!)
+  fi
+  for i in "${!SERVER_PIDS[@]}"; do
+    for ((k = 0; k < 100; k++)); do
+      f=$(ls "$d/n$i"/*.ports 2>/dev/null | head -n 1 || true)
+      [ -n "$f" ] && grep -q 'nats://' "$f" && break
+      sleep 0.1
+    done
+    [ -n "$f" ] || { echo "run.sh: nats-server $i did not start" >&2; return 1; }
+    urls+=("$(grep -o 'nats://127.0.0.1:[0-9]*' "$f" | head -n 1)")
+  done
+  NATS_URL=$(IFS=,; echo "${urls[*]}")
+}
+
+stop_servers() { local p; for p in "${SERVER_PIDS[@]}"; do stop_pid "$p" 15; done; }
+
+init_sendat() { # streams and buckets; a new cluster needs a moment to elect a leader
+  local d=$1 k reps=()
+  ((cluster)) && reps=(--replicas 3)
+  for ((k = 0; k < 60; k++)); do
+    SENDAT_NATS_URL=$NATS_URL "$SENDAT" init "${reps[@]+"${reps[@]}"}" >>"$d/init.log" 2>&1 && return 0
+    sleep 0.5
+  done
+  echo "run.sh: sendat init failed:" >&2
+  tail -n 5 "$d/init.log" >&2
+  return 1
+}
+
+start_sink() { # start_sink DIR: sets SINK_PID, SINK_PORT
+  "$SINK" --out "$1/arrivals.txt" --port-file "$1/sink.port" --threads 2 2>"$1/sink.log" &
+  SINK_PID=$!
+  pids+=($!)
+  wait_file "$1/sink.port" 10
+  SINK_PORT=$(cat "$1/sink.port")
+}
+
+sink_count() {
+  local v
+  v=$(curl -s --max-time 2 "http://127.0.0.1:$SINK_PORT/count" 2>/dev/null) || v=0
+  v=${v%% *}
+  echo "${v:-0}"
+}
+
+start_consumers() { # start_consumers DIR N: sets CONS_PIDS
+  local d=$1 i k
+  CONS_PIDS=()
+  for ((i = 1; i <= $2; i++)); do
+    SENDAT_NATS_URL=$NATS_URL SENDAT_KEY_FILE=$KEY SENDAT_CONSUMER_NAME="bench-$i" SENDAT_HTTP_ADDR=off \
+      SENDAT_LOG_FORMAT=logfmt SENDAT_LOG_LEVEL=info "$CONSUMER" 2>"$d/consumer-$i.log" &
+    CONS_PIDS+=($!)
+    pids+=($!)
+  done
+  for ((i = 1; i <= $2; i++)); do
+    for ((k = 0; k < 100; k++)); do grep -q 'event=started' "$d/consumer-$i.log" && break; sleep 0.1; done
+    grep -q 'event=started' "$d/consumer-$i.log" || { echo "run.sh: consumer $i did not start" >&2; tail -n 3 "$d/consumer-$i.log" >&2; return 1; }
+  done
+}
+
+stop_consumers() { local p; for p in "${CONS_PIDS[@]}"; do stop_pid "$p" 30; done; }
+
+counter_sum() { # counter_sum DIR NAME: NAME= summed over the consumers' last counters lines
+  local d=$1 i sum=0 v
+  for ((i = 1; i <= CONSUMERS; i++)); do
+    v=$(grep 'event=counters' "$d/consumer-$i.log" 2>/dev/null | tail -n 1 | grep -o " $2=[0-9]*" | cut -d= -f2 || true)
+    sum=$((sum + ${v:-0}))
+  done
+  echo "$sum"
+}
+
+# gen_tasks FILE N FIRST_DUE_MS SPREAD_MS URL: N NDJSON lines, due times spread evenly
+gen_tasks() {
+  awk -v n="$2" -v d0="$3" -v sp="$4" -v hook="$5" 'BEGIN {
+    for (i = 0; i < n; i++) {
+      d = d0 + (sp > 0 ? int(i * sp / n) : 0)
+      printf "{\"at\":\"@%d.%03d\",\"webhook\":\"%s\",\"data\":\"{\\\"order\\\":%07d,\\\"customer\\\":\\\"c-%07d\\\",\\\"event\\\":\\\"payment_reminder\\\",\\\"note\\\":\\\"pay before the due date\\\"}\"}\n", int(d / 1000), d % 1000, hook, i, i
+    }
+  }' >"$1"
+}
+SAMPLE_DATA='{"order":0123456,"customer":"c-0123456","event":"payment_reminder","note":"pay before the due date"}'
+
+schedule() { # schedule DIR FILE: runs sendat schedule --batch, times it into DIR/schedule.json
+  SENDAT_NATS_URL=$NATS_URL SENDAT_KEY_FILE=$KEY \
+    "${analyze[@]}" timed "$1/schedule.json" "$SENDAT" schedule --batch "$2" --json >"$1/schedule.out" 2>"$1/schedule.err" || {
+    echo "run.sh: sendat schedule --batch failed:" >&2
+    tail -n 5 "$1/schedule.err" >&2
+    return 1
+  }
+}
+
+wait_delivered() { # wait_delivered N DEADLINE_MS: until the sink saw N requests
+  local n=$1 deadline=$2 c=0
+  while [ "$(now_ms)" -lt "$deadline" ]; do
+    c=$(sink_count)
+    [ "$c" -ge "$n" ] && return 0
+    sleep 0.05
+  done
+  echo "run.sh: only $c of $n deliveries before the deadline" >&2
+}
+
+fact() { echo "$2=$3" >>"$work/facts/$1.kv"; }
+
+# ---- scenarios ---------------------------------------------------------------------------
+scenario_sink() {
+  local d=$work/sink out
+  mkdir -p "$d"
+  echo "== sink capacity: ${LOAD_S} s of keep-alive POSTs"
+  start_sink "$d"
+  out=$("$HTTPLOAD" --port "$SINK_PORT" --conns 64 --seconds "$LOAD_S" || true)
+  stop_pid "$SINK_PID" 10
+  fact sink rate "$(echo "$out" | grep -o 'rate=[0-9]*' | cut -d= -f2)"
+  fact sink line "\"$out\""
+}
+
+scenario_raw() {
+  local d=$work/raw sealed size raw reps=1
+  ((cluster)) && reps=3
+  mkdir -p "$d"
+  sealed=$("$RAWJS" sealed --url "http://127.0.0.1:65535/hook" --data "$SAMPLE_DATA")
+  size=$(echo "$sealed" | grep -o '"sealed_bytes":[0-9]*' | cut -d: -f2)
+  echo "== raw JetStream: $RAW_N messages of $size bytes (a sealed task)"
+  start_servers "$d"
+  raw=$("$RAWJS" bench --server "$NATS_URL" --n "$RAW_N" --size "$size" --replicas "$reps" \
+        --kv-n "$KV_N" --sync-seconds "$SYNC_S" --server-pid "${SERVER_PIDS[0]}" 2>"$d/rawjs.err") || { cat "$d/rawjs.err" >&2; return 1; }
+  sed 's/^/   /' "$d/rawjs.err"
+  stop_servers
+  fact raw sealed "$sealed"
+  fact raw raw "$raw"
+}
+
+# bulk scheduling of tasks due tomorrow, then the idle consumers with those tasks waiting
+scenario_bulk_idle() {
+  local d=$work/bulk now file s0 s1 c0 c1 i pct worst=0 cpus=() info msgs bytes
+  mkdir -p "$d"
+  echo "== bulk: $BULK_N tasks due tomorrow through sendat schedule --batch"
+  start_servers "$d"
+  init_sendat "$d"
+  now=$(now_ms)
+  file=$d/tasks.ndjson
+  gen_tasks "$file" "$BULK_N" $((now + 86400000)) 3600000 "http://127.0.0.1:9/hook"
+  s0=$(ticks "${SERVER_PIDS[@]}")
+  schedule "$d" "$file"
+  s1=$(ticks "${SERVER_PIDS[@]}")
+  rm -f "$file"
+  info=$("$RAWJS" info --server "$NATS_URL" --stream SENDAT_TASKS)
+  msgs=$(echo "$info" | grep -o '"msgs":[0-9]*' | cut -d: -f2)
+  bytes=$(echo "$info" | grep -o '"bytes":[0-9]*' | cut -d: -f2)
+  fact bulk n "$BULK_N"
+  fact bulk producer "$(cat "$d/schedule.json")"
+  fact bulk summary "$(cat "$d/schedule.out")"
+  fact bulk stream "$info"
+  fact bulk rate "$(awk -v n="$BULK_N" -v t="$(grep -o '"wall_s": [0-9.]*' "$d/schedule.json" | cut -d' ' -f2)" 'BEGIN{printf "%.0f", n / t}')"
+  fact bulk bytes_per_task "$(awk -v b="$bytes" -v m="$msgs" 'BEGIN{printf "%.1f", m ? b / m : 0}')"
+  fact bulk server_cpu_s "$(secs $((s1 - s0)))"
+  fact bulk server_rss_mb "$(rss_mb "${SERVER_PIDS[@]}")"
+
+  echo "== idle: $CONSUMERS consumers, $msgs tasks due tomorrow, ${IDLE_S} s"
+  s0=$(ticks "${SERVER_PIDS[@]}")
+  start_consumers "$d" "$CONSUMERS"
+  sleep "$IDLE_SETTLE" # consumers create their level durables: the server scans the stream
+  s1=$(ticks "${SERVER_PIDS[@]}")
+  fact idle server_cpu_s_consumers_start "$(secs $((s1 - s0)))"
+  fact idle settle_s "$IDLE_SETTLE"
+  for i in "${!CONS_PIDS[@]}"; do c0[i]=$(ticks "${CONS_PIDS[i]}"); done
+  s0=$(ticks "${SERVER_PIDS[@]}")
+  sleep "$IDLE_S"
+  for i in "${!CONS_PIDS[@]}"; do
+    c1=$(ticks "${CONS_PIDS[i]}")
+    pct=$(awk -v t=$((c1 - c0[i])) -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.2f", 100 * t / hz / s}')
+    cpus+=("$pct")
+    worst=$(awk -v a="$worst" -v b="$pct" 'BEGIN{print (b > a ? b : a)}')
+  done
+  s1=$(ticks "${SERVER_PIDS[@]}")
+  stop_consumers
+  fact idle backlog "$msgs"
+  fact idle seconds "$IDLE_S"
+  fact idle consumer_cpu_pct "[$(IFS=,; echo "${cpus[*]}")]"
+  fact idle consumer_cpu_pct_max "$worst"
+  fact idle server_cpu_pct "$(awk -v t=$((s1 - s0)) -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.2f", 100 * t / hz / s}')"
+  fact idle pulled "$(counter_sum "$d" pulled)"
+  stop_servers
+}
+
+# run_due NAME N SPREAD_MS: N webhooks due from one instant on (SPREAD_MS 0: all at once),
+# CONSUMERS consumers; measures lateness at the sink and CPU of consumers and server
+run_due() {
+  local name=$1 n=$2 spread=$3 d=$work/$1 now due c0 s0 c1 s1 t0 file
+  mkdir -p "$d"
+  start_servers "$d"
+  init_sendat "$d"
+  start_sink "$d"
+  start_consumers "$d" "$CONSUMERS"
+  now=$(now_ms)
+  due=$((now + MARGIN_MS + n * 1000 / SCHED_GUESS_PER_S))
+  ((ALIGN)) && due=$(((due + SLOT_MS - 1) / SLOT_MS * SLOT_MS))
+  file=$d/tasks.ndjson
+  gen_tasks "$file" "$n" "$due" "$spread" "http://127.0.0.1:$SINK_PORT/hook"
+  c0=$(ticks "${CONS_PIDS[@]}")
+  s0=$(ticks "${SERVER_PIDS[@]}")
+  t0=$(now_ms)
+  schedule "$d" "$file"
+  echo "   scheduled in $(grep -o '"wall_s": [0-9.]*' "$d/schedule.json" | cut -d' ' -f2) s; first due in $(( (due - $(now_ms)) / 1000 )) s"
+  wait_delivered "$n" $((due + spread + WAIT_EXTRA_S * 1000))
+  sleep 0.3 # duplicates, if any, have a moment to arrive
+  c1=$(ticks "${CONS_PIDS[@]}")
+  s1=$(ticks "${SERVER_PIDS[@]}")
+  fact "$name" n "$n"
+  fact "$name" seconds "$(awk -v s="$spread" 'BEGIN{print s / 1000}')"
+  fact "$name" due_ms "$due"
+  fact "$name" scheduled_ahead_s "$(awk -v a="$due" -v b="$t0" 'BEGIN{printf "%.1f", (a - b) / 1000}')"
+  fact "$name" producer "$(cat "$d/schedule.json")"
+  fact "$name" consumer_cpu_s "$(secs $((c1 - c0)))"
+  fact "$name" server_cpu_s "$(secs $((s1 - s0)))"
+  fact "$name" consumer_rss_mb "$(hwm_mb "${CONS_PIDS[@]}")"
+  fact "$name" server_rss_mb "$(hwm_mb "${SERVER_PIDS[@]}")"
+  fact "$name" claims "$("$RAWJS" claims --server "$NATS_URL" 2>>"$d/claims.err" || echo '{}')"
+  stop_consumers
+  stop_pid "$SINK_PID" 10
+  fact "$name" lat "$("${analyze[@]}" lateness "$d/arrivals.txt" "$n")"
+  for k in pulled moved sent failed retried duplicates; do fact "$name" "$k" "$(counter_sum "$d" "$k")"; done
+  stop_servers
+}
+
+scenario_burst() {
+  echo "== burst: $BURST_N webhooks due at one instant, $CONSUMERS consumers"
+  run_due burst "$BURST_N" 0
+}
+
+scenario_spread() {
+  echo "== spread: $SPREAD_N webhooks due evenly over $SPREAD_S s, $CONSUMERS consumers"
+  run_due spread "$SPREAD_N" $((SPREAD_S * 1000))
+}
+
+scenario_huge() {
+  local d=$work/huge now file info msgs bytes
+  mkdir -p "$d"
+  echo "== 10M: $HUGE_N tasks far ahead"
+  start_servers "$d"
+  init_sendat "$d"
+  now=$(now_ms)
+  file=$d/tasks.ndjson
+  gen_tasks "$file" "$HUGE_N" $((now + 30 * 86400000)) 86400000 "http://127.0.0.1:9/hook"
+  schedule "$d" "$file"
+  rm -f "$file"
+  info=$("$RAWJS" info --server "$NATS_URL" --stream SENDAT_TASKS)
+  msgs=$(echo "$info" | grep -o '"msgs":[0-9]*' | cut -d: -f2)
+  bytes=$(echo "$info" | grep -o '"bytes":[0-9]*' | cut -d: -f2)
+  fact huge n "$HUGE_N"
+  fact huge producer "$(cat "$d/schedule.json")"
+  fact huge stream "$info"
+  fact huge rate "$(awk -v n="$HUGE_N" -v t="$(grep -o '"wall_s": [0-9.]*' "$d/schedule.json" | cut -d' ' -f2)" 'BEGIN{printf "%.0f", n / t}')"
+  fact huge bytes_per_task "$(awk -v b="$bytes" -v m="$msgs" 'BEGIN{printf "%.1f", m ? b / m : 0}')"
+  fact huge server_rss_mb "$(rss_mb "${SERVER_PIDS[@]}")"
+  stop_servers
+}
+
+# ---- run ---------------------------------------------------------------------------------
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+started=$(now_ms)
+KEY=$work/sendat.key
+"$SENDAT" keygen "$KEY" >/dev/null
+fact meta stamp "$stamp"
+fact meta mode "$mode"
+fact meta cluster "$cluster"
+fact meta cores "$(nproc)"
+fact meta loadavg_at_start "\"$(cut -d' ' -f1-3 /proc/loadavg)\""
+fact meta cpu "\"$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)\""
+fact meta nats_server "\"$(nats-server --version 2>&1 | head -n 1)\""
+fact meta commit "\"$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)\""
+fact meta label "\"${SENDAT_BENCH_LABEL:-}\"" # what was measured, when the build is not this tree
+fact meta consumer_env "\"$(env | grep -E '^SENDAT_(FETCH_BATCH|MAX_INFLIGHT|MAX_HELD)=' | tr '\n' ' ')\""
+echo "== sendat benchmark: $mode$( ((cluster)) && echo ', 3-node cluster'), $(nproc) cores, work folder $work"
+
+wanted() { [ -z "${SENDAT_BENCH_ONLY:-}" ] || [[ " $SENDAT_BENCH_ONLY " == *" $1 "* ]]; }
+wanted sink && scenario_sink
+wanted raw && scenario_raw
+wanted burst && scenario_burst
+wanted spread && scenario_spread
+wanted bulk && scenario_bulk_idle
+((HUGE_N > 0)) && wanted huge && scenario_huge
+fact meta seconds "$(( ($(now_ms) - started) / 1000 ))"
+echo
+"${analyze[@]}" report "$work" "$repo/bench/results"
+echo "took $(( ($(now_ms) - started) / 1000 )) s"
