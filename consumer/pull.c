@@ -140,9 +140,7 @@ fetch(struct puller *p, struct target *t, int64_t wait_ms)
     jsFetchRequest_Init(&req);
     req.Batch = room < p->c->cfg.fetch_batch ? (int)room : p->c->cfg.fetch_batch;
     req.NoWait = wait_ms <= 0;
-    /* a NoWait pull on an empty level still waits out its expiry on nats-server 2.9 (91 ms of
-     * 100 measured): keep it short so one empty level does not hold up the others */
-    req.Expires = (wait_ms > 0 ? wait_ms : 5) * 1000000LL;
+    req.Expires = (wait_ms > 0 ? wait_ms : 100) * 1000000LL;
     s = natsSubscription_FetchRequest(&list, t->sub, &req);
     if (s == NATS_OK || s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
         atomic_store(&p->c->counters.last_pull_ok_ms, sa_now_ms()); /* the stream answered */
