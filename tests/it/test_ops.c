@@ -107,6 +107,13 @@ test_health_and_metrics(void **state)
 }
 
 static int
+started(void *arg)
+{
+    (void)arg;
+    return proc_count_lines(F.consumers[0].err_path, "event=started") > 0;
+}
+
+static int
 reloaded(void *arg)
 {
     (void)arg;
@@ -130,6 +137,7 @@ test_sighup_rotates_keys(void **state)
     (void)state;
     fx_start(&F, 0);
     fx_consumer(&F, 0, env);
+    assert_true(wait_until(started, NULL, 20000)); /* a SIGHUP before the handler would end it */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "keygen", F.key, "--append", NULL), 0);
     proc_signal(&F.consumers[0], SIGHUP);
     assert_true(wait_until(reloaded, NULL, 20000));

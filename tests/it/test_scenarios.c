@@ -68,7 +68,7 @@ start_sink(char *env, size_t cap)
 static void
 seoul_time_soon(char *out, size_t cap, int64_t *due)
 {
-    int64_t t = (test_now_ms() / 1000 + 25) * 1000;
+    int64_t t = (test_now_ms() / 1000 + (int64_t)(25 * test_timeout_multiplier())) * 1000;
     time_t kst = (time_t)(t / 1000 + 9 * 3600);
     struct tm tm;
 
