@@ -116,8 +116,12 @@ test_seoul_mail_to_10000(void **state)
             shares[3], SUBSCRIBERS / 4);
     assert_int_equal(total, SUBSCRIBERS);
     assert_int_equal(proc_count_lines(attempts_log, "250 <"), SUBSCRIBERS); /* each exactly once */
+    /* +-10 % of even, as users expect; a sanitizer build (timeout multiplier above 1) slows
+     * each process unevenly, so there the test only guards against a gross imbalance */
+    int band = test_timeout_multiplier() > 1 ? 25 : 10;
     for (int i = 0; i < 4; i++)
-        assert_true(shares[i] >= SUBSCRIBERS / 4 * 9 / 10 && shares[i] <= SUBSCRIBERS / 4 * 11 / 10);
+        assert_true(shares[i] >= SUBSCRIBERS / 4 * (100 - band) / 100 &&
+                    shares[i] <= SUBSCRIBERS / 4 * (100 + band) / 100);
     proc_signal(&sink, SIGTERM);
     proc_wait(&sink, 20000);
     fx_stop(&F);
