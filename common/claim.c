@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <sodium.h>
 
 #include "claim.h"
 #include "natsconn.h"
@@ -19,9 +20,9 @@ sa_claim_state_name(enum sa_claim_state s)
 int
 sa_claim_encode(const struct sa_claim *c, char *out, size_t cap)
 {
-    json_t *o = json_pack("{s:s, s:I, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s}", "state",
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s}", "state",
                           sa_claim_state_name(c->state), "at", (json_int_t)c->at_ms, "consumer",
-                          c->consumer, "attempt", c->attempt, "due", (json_int_t)c->due_ms,
+                          c->consumer, "instance", c->instance, "write", c->write_id, "attempt", c->attempt, "due", (json_int_t)c->due_ms,
                           "scheduled", (json_int_t)c->scheduled_ms, "moves", c->moves, "moved",
                           (json_int_t)c->moved_ms, "lateness_ms", (json_int_t)c->lateness_ms,
                           "http_status", c->http_status, "error", c->error);
@@ -51,15 +52,15 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
 {
     json_error_t jerr;
     json_t *o = json_loadb(json, len, 0, &jerr);
-    const char *state = NULL, *consumer = "", *error = "";
+    const char *state = NULL, *consumer = "", *error = "", *instance = "", *write_id = "";
     json_int_t at = 0, due = 0, sched = 0, moved = 0, late = 0;
     int attempt = 0, moves = 0, status = 0;
 
     memset(c, 0, sizeof(*c));
     if (!o)
         return sa_fail(err, SA_EINVAL, "claim record is not JSON: %s", jerr.text);
-    if (json_unpack(o, "{s:s, s?I, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?i, s?s}", "state", &state,
-                    "at", &at, "consumer", &consumer, "attempt", &attempt, "due", &due,
+    if (json_unpack(o, "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?i, s?s}", "state", &state,
+                    "at", &at, "consumer", &consumer, "instance", &instance, "write", &write_id, "attempt", &attempt, "due", &due,
                     "scheduled", &sched, "moves", &moves, "moved", &moved, "lateness_ms", &late,
                     "http_status", &status, "error", &error) != 0) {
         json_decref(o);
@@ -68,6 +69,8 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     c->state = state_from(state);
     c->at_ms = at;
     snprintf(c->consumer, sizeof(c->consumer), "%s", consumer);
+    snprintf(c->instance, sizeof(c->instance), "%s", instance);
+    snprintf(c->write_id, sizeof(c->write_id), "%s", write_id);
     c->attempt = attempt;
     c->due_ms = due;
     c->scheduled_ms = sched;
@@ -81,14 +84,18 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
 }
 
 static enum sa_code
-write_claim(kvStore *kv, const char *key, const struct sa_claim *c, int create, uint64_t last,
+write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create, uint64_t last,
             uint64_t *rev, struct sa_err *err)
 {
     char buf[1024];
-    int n = sa_claim_encode(c, buf, sizeof(buf));
+    struct sa_claim mine = *in, cur;
+    unsigned char nonce[8];
+    int n;
     natsStatus s;
-    struct sa_claim cur;
 
+    randombytes_buf(nonce, sizeof(nonce));
+    sodium_bin2hex(mine.write_id, sizeof(mine.write_id), nonce, sizeof(nonce));
+    n = sa_claim_encode(&mine, buf, sizeof(buf));
     if (n < 0)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
     s = create ? kvStore_Create(rev, kv, key, buf, n) : kvStore_Update(rev, kv, key, buf, n, last);
@@ -96,7 +103,7 @@ write_claim(kvStore *kv, const char *key, const struct sa_claim *c, int create, 
         return SA_OK;
     /* A refused write and a lost answer look alike: read back to tell them apart. */
     if (sa_claim_get(kv, key, &cur, NULL) == SA_OK) {
-        if (cur.state == c->state && cur.at_ms == c->at_ms && !strcmp(cur.consumer, c->consumer)) {
+        if (!strcmp(cur.write_id, mine.write_id)) {
             if (rev)
                 *rev = cur.revision;
             return SA_OK; /* our own write went through */

@@ -24,6 +24,7 @@ struct sa_claim {
     enum sa_claim_state state;
     int64_t at_ms;
     char consumer[64];
+    char instance[24]; /* the writing process (a consumer restarted under its name is another) */
     int attempt;
     int64_t due_ms;
     int64_t scheduled_ms;
@@ -32,6 +33,7 @@ struct sa_claim {
     int64_t lateness_ms;
     int http_status;
     char error[200];
+    char write_id[24]; /* set by each create/update: tells our own write from another's */
     uint64_t revision; /* filled by get/history, not stored */
 };
 
@@ -42,7 +44,9 @@ int sa_claim_encode(const struct sa_claim *c, char *out, size_t cap);
 enum sa_code sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err *err) SA_MUST_CHECK;
 
 /* Creates the claim only if the key holds nothing. SA_EEXIST if it does (read it with
- * sa_claim_get), SA_ERETRY/SA_ENATS if the broker did not answer. */
+ * sa_claim_get), SA_ERETRY/SA_ENATS if the broker did not answer. Each write carries a fresh
+ * random write id, so a lost answer is told from a refusal by reading back (not by comparing
+ * fields two copies of one task in one process could share). */
 enum sa_code sa_claim_create(kvStore *kv, const char *key, const struct sa_claim *c, uint64_t *rev,
                              struct sa_err *err) SA_MUST_CHECK;
 

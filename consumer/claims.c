@@ -18,6 +18,7 @@ fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa
     c->state = st;
     c->at_ms = sa_now_ms();
     snprintf(c->consumer, sizeof(c->consumer), "%s", k->cfg.name);
+    snprintf(c->instance, sizeof(c->instance), "%s", k->instance);
     c->attempt = h->task->attempt;
     c->due_ms = h->due_ms;
     c->scheduled_ms = h->scheduled_ms;
@@ -25,20 +26,27 @@ fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa
     c->moved_ms = h->moved_ms;
 }
 
-/* A claim "sending" held by another member that is still alive is its send in progress (its
- * message came back to us because it was slow, not dead): never send it a second time. A
- * holder that died drops out of the members bucket within its TTL. */
+/* A claim "sending" whose holder process still lives is a send in progress (its message came
+ * back because the holder was slow, or a second copy reached us): never send it a second
+ * time. The holder is alive while the members bucket maps its name to its instance id; a
+ * holder that died drops out within the TTL, or shows a new instance once restarted. */
 static int
 holder_alive(struct consumer *c, const struct sa_claim *cur)
 {
     kvEntry *e = NULL;
     natsStatus s;
+    int alive;
 
-    if (!c->members || !strcmp(cur->consumer, c->cfg.name))
-        return 0; /* our own name: a predecessor that died, since we do not hold it */
+    if (cur->instance[0] && !strcmp(cur->instance, c->instance))
+        return 1; /* this very process: another copy of the task is in flight here */
+    if (!c->members || (!cur->instance[0] && !strcmp(cur->consumer, c->cfg.name)))
+        return 0; /* an old record under our name: a predecessor that died */
     s = kvStore_Get(&e, c->members, cur->consumer);
+    if (s != NATS_OK)
+        return s != NATS_NOT_FOUND; /* no answer (an election): ask again later, never guess */
+    alive = !cur->instance[0] || !strcmp(kvEntry_ValueString(e), cur->instance);
     kvEntry_Destroy(e);
-    return s == NATS_OK;
+    return alive;
 }
 
 static enum take

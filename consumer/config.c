@@ -152,10 +152,11 @@ counters_log(const struct consumer *c, const char *event)
 
     sa_log(SA_LOG_INFO, event,
            "consumer=%s pulled=%ld held=%ld moved=%ld sent=%ld failed=%ld retried=%ld dead=%ld "
-           "cancelled=%ld duplicates=%ld",
+           "cancelled=%ld duplicates=%ld redelivered_held=%ld",
            c->cfg.name, atomic_load(&k->pulled), atomic_load(&k->held), atomic_load(&k->moved),
            counters_sum(k->sent), counters_sum(k->failed), counters_sum(k->retried),
-           counters_sum(k->dead), atomic_load(&k->cancelled), atomic_load(&k->duplicates));
+           counters_sum(k->dead), atomic_load(&k->cancelled), atomic_load(&k->duplicates),
+           atomic_load(&k->redelivered_held));
 }
 
 enum sa_code

@@ -39,7 +39,7 @@ struct config {
 /* Counters and gauges for logs and /metrics. Indexed by enum sa_channel where it says [3]
  * (0: a message that never opened). */
 struct counters {
-    atomic_long pulled, held, moved, cancelled, duplicates;
+    atomic_long pulled, held, moved, cancelled, duplicates, redelivered_held;
     atomic_long sent[3], failed[3], retried[3], dead[3];
     atomic_long lateness_le[LATENESS_BUCKETS]; /* cumulative, see lateness_bounds_ms */
     atomic_long lateness_count, lateness_sum_ms;
@@ -64,6 +64,7 @@ struct consumer {
     struct sa_nats *n;
     struct sa_keyring *ring;
     struct config cfg;
+    char instance[24]; /* random per process: a restart under the same name is another holder */
     struct wheel *wheel;
     struct cancel_set *cancels;
     struct signer *signer; /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */

@@ -36,6 +36,10 @@ on_signal(int sig)
 static int
 setup(struct consumer *c, struct sa_err *err)
 {
+    unsigned char nonce[8];
+
+    randombytes_buf(nonce, sizeof(nonce));
+    sodium_bin2hex(c->instance, sizeof(c->instance), nonce, sizeof(nonce));
     pthread_rwlock_init(&c->ring_lock, NULL);
     if (consumer_load_signer(&c->signer, err) != SA_OK ||
         sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||

@@ -80,8 +80,18 @@ hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
     h->scheduled_ms = m.scheduled_ms;
     h->moves = m.moves;
     h->moved_ms = m.moved_ms;
-    atomic_fetch_add(&p->c->counters.held, 1);
-    wheel_post(p->c->wheel, h);
+    h->seq = relay_seq(msg);
+    switch (wheel_post(p->c->wheel, h)) {
+    case 1: atomic_fetch_add(&p->c->counters.held, 1); return;
+    case 0: /* redelivered while we still hold it: the copy we hold settles it */
+        sa_log(SA_LOG_DEBUG, "redelivered_while_held", "task=%s seq=%" PRIu64, t->id, h->seq);
+        atomic_fetch_add(&p->c->counters.redelivered_held, 1);
+        h->msg = NULL; /* neither acked nor nakked: the held copy answers for the sequence */
+        natsMsg_Destroy(msg);
+        break;
+    default: natsMsg_Nak(msg, NULL); break; /* out of memory: nak, never drop */
+    }
+    held_free(h);
 }
 
 static void
@@ -179,7 +189,8 @@ update_backlog(struct puller *p, int64_t now)
     jsConsumerInfo_Destroy(ci);
 }
 
-/* Says "alive" in the members bucket (its TTL forgets the dead) and counts the fleet. */
+/* Says "alive" in the members bucket with this process's instance id (its TTL forgets the
+ * dead; a restart under the same name shows as a new instance) and counts the fleet. */
 static void
 members_beat(struct puller *p)
 {
@@ -188,7 +199,7 @@ members_beat(struct puller *p)
 
     if (!p->members)
         return;
-    kvStore_PutString(&rev, p->members, p->c->cfg.name, "alive");
+    kvStore_PutString(&rev, p->members, p->c->cfg.name, p->c->instance);
     if (kvStore_Keys(&keys, p->members, NULL) == NATS_OK && keys.Count > 0)
         p->fleet_size = keys.Count;
     kvKeysList_Destroy(&keys);

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "seqset.h"
 #include "wheel.h"
 
 struct wheel {
@@ -12,6 +13,7 @@ struct wheel {
     size_t len, cap;
     pthread_mutex_t lock;
     struct held *inbox, *inbox_tail;
+    struct seqset held_seqs; /* every sequence posted and not yet freed (under lock) */
     atomic_size_t count;
     wheel_wakeup_fn wake;
     void *wake_arg;
@@ -37,6 +39,11 @@ held_free(struct held *h)
 {
     if (!h)
         return;
+    if (h->owner) {
+        pthread_mutex_lock(&h->owner->lock);
+        seqset_remove(&h->owner->held_seqs, h->seq);
+        pthread_mutex_unlock(&h->owner->lock);
+    }
     natsMsg_Destroy(h->msg);
     sa_task_free(h->task);
     free(h);
@@ -49,15 +56,24 @@ wheel_free(struct wheel *w)
         return;
     wheel_release_all(w);
     free(w->heap);
+    seqset_free(&w->held_seqs);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
 
-void
+int
 wheel_post(struct wheel *w, struct held *h)
 {
+    int added;
+
     h->next = NULL;
     pthread_mutex_lock(&w->lock);
+    added = seqset_add(&w->held_seqs, h->seq);
+    if (added != 1) {
+        pthread_mutex_unlock(&w->lock);
+        return added;
+    }
+    h->owner = w;
     if (w->inbox_tail)
         w->inbox_tail->next = h;
     else
@@ -67,6 +83,7 @@ wheel_post(struct wheel *w, struct held *h)
     atomic_fetch_add(&w->count, 1);
     if (w->wake)
         w->wake(w->wake_arg);
+    return 1;
 }
 
 size_t

@@ -21,7 +21,9 @@ struct held {
     int64_t scheduled_ms;
     int64_t moved_ms;
     int moves;
-    struct held *next; /* inbox link */
+    uint64_t seq;        /* the message's stream sequence */
+    struct wheel *owner; /* set by wheel_post; held_free forgets seq there */
+    struct held *next;   /* inbox link */
 };
 
 struct wheel;
@@ -33,8 +35,10 @@ enum sa_code wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg, stru
 /* Naks and frees whatever is still held (the fleet gets it at once). */
 void wheel_free(struct wheel *w);
 
-/* Any thread: hands h to the wheel and wakes the owner. Takes ownership. */
-void wheel_post(struct wheel *w, struct held *h);
+/* Any thread: hands h to the wheel and wakes the owner, taking ownership; returns 1. Returns
+ * 0 and takes nothing if a message with the same h->seq is held already (a redelivery of a
+ * task this process still holds or sends: the first copy settles it), -1 if out of memory. */
+int wheel_post(struct wheel *w, struct held *h);
 
 /* Tasks held or waiting in the inbox (any thread). */
 size_t wheel_count(struct wheel *w);
@@ -59,7 +63,8 @@ void wheel_touch(struct wheel *w, int64_t now_ms, int64_t interval_ms);
 /* Naks every held task (SIGTERM: the fleet takes them over at once). Returns how many. */
 size_t wheel_release_all(struct wheel *w);
 
-/* Destroys h's message without acking (after ack/nak) and frees h. */
+/* Destroys h's message without acking (after ack/nak), frees h and forgets its sequence in
+ * its wheel. */
 void held_free(struct held *h);
 
 #endif

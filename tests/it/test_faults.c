@@ -111,32 +111,54 @@ read_ledger(jsCtx *js, int *sent, int *sending)
     }
 }
 
+/* 1 once the task stream is empty: every task settled (acked only after its claim says how it
+ * ended), so the ledger is final. A consumer killed mid-send leaves its task unacked until the
+ * ack wait runs out and another takes it over, well after the receiver saw the request. */
+static int
+tasks_settled(void *arg)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    int settled = 0;
+
+    if (natsConnection_ConnectTo(&nc, (const char *)arg) == NATS_OK &&
+        natsConnection_JetStream(&js, nc, NULL) == NATS_OK &&
+        js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL) == NATS_OK)
+        settled = si->State.Msgs == 0;
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return settled;
+}
+
 /* Every task: exactly one "sent" in its claim; extra requests only after a takeover. */
 static void
 check_ledger(const char *url)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
-    int extra = 0, takeovers = 0, *sent = calloc((size_t)n_tasks, sizeof(int)), *sending = calloc((size_t)n_tasks, sizeof(int));
+    int extra = 0, takeovers = 0, bad = 0, *sent = calloc((size_t)n_tasks, sizeof(int)), *sending = calloc((size_t)n_tasks, sizeof(int));
 
     assert_int_equal(natsConnection_ConnectTo(&nc, url), NATS_OK);
     assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
     read_ledger(js, sent, sending);
     count_distinct();
     for (int k = 0; k < n_tasks; k++) {
-        if (sent[k] != 1)
-            fail_msg("task f-%d has %d sent records in its claim", k, sent[k]);
-        if (seen[k] > 1 && sending[k] < 2)
-            fail_msg("task f-%d arrived %d times without a takeover", k, seen[k]);
+        if (sent[k] != 1 && bad++ < 10)
+            fprintf(stderr, "ERROR: task f-%d has %d sent records in its claim\n", k, sent[k]);
+        if (seen[k] > 1 && sending[k] < 2 && bad++ < 10)
+            fprintf(stderr, "ERROR: task f-%d arrived %d times without a takeover\n", k, seen[k]);
         extra += seen[k] - 1;
         takeovers += sending[k] > 1;
     }
-    fprintf(stderr, "ledger: %d tasks, each sent once; %d taken over after a death mid-send, %d repeated "
-                    "requests (same webhook-id)\n", n_tasks, takeovers, extra);
+    fprintf(stderr, "ledger: %d tasks, %d errors; %d taken over after a death mid-send, %d repeated "
+                    "requests (same webhook-id)\n", n_tasks, bad, takeovers, extra);
     free(sent);
     free(sending);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
+    assert_int_equal(bad, 0);
 }
 
 static void
@@ -159,6 +181,7 @@ test_kill9_again_and_again(void **state)
         fx_consumer(&F, victim, NULL);
     }
     assert_true(wait_until(all_distinct, NULL, 180000));
+    assert_true(wait_until(tasks_settled, F.srv.url, 120000));
     assert_int_equal(fx_stop_consumers(&F), 0);
     check_ledger(F.srv.url);
     fx_stop(&F);
@@ -231,6 +254,7 @@ test_cluster_leader_killed(void **state)
     fprintf(stderr, "killing the stream leader %s\n", F.cluster.node[leader].name);
     natsd_kill(&F.cluster.node[leader]);
     assert_true(wait_until(all_distinct, NULL, 180000));
+    assert_true(wait_until(tasks_settled, F.cluster.node[(leader + 1) % 3].url, 120000));
     assert_int_equal(fx_stop_consumers(&F), 0);
     check_ledger(F.cluster.node[(leader + 1) % 3].url);
     fx_stop(&F);

@@ -1,0 +1,81 @@
+/* The consumer's set of held stream sequences, against a plain array as the reference: adds,
+ * repeated adds, removals in every order (runs that wrap around the table) and growth. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "seqset.h"
+
+static int
+contains(struct seqset *s, uint64_t seq)
+{
+    int added = seqset_add(s, seq);
+
+    if (added == 1)
+        seqset_remove(s, seq);
+    return added == 0;
+}
+
+static void
+test_add_twice(void **state)
+{
+    struct seqset s = {0};
+
+    (void)state;
+    assert_int_equal(seqset_add(&s, 42), 1);
+    assert_int_equal(seqset_add(&s, 42), 0);
+    assert_int_equal(s.len, 1);
+    seqset_remove(&s, 42);
+    assert_int_equal(s.len, 0);
+    assert_int_equal(seqset_add(&s, 42), 1);
+    seqset_remove(&s, 7); /* absent: nothing happens */
+    assert_int_equal(s.len, 1);
+    seqset_free(&s);
+}
+
+/* 20,000 random sequences in and out in random order, checked against a reference array. */
+static void
+test_against_reference(void **state)
+{
+    enum { N = 20000, RANGE = 30000 };
+    struct seqset s = {0};
+    unsigned char *in = calloc(RANGE + 1, 1);
+    unsigned seed = 11;
+
+    (void)state;
+    for (int step = 0; step < 200000; step++) {
+        uint64_t seq = 1 + (uint64_t)(rand_r(&seed) % RANGE);
+        if (rand_r(&seed) % 3) {
+            assert_int_equal(seqset_add(&s, seq), in[seq] ? 0 : 1);
+            in[seq] = 1;
+        } else {
+            seqset_remove(&s, seq);
+            in[seq] = 0;
+        }
+        if (s.len > N)
+            for (uint64_t k = 1; k <= RANGE && s.len > N / 2; k++)
+                if (in[k]) {
+                    seqset_remove(&s, k);
+                    in[k] = 0;
+                }
+    }
+    for (uint64_t k = 1; k <= RANGE; k++)
+        assert_int_equal(contains(&s, k), in[k]);
+    free(in);
+    seqset_free(&s);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_add_twice),
+        cmocka_unit_test(test_against_reference),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
