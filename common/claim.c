@@ -1,5 +1,6 @@
 /* Claim records as JSON in the claims bucket. Create-if-absent and update-on-revision are the
  * only writes, so two writers can never both think they won (invariants 2 and 3). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +8,7 @@
 #include <sodium.h>
 
 #include "claim.h"
+#include "layout.h"
 #include "natsconn.h"
 
 static const char *state_names[] = {"none", "sending", "sent", "retrying", "cancelled", "dead"};
@@ -83,18 +85,50 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     return c->state == SA_CLAIM_NONE ? sa_fail(err, SA_EINVAL, "claim state %s is unknown", state) : SA_OK;
 }
 
+void
+sa_claim_stamp(struct sa_claim *c)
+{
+    unsigned char nonce[8];
+
+    randombytes_buf(nonce, sizeof(nonce));
+    sodium_bin2hex(c->write_id, sizeof(c->write_id), nonce, sizeof(nonce));
+}
+
+enum sa_code
+sa_claim_message(natsMsg **out, const char *key, struct sa_claim *c, uint64_t last, struct sa_err *err)
+{
+    char buf[1024], subject[300], expect[24];
+    int n;
+    natsStatus s;
+
+    *out = NULL;
+    sa_claim_stamp(c);
+    n = sa_claim_encode(c, buf, sizeof(buf));
+    if (n < 0)
+        return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
+    snprintf(subject, sizeof(subject), "$KV.%s.%s", SA_CLAIMS_BUCKET, key);
+    snprintf(expect, sizeof(expect), "%llu", (unsigned long long)last);
+    s = natsMsg_Create(out, subject, NULL, buf, n);
+    if (s == NATS_OK)
+        s = natsMsgHeader_Set(*out, "Nats-Expected-Last-Subject-Sequence", expect);
+    if (s != NATS_OK) {
+        natsMsg_Destroy(*out);
+        *out = NULL;
+        return sa_nats_fail(err, s, 0, "build claim message");
+    }
+    return SA_OK;
+}
+
 static enum sa_code
 write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create, uint64_t last,
             uint64_t *rev, struct sa_err *err)
 {
     char buf[1024];
     struct sa_claim mine = *in, cur;
-    unsigned char nonce[8];
     int n;
     natsStatus s;
 
-    randombytes_buf(nonce, sizeof(nonce));
-    sodium_bin2hex(mine.write_id, sizeof(mine.write_id), nonce, sizeof(nonce));
+    sa_claim_stamp(&mine);
     n = sa_claim_encode(&mine, buf, sizeof(buf));
     if (n < 0)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);

@@ -11,8 +11,8 @@
 #include "log.h"
 #include "timeparse.h"
 
-static void
-fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa_claim_state st)
+void
+claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa_claim_state st)
 {
     memset(c, 0, sizeof(*c));
     c->state = st;
@@ -60,27 +60,27 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
         return TAKE_LATER;
     if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once)
         return TAKE_UNKNOWN;
-    fill(&mine, c, h, SA_CLAIM_SENDING);
+    claims_fill(&mine, c, h, SA_CLAIM_SENDING);
     rc = sa_claim_update(c->n->claims, h->task->id, &mine, cur->revision, rev, &err);
     if (rc == SA_OK)
         return TAKE_SEND;
     return rc == SA_EEXIST ? TAKE_SKIP : TAKE_LATER;
 }
 
+/* The claim exists: ours if it carries our write id (a write whose answer was lost), else
+ * the rules of who may take it over. */
 enum take
-claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *seen)
+claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_t *rev, struct sa_claim *seen)
 {
-    struct sa_claim mine;
     struct sa_err err = {0};
-    enum sa_code rc;
 
-    fill(&mine, c, h, SA_CLAIM_SENDING);
-    rc = sa_claim_create(c->n->claims, h->task->id, &mine, rev, &err);
-    if (rc == SA_OK)
-        return TAKE_SEND;
-    if (rc != SA_EEXIST || sa_claim_get(c->n->claims, h->task->id, seen, &err) != SA_OK) {
+    if (sa_claim_get(c->n->claims, h->task->id, seen, &err) != SA_OK) {
         sa_log(SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
         return TAKE_LATER;
+    }
+    if (write_id && write_id[0] && !strcmp(seen->write_id, write_id)) {
+        *rev = seen->revision;
+        return TAKE_SEND;
     }
     switch (seen->state) {
     case SA_CLAIM_SENDING: /* its holder's ack wait ran out; a newer attempt never yields */
@@ -92,6 +92,34 @@ claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *
     }
 }
 
+enum take
+claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *seen)
+{
+    struct sa_claim mine;
+    struct sa_err err = {0};
+    enum sa_code rc;
+
+    claims_fill(&mine, c, h, SA_CLAIM_SENDING);
+    rc = sa_claim_create(c->n->claims, h->task->id, &mine, rev, &err);
+    if (rc == SA_OK)
+        return TAKE_SEND;
+    if (rc != SA_EEXIST) {
+        sa_log(SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
+        return TAKE_LATER;
+    }
+    return claims_resolve(c, h, NULL, rev, seen);
+}
+
+void
+claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct held *h, enum sa_claim_state state,
+               int http_status, const char *error, int64_t lateness_ms)
+{
+    claims_fill(rec, c, h, state);
+    rec->http_status = http_status;
+    rec->lateness_ms = lateness_ms;
+    snprintf(rec->error, sizeof(rec->error), "%s", error ? error : "");
+}
+
 void
 claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_state state,
               int http_status, const char *error, int64_t lateness_ms)
@@ -99,10 +127,7 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
     struct sa_claim mine;
     struct sa_err err = {0};
 
-    fill(&mine, c, h, state);
-    mine.http_status = http_status;
-    mine.lateness_ms = lateness_ms;
-    snprintf(mine.error, sizeof(mine.error), "%s", error ? error : "");
+    claims_outcome(&mine, c, h, state, http_status, error, lateness_ms);
     /* The outcome must reach the ledger: without "sent" a redelivery would send again. While
      * the broker is away (a restart, a leader election) nothing else can progress anyway. */
     for (int64_t until = sa_now_ms() + OUTCOME_PATIENCE_MS; sa_now_ms() < until;) {

@@ -14,10 +14,22 @@ enum take {
     TAKE_LATER,   /* the claims bucket did not answer: nak and try again later */
 };
 
-/* Claims h's task for this consumer; *rev is the claim's revision when TAKE_SEND. */
+/* The record this consumer writes for h in state st (no write id yet). */
+void claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa_claim_state st);
+
+/* After a create was refused or not answered: reads the claim; TAKE_SEND if it carries
+ * write_id (our write went through) or we may take it over, else what to do. */
+enum take claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_t *rev,
+                         struct sa_claim *seen);
+
+/* Claims h's task for this consumer synchronously; *rev is the claim's revision when TAKE_SEND. */
 enum take claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *seen);
 
-/* Records the outcome on the claim (a few tries; a lost update only costs status detail). */
+/* The outcome record for h (no write id yet). */
+void claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct held *h, enum sa_claim_state state,
+                    int http_status, const char *error, int64_t lateness_ms);
+
+/* Records the outcome on the claim synchronously (a few tries; a lost update only costs status detail). */
 void claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_state state,
                    int http_status, const char *error, int64_t lateness_ms);
 

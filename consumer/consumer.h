@@ -59,6 +59,7 @@ struct cancel_set;
 struct signer;
 struct transfer;
 struct limits;
+struct claimq;
 
 struct consumer {
     struct sa_nats *n;
@@ -70,6 +71,7 @@ struct consumer {
     struct signer *signer; /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */
     struct limits *limits; /* per-host limits (SENDAT_HOST_LIMITS) */
     kvStore *leases;       /* fleet-wide concurrency leases, when a limit asks for them */
+    struct claimq *claimq; /* claim writes in flight (main thread; PubAcks on a nats thread) */
     struct transfer *inflight; /* sends in flight (main thread only) */
     kvStore *members;          /* fleet members alive (owned by the puller) */
     struct counters counters;

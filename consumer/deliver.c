@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "cancel.h"
+#include "claimq.h"
 #include "claims.h"
 #include "deliver.h"
 #include "limits.h"
@@ -25,7 +26,8 @@
 struct deliver {
     struct consumer *c;
     CURLM *multi;
-    int inflight;
+    int inflight; /* transfers on the multi handle */
+    int taking;   /* claims published and not yet answered */
     int64_t next_touch_ms, next_counters_ms;
 };
 
@@ -78,10 +80,40 @@ settle(struct consumer *c, struct held *h)
     held_free(h);
 }
 
+/* Writes the outcome on the claim, then(c, h): asynchronously when the claim has a revision
+ * to expect (then runs once the PubAck is in), synchronously otherwise or if that fails. */
+static void
+record(struct consumer *c, struct held *h, uint64_t rev, struct sa_claim *rec, claim_then_fn then)
+{
+    struct claim_job *j = rev ? calloc(1, sizeof(*j)) : NULL;
+
+    if (j) {
+        j->op = CLAIM_RECORD;
+        j->h = h;
+        j->rec = *rec;
+        j->last = rev;
+        j->then = then;
+        if (claimq_send(c->claimq, j, NULL) == SA_OK)
+            return;
+        free(j);
+    }
+    claims_finish(c, h, rev, rec->state, rec->http_status, rec->error, rec->lateness_ms);
+    then(c, h);
+}
+
+static void
+ack_retried(struct consumer *c, struct held *h)
+{
+    (void)c;
+    natsMsg_Ack(h->msg, NULL);
+    held_free(h);
+}
+
 static void
 finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status)
 {
     struct sa_err err = {0};
+    struct sa_claim rec;
 
     sa_log(SA_LOG_WARN, "dead_letter", "task=%s attempt=%d reason=\"%s\"", h->task->id,
            h->task->attempt, reason);
@@ -91,8 +123,8 @@ finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason
         held_free(h);
         return;
     }
-    claims_finish(c, h, rev, SA_CLAIM_DEAD, status, reason, 0);
-    settle(c, h);
+    claims_outcome(&rec, c, h, SA_CLAIM_DEAD, status, reason, 0);
+    record(c, h, rev, &rec, settle);
 }
 
 static void
@@ -119,12 +151,92 @@ defer(struct deliver *d, struct held *h, int64_t retry_at)
     }
 }
 
+/* What follows taking the claim (or not): the send, or the task settled without one. */
+static void
+claimed(struct deliver *d, struct held *h, const char *host, int lease, enum take take, uint64_t rev,
+        const struct sa_claim *seen)
+{
+    struct sa_err err = {0};
+
+    switch (take) {
+    case TAKE_SEND: break;
+    case TAKE_SKIP: limits_release(d->c->limits, host, lease); return finish_skip(d->c, h, seen);
+    case TAKE_UNKNOWN:
+        limits_release(d->c->limits, host, lease);
+        return finish_dead(d->c, h, seen->revision, "outcome unknown: a consumer died while sending (at-most-once)", 0);
+    case TAKE_LATER:
+        limits_release(d->c->limits, host, lease);
+        natsMsg_NakWithDelay(h->msg, 1000, NULL);
+        held_free(h);
+        return;
+    }
+    if (transfer_start(d->multi, d->c, h, rev, sa_now_ms(), host, lease, &err) != SA_OK) {
+        limits_release(d->c->limits, host, lease);
+        return finish_dead(d->c, h, rev, err.msg, 0);
+    }
+    d->inflight++;
+}
+
+/* Publishes the "sending" claim without waiting; take_done goes on when the PubAck is in. */
+static enum sa_code
+take_async(struct deliver *d, struct held *h, const char *host, int lease)
+{
+    struct claim_job *j = calloc(1, sizeof(*j));
+
+    if (!j)
+        return SA_ENOMEM;
+    j->op = CLAIM_TAKE;
+    j->h = h;
+    claims_fill(&j->rec, d->c, h, SA_CLAIM_SENDING);
+    snprintf(j->host, sizeof(j->host), "%s", host);
+    j->lease = lease;
+    if (claimq_send(d->c->claimq, j, NULL) != SA_OK) {
+        free(j);
+        return SA_ENATS;
+    }
+    d->taking++;
+    return SA_OK;
+}
+
+static void
+take_done(struct deliver *d, struct claim_job *j)
+{
+    struct sa_claim seen = {0};
+    uint64_t rev = j->rev;
+    enum take take = j->ok ? TAKE_SEND : claims_resolve(d->c, j->h, j->rec.write_id, &rev, &seen);
+
+    d->taking--;
+    claimed(d, j->h, j->host, j->lease, take, rev, &seen);
+}
+
+/* An outcome write the broker refused or did not answer is written the patient way. */
+static void
+record_done(struct consumer *c, struct claim_job *j)
+{
+    if (!j->ok)
+        claims_finish(c, j->h, j->last, j->rec.state, j->rec.http_status, j->rec.error, j->rec.lateness_ms);
+    j->then(c, j->h);
+}
+
+static void
+jobs_done(struct deliver *d, struct claim_job *j)
+{
+    for (struct claim_job *next; j; j = next) {
+        next = j->next;
+        if (j->op == CLAIM_TAKE)
+            take_done(d, j);
+        else
+            record_done(d->c, j);
+        free(j);
+    }
+}
+
 static void
 start(struct deliver *d, struct held *h, int64_t now)
 {
     struct sa_claim seen = {0};
-    struct sa_err err = {0};
     uint64_t rev = 0;
+    enum take take;
     char host[256];
     int64_t retry_at = 0;
     int lease = -1;
@@ -138,23 +250,10 @@ start(struct deliver *d, struct held *h, int64_t now)
     transfer_host(d->c, h->task, host, sizeof(host));
     if (!limits_acquire(d->c->limits, host, now, &retry_at, &lease))
         return defer(d, h, retry_at);
-    switch (claims_take(d->c, h, &rev, &seen)) {
-    case TAKE_SEND: break;
-    case TAKE_SKIP: limits_release(d->c->limits, host, lease); return finish_skip(d->c, h, &seen);
-    case TAKE_UNKNOWN:
-        limits_release(d->c->limits, host, lease);
-        return finish_dead(d->c, h, seen.revision, "outcome unknown: a consumer died while sending (at-most-once)", 0);
-    case TAKE_LATER:
-        limits_release(d->c->limits, host, lease);
-        natsMsg_NakWithDelay(h->msg, 1000, NULL);
-        held_free(h);
+    if (take_async(d, h, host, lease) == SA_OK)
         return;
-    }
-    if (transfer_start(d->multi, d->c, h, rev, now, host, lease, &err) != SA_OK) {
-        limits_release(d->c->limits, host, lease);
-        return finish_dead(d->c, h, rev, err.msg, 0);
-    }
-    d->inflight++;
+    take = claims_take(d->c, h, &rev, &seen);
+    claimed(d, h, host, lease, take, rev, &seen);
 }
 
 static void
@@ -162,6 +261,7 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
              int64_t retry_after_ms)
 {
     struct sa_err err = {0};
+    struct sa_claim rec;
     int64_t due = 0;
     char why[300];
 
@@ -180,25 +280,26 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
     }
     sa_log(SA_LOG_INFO, "retry", "task=%s attempt=%d next_in_ms=%" PRId64 " error=\"%s\"", h->task->id,
            h->task->attempt, due - sa_now_ms(), error);
-    claims_finish(c, h, rev, SA_CLAIM_RETRYING, status, error, 0);
-    natsMsg_Ack(h->msg, NULL);
-    held_free(h);
+    claims_outcome(&rec, c, h, SA_CLAIM_RETRYING, status, error, 0);
+    record(c, h, rev, &rec, ack_retried);
 }
 
 /* Called by webhook.c when a transfer ends. */
 void
 deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct transfer_result *r)
 {
+    struct sa_claim rec;
+
     if (r->permanent)
         return finish_dead(c, h, rev, r->error, (int)r->status);
     if (!r->ok)
         return finish_retry(c, h, rev, r->error, (int)r->status, r->retry_after_ms);
-    claims_finish(c, h, rev, SA_CLAIM_SENT, (int)r->status, NULL, r->started_ms - h->due_ms);
+    claims_outcome(&rec, c, h, SA_CLAIM_SENT, (int)r->status, NULL, r->started_ms - h->due_ms);
     atomic_fetch_add(&c->counters.sent[h->task->channel], 1);
     counters_lateness(&c->counters, r->started_ms - h->due_ms);
     sa_log(SA_LOG_INFO, "sent", "task=%s attempt=%d status=%ld lateness_ms=%" PRId64, h->task->id,
            h->task->attempt, r->status, r->started_ms - h->due_ms);
-    settle(c, h);
+    record(c, h, rev, &rec, settle); /* the claim says "sent" before the task is acked */
 }
 
 static void
@@ -206,7 +307,7 @@ fire_due(struct deliver *d, int64_t now)
 {
     struct held *h;
 
-    while (d->inflight < d->c->cfg.max_inflight && (h = wheel_pop_due(d->c->wheel, now)))
+    while (d->inflight + d->taking < d->c->cfg.max_inflight && (h = wheel_pop_due(d->c->wheel, now)))
         start(d, h, now);
 }
 
@@ -232,9 +333,28 @@ poll_timeout(struct deliver *d, int64_t now)
 {
     int64_t next = wheel_next_due(d->c->wheel), t = 1000;
 
-    if (d->inflight < d->c->cfg.max_inflight && next != INT64_MAX && next - now < t)
+    if (d->inflight + d->taking < d->c->cfg.max_inflight && next != INT64_MAX && next - now < t)
         t = next - now;
     return t < 0 ? 0 : (int)t;
+}
+
+/* The drain time ran out with claim writes unanswered: a task not yet sent goes back to the
+ * fleet; a sent one's outcome is written the patient way before its task is acked. */
+static void
+abandon(struct deliver *d, struct claim_job *j)
+{
+    for (struct claim_job *next; j; j = next) {
+        next = j->next;
+        if (j->op == CLAIM_TAKE) {
+            limits_release(d->c->limits, j->host, j->lease);
+            natsMsg_Nak(j->h->msg, NULL);
+            held_free(j->h);
+        } else {
+            j->ok = 0;
+            record_done(d->c, j);
+        }
+        free(j);
+    }
 }
 
 void
@@ -254,7 +374,7 @@ deliver_run(struct deliver *d)
                 sa_log(SA_LOG_INFO, "draining", "released=%zu inflight=%d",
                        wheel_release_all(d->c->wheel), d->inflight);
             }
-            if (d->inflight == 0 || now > drain_until)
+            if ((d->inflight == 0 && claimq_pending(d->c->claimq) == 0) || now > drain_until)
                 break;
         } else {
             fire_due(d, now);
@@ -262,7 +382,9 @@ deliver_run(struct deliver *d)
         periodic(d, now);
         atomic_store(&d->c->counters.inflight, d->inflight);
         curl_multi_poll(d->multi, NULL, 0, poll_timeout(d, now), NULL);
+        jobs_done(d, claimq_done(d->c->claimq)); /* claims answered: their sends start now */
         curl_multi_perform(d->multi, &running);
         d->inflight -= transfer_collect(d->multi, d->c);
     }
+    abandon(d, claimq_abandon(d->c->claimq));
 }

@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "cancel.h"
+#include "claimq.h"
 #include "consumer.h"
 #include "deliver.h"
 #include "log.h"
@@ -46,6 +47,7 @@ setup(struct consumer *c, struct sa_err *err)
         sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, err) != SA_OK ||
         sa_nats_bind(c->n, err) != SA_OK ||
         deliver_new(&the_deliver, c, err) != SA_OK ||
+        claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         wheel_new(&c->wheel, deliver_wakeup, the_deliver, err) != SA_OK ||
         cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
@@ -67,6 +69,7 @@ teardown(struct consumer *c)
     wheel_free(c->wheel);
     deliver_free(the_deliver);
     sa_nats_close(c->n);
+    claimq_free(c->claimq); /* after the connection: no PubAck can reach it any more */
     sa_keyring_free(c->ring);
     signer_free(c->signer);
     limits_free(c->limits);

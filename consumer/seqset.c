@@ -4,19 +4,19 @@
 #include "seqset.h"
 
 static size_t
-home(const struct seqset *s, uint64_t seq)
+home(const struct seqset *s, uint64_t key)
 {
-    return (size_t)((seq * 0x9E3779B97F4A7C15ull) >> 17) & (s->cap - 1);
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (s->cap - 1);
 }
 
 static void
-put(struct seqset *s, uint64_t seq)
+place(struct seqset *s, struct seqset_entry e)
 {
-    size_t i = home(s, seq);
+    size_t i = home(s, e.key);
 
-    while (s->slot[i])
+    while (s->slot[i].key)
         i = (i + 1) & (s->cap - 1);
-    s->slot[i] = seq;
+    s->slot[i] = e;
     s->len++;
 }
 
@@ -30,56 +30,73 @@ grow(struct seqset *s)
     if (!n.slot)
         return -1;
     for (size_t i = 0; i < s->cap; i++)
-        if (s->slot[i])
-            put(&n, s->slot[i]);
+        if (s->slot[i].key)
+            place(&n, s->slot[i]);
     free(s->slot);
     *s = n;
     return 0;
 }
 
 static long
-find(const struct seqset *s, uint64_t seq)
+find(const struct seqset *s, uint64_t key)
 {
     if (!s->cap)
         return -1;
-    for (size_t i = home(s, seq); s->slot[i]; i = (i + 1) & (s->cap - 1))
-        if (s->slot[i] == seq)
+    for (size_t i = home(s, key); s->slot[i].key; i = (i + 1) & (s->cap - 1))
+        if (s->slot[i].key == key)
             return (long)i;
     return -1;
 }
 
 int
-seqset_add(struct seqset *s, uint64_t seq)
+seqset_put(struct seqset *s, uint64_t key, void *val)
 {
-    if (find(s, seq) >= 0)
+    struct seqset_entry e = {key, val};
+
+    if (!key || find(s, key) >= 0)
         return 0;
     if ((s->len + 1) * 2 > s->cap && grow(s) != 0)
         return -1;
-    put(s, seq);
+    place(s, e);
     return 1;
 }
 
-/* Backward-shift deletion: every later entry of the run that may move into the hole does. */
-void
-seqset_remove(struct seqset *s, uint64_t seq)
+int
+seqset_add(struct seqset *s, uint64_t key)
 {
-    long at = find(s, seq);
+    return seqset_put(s, key, NULL);
+}
+
+/* Backward-shift deletion: every later entry of the run that may move into the hole does. */
+void *
+seqset_take(struct seqset *s, uint64_t key)
+{
+    long at = find(s, key);
     size_t hole, i, mask = s->cap - 1;
+    void *val;
 
     if (at < 0)
-        return;
+        return NULL;
     hole = (size_t)at;
-    s->slot[hole] = 0;
+    val = s->slot[hole].val;
+    s->slot[hole].key = 0;
     s->len--;
-    for (i = (hole + 1) & mask; s->slot[i]; i = (i + 1) & mask) {
-        size_t h = home(s, s->slot[i]);
+    for (i = (hole + 1) & mask; s->slot[i].key; i = (i + 1) & mask) {
+        size_t h = home(s, s->slot[i].key);
         /* the entry at i may fill the hole unless its home lies cyclically in (hole, i] */
         if (((i - h) & mask) >= ((i - hole) & mask)) {
             s->slot[hole] = s->slot[i];
-            s->slot[i] = 0;
+            s->slot[i].key = 0;
             hole = i;
         }
     }
+    return val;
+}
+
+void
+seqset_remove(struct seqset *s, uint64_t key)
+{
+    (void)seqset_take(s, key);
 }
 
 void

@@ -101,12 +101,18 @@ static void
 test_sigterm_hands_over(void **state)
 {
     int64_t due, worst;
+    int rc;
 
     (void)state;
     fx_start(&F, 0);
     due = c0_holds_tasks();
     proc_signal(&F.consumers[0], SIGTERM);
-    assert_int_equal(proc_wait(&F.consumers[0], 30000), 0);
+    if ((rc = proc_wait(&F.consumers[0], 30000)) != 0) {
+        char *log = proc_read_file(F.consumers[0].err_path);
+        fprintf(stderr, "consumer c0 exited %d after SIGTERM:\n%s\n", rc, log ? log : "");
+        free(log);
+    }
+    assert_int_equal(rc, 0);
     assert_true(wait_until(all_arrived, NULL, 60000));
     worst = check_once_and_max_lateness(due);
     fprintf(stderr, "after SIGTERM: worst lateness %" PRId64 " ms\n", worst);

@@ -34,6 +34,11 @@ test_add_twice(void **state)
     assert_int_equal(seqset_add(&s, 42), 1);
     seqset_remove(&s, 7); /* absent: nothing happens */
     assert_int_equal(s.len, 1);
+    assert_int_equal(seqset_add(&s, 0), 0); /* 0 marks an empty slot: never a key */
+    assert_int_equal(seqset_put(&s, 9, &s), 1);
+    assert_int_equal(seqset_put(&s, 9, NULL), 0); /* the first value stays */
+    assert_ptr_equal(seqset_take(&s, 9), &s);
+    assert_null(seqset_take(&s, 9));
     seqset_free(&s);
 }
 
