@@ -177,3 +177,21 @@ fx_stop(struct fx *f)
         natsd_stop(&f->srv);
     test_rmtree(f->dir);
 }
+
+void
+fx_smtp_sink(struct fx *f, struct proc *sink, char *env, size_t cap)
+{
+    char script[400], maildir[400], portfile[400], *port;
+    const char *support = getenv("SENDAT_SUPPORT");
+    char *argv[] = {"/usr/bin/python3", script, maildir, portfile, NULL};
+
+    snprintf(script, sizeof(script), "%s/smtp_sink.py", support ? support : "tests/support");
+    snprintf(maildir, sizeof(maildir), "%s/maildir", f->dir);
+    snprintf(portfile, sizeof(portfile), "%s/smtp.port", f->dir);
+    assert_int_equal(proc_spawn(sink, f->dir, "smtp", argv, NULL), 0);
+    assert_true(wait_for_file(portfile, 20000));
+    port = proc_read_file(portfile);
+    assert_non_null(port);
+    snprintf(env, cap, "SENDAT_SMTP_URL=smtp://127.0.0.1:%s", port);
+    free(port);
+}

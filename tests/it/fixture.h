@@ -44,6 +44,11 @@ int fx_sendat(struct fx *f, char *out, size_t cap, char *err, size_t errcap, ...
 /* Schedules a webhook to the receiver path at @due (ms); writes the id; returns exit code. */
 int fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap);
 
+/* Starts the SMTP sink (tests/support/smtp_sink.py) on a free loopback port; it stores mail
+ * in DIR/maildir and logs every attempt to DIR/smtp-attempts.log (DIR: f->dir). env gets
+ * "SENDAT_SMTP_URL=smtp://127.0.0.1:PORT" for a consumer. Fails the test if it does not start. */
+void fx_smtp_sink(struct fx *f, struct proc *sink, char *env, size_t cap);
+
 /* A counter from the consumer's final "event=counters" log line (consumer must have exited). */
 long fx_counter(struct fx *f, int i, const char *name);
 

@@ -163,12 +163,6 @@ dlq_has(void *arg)
     return stream_msgs(SA_DLQ_STREAM) >= (uint64_t)(intptr_t)arg;
 }
 
-static int
-arrived(void *arg)
-{
-    return receiver_count_path(F.recv, (const char *)arg) >= 1;
-}
-
 static void
 test_consumer_dead_letters_garbage(void **state)
 {
@@ -189,7 +183,7 @@ test_consumer_dead_letters_garbage(void **state)
     dead_reason("foreign-key", "unknown key id 09090909");
     dead_reason("tampered", "does not open");
     assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/after", id, sizeof(id)), 0);
-    assert_true(wait_until(arrived, "/after", 30000));
+    assert_true(receiver_wait(F.recv, "/after", 1, 30000));
     assert_int_equal(receiver_count_path(F.recv, "/forged"), 0);
     assert_true(proc_alive(&F.consumers[0]));
     assert_int_equal(fx_stop_consumers(&F), 0);

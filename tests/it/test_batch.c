@@ -18,18 +18,6 @@
 
 static struct fx F;
 
-static int
-arrived(void *arg)
-{
-    return receiver_count(F.recv) >= (size_t)(intptr_t)arg;
-}
-
-static int
-past(void *arg)
-{
-    return test_now_ms() >= *(int64_t *)arg;
-}
-
 static void
 write_ndjson(const char *path, int64_t due, int bad_lines)
 {
@@ -65,9 +53,9 @@ test_ndjson_twice_and_strict(void **state)
     assert_non_null(strstr(err, "line 23: not JSON"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, "--json", NULL), 2);
     assert_non_null(strstr(out, "\"already_scheduled\":200"));
-    assert_true(wait_until(arrived, (void *)(intptr_t)N, 60000));
+    assert_true(receiver_wait(F.recv, NULL, N, 60000));
     later = test_now_ms() + 2000;
-    assert_true(wait_until(past, &later, 10000));
+    assert_true(wait_until_ms(later, 10000));
     assert_int_equal(receiver_count(F.recv), N); /* each once, though scheduled twice */
 
     snprintf(path, sizeof(path), "%s/strict.ndjson", F.dir);
@@ -100,7 +88,7 @@ test_csv_template(void **state)
     fclose(f);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", csv,
                                "--template-file", tmpl, NULL), 0);
-    assert_true(wait_until(arrived, (void *)(intptr_t)3, 30000));
+    assert_true(receiver_wait(F.recv, NULL, 3, 30000));
     for (size_t i = 0; i < 3; i++) {
         struct receiver_hit h;
         assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);

@@ -19,30 +19,11 @@
 
 static struct fx F;
 
-struct want {
-    const char *path;
-    size_t n;
-};
-
-static int
-path_arrived(void *arg)
-{
-    struct want *w = arg;
-    return receiver_count_path(F.recv, w->path) >= w->n;
-}
-
-static int
-past(void *arg)
-{
-    return test_now_ms() >= *(int64_t *)arg;
-}
-
 static void
 test_cancel_before_after_unknown(void **state)
 {
     char id1[80], id2[80], out[256];
     int64_t due = test_now_ms() + 4000, later;
-    struct want w = {"/sent", 1};
 
     (void)state;
     fx_start(&F, 0);
@@ -52,9 +33,9 @@ test_cancel_before_after_unknown(void **state)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id1, NULL), 0);
     assert_string_equal(out, "cancelled\n");
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id1, NULL), 0); /* again: same answer */
-    assert_true(wait_until(path_arrived, &w, 30000));
+    assert_true(receiver_wait(F.recv, "/sent", 1, 30000));
     later = test_now_ms() + 3000; /* the cancelled one would have come with the other */
-    assert_true(wait_until(past, &later, 10000));
+    assert_true(wait_until_ms(later, 10000));
     assert_int_equal(receiver_count_path(F.recv, "/cancelled"), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id2, NULL), 3);
     assert_true(strncmp(out, "too late: sent at 20", 20) == 0);
@@ -86,7 +67,7 @@ test_cancel_races_send(void **state)
         assert_int_equal(fx_schedule(&F, due, path, ids[i], sizeof(ids[i])), 0);
     }
     start = due - 40; /* the cancels start around the due instant: some win, some are too late */
-    assert_true(wait_until(past, &start, 20000));
+    assert_true(wait_until_ms(start, 20000));
     for (int i = 0; i < N_RACE; i++) {
         char *argv[] = {(char *)fx_sendat_bin(), "cancel", ids[i], NULL};
         char *env[] = {F.env_url, F.env_key, NULL};

@@ -17,18 +17,6 @@
 
 static struct fx F;
 
-static int
-past(void *arg)
-{
-    return test_now_ms() >= *(int64_t *)arg;
-}
-
-static int
-arrived(void *arg)
-{
-    return receiver_count_path(F.recv, (const char *)arg) >= 1;
-}
-
 /* CPU seconds (user + system) the process has used, from /proc/PID/stat. */
 static double
 cpu_seconds(pid_t pid)
@@ -58,14 +46,14 @@ test_past_window_and_next_year(void **state)
     assert_int_equal(fx_schedule(&F, due, "/old", old_id, sizeof(old_id)), 0);
     assert_int_equal(fx_schedule(&F, due + 365LL * 86400000, "/next-year", year_id, sizeof(year_id)), 0);
     window_gone = (due / 10000 + 1) * 10000 + 10500; /* its 10 s window and the next are over */
-    assert_true(wait_until(past, &window_gone, 40000));
+    assert_true(wait_until_ms(window_gone, 40000));
     fx_consumer(&F, 0, NULL);
-    assert_true(wait_until(arrived, "/old", 30000));
+    assert_true(receiver_wait(F.recv, "/old", 1, 30000));
 
     /* Idle: nothing is due for a year. Over 5 s the consumer may use a little CPU only. */
     cpu0 = cpu_seconds(F.consumers[0].pid);
     window_gone = test_now_ms() + 5000;
-    assert_true(wait_until(past, &window_gone, 20000));
+    assert_true(wait_until_ms(window_gone, 20000));
     cpu1 = cpu_seconds(F.consumers[0].pid);
     fprintf(stderr, "idle consumer used %.2f CPU seconds in 5 s\n", cpu1 - cpu0);
     assert_true(cpu1 - cpu0 < 1.0);

@@ -22,12 +22,6 @@ static struct fx F;
 static char ids[N][80];
 
 static int
-past(void *arg)
-{
-    return test_now_ms() >= *(int64_t *)arg;
-}
-
-static int
 all_arrived(void *arg)
 {
     (void)arg;
@@ -48,10 +42,10 @@ c0_holds_tasks(void)
         assert_int_equal(fx_schedule(&F, due, path, ids[i], sizeof(ids[i])), 0);
     }
     when = due - 700; /* c0 pulled the slot at its start minus the 1 s lead: it holds them all */
-    assert_true(wait_until(past, &when, 20000));
+    assert_true(wait_until_ms(when, 20000));
     fx_consumer(&F, 1, NULL);
     when = due - 300;
-    assert_true(wait_until(past, &when, 20000));
+    assert_true(wait_until_ms(when, 20000));
     return due;
 }
 

@@ -19,15 +19,7 @@
 
 static struct fx F;
 static struct proc sink;
-static char maildir[400], portfile[400];
-
-static int
-file_exists(void *path)
-{
-    char *s = proc_read_file((const char *)path);
-    free(s);
-    return s != NULL;
-}
+static char maildir[400];
 
 static int
 lines_at_least(void *arg)
@@ -41,20 +33,8 @@ lines_at_least(void *arg)
 static void
 start_sink(char *url, size_t cap)
 {
-    char script[400], *port;
-    const char *support = getenv("SENDAT_SUPPORT");
-
-    snprintf(script, sizeof(script), "%s/smtp_sink.py", support ? support : "tests/support");
+    fx_smtp_sink(&F, &sink, url, cap);
     snprintf(maildir, sizeof(maildir), "%s/maildir", F.dir);
-    snprintf(portfile, sizeof(portfile), "%s/smtp.port", F.dir);
-    {
-        char *argv[] = {"/usr/bin/python3", script, maildir, portfile, NULL};
-        assert_int_equal(proc_spawn(&sink, F.dir, "smtp", argv, NULL), 0);
-    }
-    assert_true(wait_until(file_exists, portfile, 20000));
-    port = proc_read_file(portfile);
-    snprintf(url, cap, "SENDAT_SMTP_URL=smtp://127.0.0.1:%s", port);
-    free(port);
 }
 
 static char *

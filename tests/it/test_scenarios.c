@@ -23,43 +23,16 @@ static struct proc sink;
 static char attempts_log[400];
 
 static int
-file_exists(void *path)
-{
-    char *s = proc_read_file((const char *)path);
-    free(s);
-    return s != NULL;
-}
-
-static int
 mails_stored(void *arg)
 {
     return proc_count_lines(attempts_log, "250 <") >= (int)(intptr_t)arg;
 }
 
-static int
-hooks_arrived(void *arg)
-{
-    return receiver_count(F.recv) >= (size_t)(intptr_t)arg;
-}
-
 static void
 start_sink(char *env, size_t cap)
 {
-    char script[400], maildir[400], portfile[400], *port;
-    const char *support = getenv("SENDAT_SUPPORT");
-
-    snprintf(script, sizeof(script), "%s/smtp_sink.py", support ? support : "tests/support");
-    snprintf(maildir, sizeof(maildir), "%s/maildir", F.dir);
-    snprintf(portfile, sizeof(portfile), "%s/smtp.port", F.dir);
+    fx_smtp_sink(&F, &sink, env, cap);
     snprintf(attempts_log, sizeof(attempts_log), "%s/smtp-attempts.log", F.dir);
-    {
-        char *argv[] = {"/usr/bin/python3", script, maildir, portfile, NULL};
-        assert_int_equal(proc_spawn(&sink, F.dir, "smtp", argv, NULL), 0);
-    }
-    assert_true(wait_until(file_exists, portfile, 20000));
-    port = proc_read_file(portfile);
-    snprintf(env, cap, "SENDAT_SMTP_URL=smtp://127.0.0.1:%s", port);
-    free(port);
 }
 
 /* "07:00 in Seoul" some seconds from now, as a KST wall-clock time: far enough ahead that
@@ -154,7 +127,7 @@ test_10000_at_one_instant(void **state)
                 (int)(due % 1000), receiver_url(F.recv), i);
     fclose(f);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
-    assert_true(wait_until(hooks_arrived, (void *)(intptr_t)SUBSCRIBERS, 240000));
+    assert_true(receiver_wait(F.recv, NULL, SUBSCRIBERS, 240000));
     n = receiver_count(F.recv);
     late = calloc(n, sizeof(*late));
     for (size_t i = 0; i < n; i++) {

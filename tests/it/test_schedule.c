@@ -16,18 +16,6 @@
 
 static struct fx F;
 
-static int
-arrived(void *arg)
-{
-    return receiver_count_path(F.recv, (const char *)arg) >= 1;
-}
-
-static int
-past(void *arg)
-{
-    return test_now_ms() >= *(int64_t *)arg;
-}
-
 static void
 test_init_everywhere_at_once(void **state)
 {
@@ -66,9 +54,9 @@ test_same_id_schedules_once(void **state)
     }
     assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "order-42", NULL), 0);
     assert_non_null(strstr(status, "scheduled"));
-    assert_true(wait_until(arrived, "/order", 30000));
+    assert_true(receiver_wait(F.recv, "/order", 1, 30000));
     later = test_now_ms() + 3000;
-    assert_true(wait_until(past, &later, 10000));
+    assert_true(wait_until_ms(later, 10000));
     assert_int_equal(receiver_count_path(F.recv, "/order"), 1);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "order-42", NULL), 3);
     assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "order-42", "--json", NULL), 0);

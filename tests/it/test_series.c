@@ -19,18 +19,6 @@
 
 static struct fx F;
 
-static int
-arrived(void *arg)
-{
-    return receiver_count(F.recv) >= (size_t)(intptr_t)arg;
-}
-
-static int
-past(void *arg)
-{
-    return test_now_ms() >= *(int64_t *)arg;
-}
-
 static void
 test_series_survives_a_kill(void **state)
 {
@@ -46,12 +34,12 @@ test_series_survives_a_kill(void **state)
     assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron", "*/2 * * * * *",
                                "--tz", "UTC", "--count", "8", "--webhook", url, "--data", "tick", NULL), 0);
     series[strcspn(series, "\n")] = '\0';
-    assert_true(wait_until(arrived, (void *)(intptr_t)3, 30000));
+    assert_true(receiver_wait(F.recv, NULL, 3, 30000));
     proc_kill9(&F.consumers[1]);
-    assert_true(wait_until(arrived, (void *)(intptr_t)COUNT, 60000));
+    assert_true(receiver_wait(F.recv, NULL, COUNT, 60000));
     {
         int64_t later = test_now_ms() + 4000; /* nothing after the last one */
-        assert_true(wait_until(past, &later, 10000));
+        assert_true(wait_until_ms(later, 10000));
     }
     assert_int_equal(receiver_count(F.recv), COUNT);
     for (size_t i = 0; i < receiver_count(F.recv); i++) {
@@ -95,12 +83,12 @@ test_cancel_stops_series(void **state)
     assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron", "*/2 * * * * *",
                                "--tz", "Asia/Seoul", "--webhook", url, NULL), 0);
     series[strcspn(series, "\n")] = '\0';
-    assert_true(wait_until(arrived, (void *)(intptr_t)2, 30000));
+    assert_true(receiver_wait(F.recv, NULL, 2, 30000));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", series, NULL), 0);
     assert_string_equal(out, "cancelled\n");
     at_cancel = receiver_count(F.recv);
     later = test_now_ms() + 7000;
-    assert_true(wait_until(past, &later, 20000));
+    assert_true(wait_until_ms(later, 20000));
     assert_true(receiver_count(F.recv) <= at_cancel + 1); /* at most the one already being sent */
     assert_int_equal(fx_stop_consumers(&F), 0);
     fx_stop(&F);

@@ -40,6 +40,34 @@ wait_until(int (*cond)(void *arg), void *arg, int64_t timeout_ms)
     }
 }
 
+static int
+reached(void *arg)
+{
+    return test_now_ms() >= *(const int64_t *)arg;
+}
+
+int
+wait_until_ms(int64_t when_ms, int64_t timeout_ms)
+{
+    return wait_until(reached, &when_ms, timeout_ms);
+}
+
+static int
+readable(void *path)
+{
+    FILE *f = fopen((const char *)path, "r");
+
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+int
+wait_for_file(const char *path, int64_t timeout_ms)
+{
+    return wait_until(readable, (void *)path, timeout_ms);
+}
+
 int
 test_mkdtemp(char *out, size_t cap)
 {

@@ -15,6 +15,11 @@ double test_timeout_multiplier(void);
  * passed (then 0). */
 int wait_until(int (*cond)(void *arg), void *arg, int64_t timeout_ms);
 
+/* Waits until the wall clock reaches when_ms; 0 if timeout_ms * multiplier passed first. */
+int wait_until_ms(int64_t when_ms, int64_t timeout_ms);
+/* Waits until path exists (and can be read); 0 on timeout. */
+int wait_for_file(const char *path, int64_t timeout_ms);
+
 /* mkdtemp of /tmp/sendat-test-XXXXXX into out; 0 on success, -1 if cap is too small or it
  * failed. */
 int test_mkdtemp(char *out, size_t cap);

@@ -378,6 +378,28 @@ receiver_count_path(struct receiver *r, const char *path)
     return n;
 }
 
+struct waiting {
+    struct receiver *r;
+    const char *path;
+    size_t n;
+};
+
+static int
+enough(void *arg)
+{
+    struct waiting *w = arg;
+
+    return (w->path ? receiver_count_path(w->r, w->path) : receiver_count(w->r)) >= w->n;
+}
+
+int
+receiver_wait(struct receiver *r, const char *path, size_t n, int64_t timeout_ms)
+{
+    struct waiting w = {r, path, n};
+
+    return wait_until(enough, &w, timeout_ms);
+}
+
 static char *
 dup_bytes(const char *s, size_t len)
 {

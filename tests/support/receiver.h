@@ -29,6 +29,9 @@ const char *receiver_url(struct receiver *r);
 size_t receiver_count(struct receiver *r);
 /* Recorded requests whose path (with query) equals path exactly. */
 size_t receiver_count_path(struct receiver *r, const char *path);
+/* Waits until at least n requests arrived on path (any path if NULL); 0 if timeout_ms times
+ * the timeout multiplier passed first. */
+int receiver_wait(struct receiver *r, const char *path, size_t n, int64_t timeout_ms);
 /* Deep copy of hit i (in arrival order) into out; free it with receiver_hit_free. 0, or -1 if
  * there is no hit i. */
 int receiver_hit_copy(struct receiver *r, size_t i, struct receiver_hit *out);
