@@ -49,6 +49,18 @@ int fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t
  * "SENDAT_SMTP_URL=smtp://127.0.0.1:PORT" for a consumer. Fails the test if it does not start. */
 void fx_smtp_sink(struct fx *f, struct proc *sink, char *env, size_t cap);
 
+#define FX_BODY_MAX 65536
+
+/* Consumer i's HTTP port from its "event=http_listening" log line; 0 until it listens. */
+int fx_consumer_port(struct fx *f, int i);
+
+/* GETs path from consumer i into body (FX_BODY_MAX bytes); returns the HTTP status, 0 if
+ * it does not listen yet or does not answer. */
+long fx_consumer_get(struct fx *f, int i, const char *path, char *body);
+
+/* A metric without labels from consumer i's /metrics ("sendat_held"); -1 if not there. */
+long fx_consumer_metric(struct fx *f, int i, const char *name);
+
 /* A counter from the consumer's final "event=counters" log line (consumer must have exited). */
 long fx_counter(struct fx *f, int i, const char *name);
 

@@ -28,24 +28,31 @@ all_arrived(void *arg)
     return receiver_count(F.recv) >= N;
 }
 
-/* Schedules N tasks due together, with only c0 running, and waits until c0 holds them. */
+static int
+c0_holds_all(void *arg)
+{
+    (void)arg;
+    return fx_consumer_metric(&F, 0, "sendat_held") >= N;
+}
+
+/* Schedules N tasks due together with only c0 running, waits until c0 holds every one (its
+ * /metrics says so, well before they are due), then starts c1. Returns the due time. */
 static int64_t
 c0_holds_tasks(void)
 {
     char path[32];
-    int64_t due, when;
+    int64_t due;
 
     fx_consumer(&F, 0, NULL);
-    due = test_now_ms() + 6000;
+    due = test_now_ms() + (int64_t)(5000 * test_timeout_multiplier());
     for (int i = 0; i < N; i++) {
         snprintf(path, sizeof(path), "/k/%d", i);
         assert_int_equal(fx_schedule(&F, due, path, ids[i], sizeof(ids[i])), 0);
     }
-    when = due - 700; /* c0 pulled the slot at its start minus the 1 s lead: it holds them all */
-    assert_true(wait_until_ms(when, 20000));
+    /* c0 takes up the slot a lead (1 s) before it starts: it holds them before they are due */
+    if (!wait_until(c0_holds_all, NULL, (long)(due - 150 - test_now_ms()) / (long)test_timeout_multiplier()))
+        fail_msg("c0 held %ld of %d tasks 150 ms before they were due", fx_consumer_metric(&F, 0, "sendat_held"), N);
     fx_consumer(&F, 1, NULL);
-    when = due - 300;
-    assert_true(wait_until_ms(when, 20000));
     return due;
 }
 

@@ -16,51 +16,18 @@
 #include "fixture.h"
 
 static struct fx F;
-static int port;
 
-static size_t
-collect(char *data, size_t size, size_t n, void *arg)
+static int
+listening(void *arg)
 {
-    char *buf = arg;
-    size_t have = strlen(buf), add = size * n;
-
-    if (have + add < 65535) {
-        memcpy(buf + have, data, add);
-        buf[have + add] = '\0';
-    }
-    return add;
+    (void)arg;
+    return fx_consumer_port(&F, 0) > 0;
 }
 
 static long
 get(const char *path, char *body)
 {
-    char url[128];
-    long status = 0;
-    CURL *e = curl_easy_init();
-
-    body[0] = '\0';
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, body);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
-    if (curl_easy_perform(e) == CURLE_OK)
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(e);
-    return status;
-}
-
-static int
-listening(void *arg)
-{
-    char *log = proc_read_file(F.consumers[0].err_path), *p;
-
-    (void)arg;
-    p = log ? strstr(log, "event=http_listening") : NULL;
-    if (p && (p = strstr(p, "port=")))
-        port = atoi(p + 5);
-    free(log);
-    return port > 0;
+    return fx_consumer_get(&F, 0, path, body);
 }
 
 static int
