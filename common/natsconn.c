@@ -162,6 +162,19 @@ sa_nats_read_layout(struct sa_nats *n, struct sa_err *err)
     return rc;
 }
 
+int
+sa_nats_refused(const struct sa_nats *n, char *out, size_t cap)
+{
+    const char *text = NULL;
+
+    if (!n || !n->nc || cap == 0 || natsConnection_GetLastError(n->nc, &text) != NATS_NOT_PERMITTED)
+        return 0;
+    snprintf(out, cap, "%s", text ? text : "permissions violation");
+    for (char *q = strchr(out, '"'); q; q = strchr(q + 1, '"'))
+        *q = '\'';
+    return 1;
+}
+
 void
 sa_nats_close(struct sa_nats *n)
 {

@@ -33,6 +33,12 @@ enum sa_code sa_nats_bind(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
 /* Reads the layout record from the bound meta bucket into n->layout. */
 enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
 
+/* Whether the server refused this connection a subject (a permissions violation: nats.c then
+ * sees only a request time out, or nothing at all for a publish). Copies the server's words
+ * ("Permissions Violation for Publish to '$JS.API...'", double quotes turned single so the
+ * text fits in a log value) into out and returns 1; 0 if nothing was refused. */
+int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
+
 void sa_nats_close(struct sa_nats *n);
 
 /* Converts a nats.c status (and JetStream error code, 0 if none) once, at the boundary:

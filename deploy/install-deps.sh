@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git
       libnats-dev protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libsodium-dev
       libjansson-dev libmicrohttpd-dev libcmocka-dev libicu-dev
-      nats-server python3 python3-aiosmtpd curl)
+      nats-server python3 python3-aiosmtpd python3-yaml curl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -185,7 +185,7 @@ batch_run(const struct sched_opts *o)
 out:
     input_close(b.in);
     publisher_free(b.pub);
-    sa_nats_close(b.n);
+    cli_close(b.n);
     sa_keyring_free(b.ring);
     free(b.tmpl);
     free(b.header);

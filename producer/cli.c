@@ -35,9 +35,23 @@ cli_connect(const struct cli *c, struct sa_nats **n)
         rc = sa_nats_bind(*n, &err);
     if (rc == SA_OK)
         return EXIT_OK;
-    sa_nats_close(*n);
+    cli_error(EXIT_FAIL, "%s", err.msg);
+    cli_close(*n);
     *n = NULL;
-    return cli_error(EXIT_FAIL, "%s", err.msg);
+    return EXIT_FAIL;
+}
+
+void
+cli_close(struct sa_nats *n)
+{
+    char why[300];
+
+    if (sa_nats_refused(n, why, sizeof(why)))
+        cli_error(EXIT_FAIL,
+                  "refused by the server: %s (this user's permissions do not allow it: "
+                  "see deploy/nats/accounts.conf)",
+                  why);
+    sa_nats_close(n);
 }
 
 int

@@ -31,6 +31,10 @@ int cli_exit_for(enum sa_code rc);
 /* Connects and binds the buckets; on failure prints the reason and returns an exit code. */
 int cli_connect(const struct cli *c, struct sa_nats **n);
 
+/* Closes n (NULL is fine). If the server refused this user a subject on the way, says so
+ * first: the command's own error is then only a timeout, and this names the subject. */
+void cli_close(struct sa_nats *n);
+
 /* Loads the key ring from --key-file or SENDAT_KEY_FILE; prints the reason on failure. */
 int cli_keyring(const struct cli *c, struct sa_keyring **ring);
 

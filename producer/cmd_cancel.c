@@ -122,6 +122,6 @@ cmd_cancel(int argc, char **argv)
         ;
     if (code < 0)
         code = cli_error(EXIT_FAIL, "cancel: the claim kept changing; try again");
-    sa_nats_close(n);
+    cli_close(n);
     return code;
 }

@@ -118,6 +118,6 @@ cmd_dlq(int argc, char **argv)
     if ((code = cli_connect(&o.cli, &n)) != EXIT_OK)
         return code;
     code = run(&o, n);
-    sa_nats_close(n);
+    cli_close(n);
     return code;
 }

@@ -193,7 +193,7 @@ cmd_init(int argc, char **argv)
     code = rc == SA_OK ? EXIT_OK : cli_error(EXIT_FAIL, "init: %s", err.msg);
     if (code == EXIT_OK)
         code = write_layout(n, &o);
-    sa_nats_close(n);
+    cli_close(n);
     if (code == EXIT_OK)
         puts("ok");
     return code;

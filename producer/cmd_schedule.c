@@ -139,7 +139,7 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     }
     printf("%s\n", t->cron ? t->series_id : t->id);
 out:
-    sa_nats_close(n);
+    cli_close(n);
     sa_keyring_free(ring);
     sa_task_free(t);
     return code;

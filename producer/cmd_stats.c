@@ -130,6 +130,6 @@ cmd_stats(int argc, char **argv)
         print_durables(n);
         print_dead(n);
     }
-    sa_nats_close(n);
+    cli_close(n);
     return code;
 }

@@ -183,6 +183,6 @@ cmd_status(int argc, char **argv)
         print_text(events);
     }
     json_decref(events);
-    sa_nats_close(n);
+    cli_close(n);
     return code;
 }

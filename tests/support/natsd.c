@@ -208,23 +208,22 @@ natsd_start(struct natsd *srv)
     return -1;
 }
 
-/* text with every "$DIR" replaced by dir, malloc'd. */
-static char *
-replace_dir(const char *text, const char *dir)
+char *
+natsd_replace(const char *text, const char *token, const char *value)
 {
-    size_t count = 0, dlen = strlen(dir), n = 0;
+    size_t count = 0, tlen = strlen(token), vlen = strlen(value), n = 0;
     char *out;
 
-    for (const char *p = strstr(text, "$DIR"); p; p = strstr(p + 4, "$DIR"))
+    for (const char *p = strstr(text, token); tlen && p; p = strstr(p + tlen, token))
         count++;
-    out = malloc(strlen(text) + count * dlen + 1);
+    out = malloc(strlen(text) + count * vlen + 1);
     if (!out)
         return NULL;
     for (const char *p = text; *p;) {
-        if (!strncmp(p, "$DIR", 4)) {
-            memcpy(out + n, dir, dlen);
-            n += dlen;
-            p += 4;
+        if (tlen && !strncmp(p, token, tlen)) {
+            memcpy(out + n, value, vlen);
+            n += vlen;
+            p += tlen;
         } else {
             out[n++] = *p++;
         }
@@ -236,7 +235,7 @@ replace_dir(const char *text, const char *dir)
 static int
 write_config(struct natsd *srv, const char *config_text)
 {
-    char path[300], *text = replace_dir(config_text, srv->dir);
+    char path[300], *text = natsd_replace(config_text, "$DIR", srv->dir);
     FILE *f;
     int rc = -1;
 
@@ -349,9 +348,39 @@ free_ports(int ports[3])
     return rc;
 }
 
+/* natsOptions_SetURL takes one URL only: a comma-separated list goes in as servers. */
+static natsStatus
+set_servers(natsOptions *o, const char *urls)
+{
+    char copy[256], *save = NULL, *tok;
+    const char *list[8];
+    int n = 0;
+
+    snprintf(copy, sizeof(copy), "%s", urls);
+    for (tok = strtok_r(copy, ",", &save); tok && n < 8; tok = strtok_r(NULL, ",", &save))
+        list[n++] = tok;
+    return natsOptions_SetServers(o, list, n);
+}
+
+natsStatus
+natsd_connect(natsConnection **nc, const char *urls, const char *user, const char *password)
+{
+    natsOptions *o = NULL;
+    natsStatus s = natsOptions_Create(&o);
+
+    if (s == NATS_OK)
+        s = set_servers(o, urls);
+    if (s == NATS_OK && user)
+        s = natsOptions_SetUserInfo(o, user, password ? password : "");
+    if (s == NATS_OK)
+        s = natsConnection_Connect(nc, o);
+    natsOptions_Destroy(o);
+    return s;
+}
+
 /* One attempt to create (then delete) a replicas-3 stream: 0 once JetStream has a leader. */
 static int
-try_r3_stream(const char *urls)
+try_r3_stream(const char *urls, const char *user, const char *password)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
@@ -360,7 +389,7 @@ try_r3_stream(const char *urls)
     const char *subj[] = {"natsd.ready"};
     int rc = -1;
 
-    if (natsConnection_ConnectTo(&nc, urls) != NATS_OK ||
+    if (natsd_connect(&nc, urls, user, password) != NATS_OK ||
         natsConnection_JetStream(&js, nc, NULL) != NATS_OK)
         goto out;
     jsStreamConfig_Init(&sc);
@@ -380,13 +409,13 @@ out:
 }
 
 static int
-cluster_usable(struct natsd_cluster *c)
+cluster_usable(struct natsd_cluster *c, const char *user, const char *password)
 {
     int64_t deadline = test_now_ms() + (int64_t)(CLUSTER_READY_MS * test_timeout_multiplier());
     struct timespec tick = {0, 200 * 1000000L};
 
     while (test_now_ms() < deadline) {
-        if (try_r3_stream(c->urls) == 0)
+        if (try_r3_stream(c->urls, user, password) == 0)
             return 0;
         nanosleep(&tick, NULL);
     }
@@ -396,24 +425,72 @@ cluster_usable(struct natsd_cluster *c)
     return -1;
 }
 
+/* Node i of c (n<i+1>, its own folder): from config text when given, else from the flags
+ * its cluster_port and routes make. Appends its URL to c->urls. */
+static int
+start_node(struct natsd_cluster *c, int i, const char *text)
+{
+    struct natsd *s = &c->node[i];
+    size_t n = strlen(c->urls);
+
+    snprintf(s->name, sizeof(s->name), "n%d", i + 1);
+    if (test_mkdtemp(s->dir, sizeof(s->dir)) != 0 || (text && write_config(s, text) != 0) ||
+        launch(s, text != NULL) != 0)
+        return -1;
+    snprintf(c->urls + n, sizeof(c->urls) - n, "%s%s", i ? "," : "", s->url);
+    return 0;
+}
+
 static int
 cluster_launch(struct natsd_cluster *c, const int ports[3])
 {
     char routes[256];
-    int n = 0;
 
     snprintf(routes, sizeof(routes), "nats://127.0.0.1:%d,nats://127.0.0.1:%d,nats://127.0.0.1:%d",
              ports[0], ports[1], ports[2]);
     for (int i = 0; i < 3; i++) {
-        struct natsd *s = &c->node[i];
-        snprintf(s->name, sizeof(s->name), "n%d", i + 1);
-        s->cluster_port = ports[i];
-        snprintf(s->routes, sizeof(s->routes), "%s", routes);
-        if (test_mkdtemp(s->dir, sizeof(s->dir)) != 0 || launch(s, 0) != 0)
+        c->node[i].cluster_port = ports[i];
+        snprintf(c->node[i].routes, sizeof(c->node[i].routes), "%s", routes);
+        if (start_node(c, i, NULL) != 0)
             return -1;
-        n += snprintf(c->urls + n, sizeof(c->urls) - (size_t)n, "%s%s", i ? "," : "", s->url);
     }
     return 0;
+}
+
+/* text with "$ROUTE_PORT1".."$ROUTE_PORT3" replaced by the three cluster ports, malloc'd. */
+static char *
+with_route_ports(const char *text, const int ports[3])
+{
+    char token[16], value[16], *cur = strdup(text), *next;
+
+    for (int i = 0; i < 3 && cur; i++) {
+        snprintf(token, sizeof(token), "$ROUTE_PORT%d", i + 1);
+        snprintf(value, sizeof(value), "%d", ports[i]);
+        next = natsd_replace(cur, token, value);
+        free(cur);
+        cur = next;
+    }
+    return cur;
+}
+
+int
+natsd_cluster_start_config(struct natsd_cluster *c, const char *const config_text[3],
+                           const char *user, const char *password)
+{
+    int ports[3], rc = 0;
+
+    memset(c, 0, sizeof(*c));
+    if (free_ports(ports) != 0)
+        return -1;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+        char *text = with_route_ports(config_text[i], ports);
+        rc = text ? start_node(c, i, text) : -1;
+        free(text);
+    }
+    if (rc == 0 && cluster_usable(c, user, password) == 0)
+        return 0;
+    natsd_cluster_stop(c);
+    return -1;
 }
 
 int
@@ -424,7 +501,7 @@ natsd_cluster_start(struct natsd_cluster *c)
     memset(c, 0, sizeof(*c));
     if (free_ports(ports) != 0)
         return -1;
-    if (cluster_launch(c, ports) == 0 && cluster_usable(c) == 0)
+    if (cluster_launch(c, ports) == 0 && cluster_usable(c, NULL, NULL) == 0)
         return 0;
     natsd_cluster_stop(c);
     return -1;

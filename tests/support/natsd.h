@@ -6,6 +6,8 @@
 
 #include <sys/types.h>
 
+#include <nats/nats.h>
+
 struct natsd {
     pid_t pid;        /* 0 while not running */
     int port;         /* client port, kept across natsd_restart */
@@ -45,5 +47,20 @@ int natsd_restart(struct natsd *srv);
  * 0, or -1 with every node stopped. */
 int natsd_cluster_start(struct natsd_cluster *c);
 void natsd_cluster_stop(struct natsd_cluster *c);
+
+/* Like natsd_cluster_start, but node n<i+1> runs `-c` config_text[i] (-a 127.0.0.1 -p -1 still
+ * apply), which sets up JetStream and the cluster itself: "$DIR" becomes the node's folder and
+ * "$ROUTE_PORT1".."$ROUTE_PORT3" the three nodes' cluster ports (free loopback ports). user
+ * and password (NULL: none) are who creates the replicas-3 stream that shows it is ready.
+ * natsd_restart keeps a node's config. 0, or -1 with every node stopped. */
+int natsd_cluster_start_config(struct natsd_cluster *c, const char *const config_text[3],
+                               const char *user, const char *password);
+
+/* text with every token replaced by value, malloc'd (NULL without memory). */
+char *natsd_replace(const char *text, const char *token, const char *value);
+
+/* Connects to urls (comma-separated) as user (NULL: anonymous) with password. */
+natsStatus natsd_connect(natsConnection **nc, const char *urls, const char *user,
+                         const char *password);
 
 #endif

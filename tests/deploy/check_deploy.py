@@ -1,0 +1,349 @@
+#!/usr/bin/python3
+"""Checks deploy/ on a machine without a container engine: the image recipe, the compose
+file and the Kubernetes manifests are parsed and held to what the binaries need, and every
+nats-server config is tested by nats-server itself (-t). The same configs run for real in
+tests/it/test_roles.c.
+
+usage: check_deploy.py SOURCE_DIR [SENDAT_BIN SENDAT_CONSUMER_BIN]
+(with the binaries, the image's runtime packages are checked against what they link)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
+BINARIES = sys.argv[2:4]
+DEPLOY = os.path.join(ROOT, "deploy")
+NATS_SERVER = os.environ.get("NATS_SERVER") or "nats-server"
+PASSWORDS = {"SENDAT_ADMIN_PASSWORD": "a", "SENDAT_PRODUCER_PASSWORD": "p",
+             "SENDAT_CONSUMER_PASSWORD": "c"}
+TEST_ONLY_PACKAGES = {"libcmocka-dev", "nats-server", "python3", "python3-aiosmtpd",
+                      "python3-yaml", "curl", "git"}
+HTTP_PORT = 8080
+DRAIN_S = 20
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def read(*parts):
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def load_yaml_docs(*parts):
+    return [d for d in yaml.safe_load_all(read(*parts)) if d is not None]
+
+
+# ---------------------------------------------------------------- image
+
+def dockerfile_stages():
+    """[(from, [instruction lines])] with continuation lines joined, comments dropped."""
+    text = re.sub(r"\\\n", " ", read("deploy", "Dockerfile"))
+    stages = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.upper().startswith("FROM "):
+            stages.append((line.split()[1], []))
+        elif stages:
+            stages[-1][1].append(line)
+    return stages
+
+
+def apt_packages(lines):
+    pkgs = set()
+    for line in lines:
+        if line.startswith("RUN") and "apt-get install" in line:
+            part = line.split("apt-get install", 1)[1].split("&&")[0]
+            pkgs |= {w for w in part.split() if not w.startswith("-")}
+    return pkgs
+
+
+def install_deps_packages():
+    m = re.search(r"pkgs=\(([^)]*)\)", read("deploy", "install-deps.sh"))
+    return set(m.group(1).split()) if m else set()
+
+
+def package_of(path):
+    """Debian package owning a library path (usrmerge: try /usr and / spellings)."""
+    real = os.path.realpath(path)
+    for p in (path, real, "/usr" + real, real.replace("/usr/lib/", "/lib/", 1)):
+        out = subprocess.run(["dpkg", "-S", p], capture_output=True, text=True)
+        if out.returncode == 0:
+            return out.stdout.split(":")[0]
+    return None
+
+
+def needed_packages(binary):
+    """Packages of the libraries the binary links directly (DT_NEEDED)."""
+    needed = re.findall(r"\(NEEDED\).*\[(.+)\]",
+                        subprocess.run(["readelf", "-d", binary], capture_output=True,
+                                       text=True).stdout)
+    paths = dict(re.findall(r"^\s*(\S+) => (\S+)",
+                            subprocess.run(["ldd", binary], capture_output=True,
+                                           text=True).stdout, re.M))
+    return {lib: package_of(paths[lib]) if lib in paths else None for lib in needed}
+
+
+def check_image():
+    stages = dockerfile_stages()
+    if not check(len(stages) == 2, "Dockerfile: want a build and a runtime stage"):
+        return
+    df = read("deploy", "Dockerfile")
+    check(re.search(r"ARG DEBIAN=debian:bookworm-slim", df) and
+          all(base == "${DEBIAN}" for base, _ in stages), "Dockerfile: both stages bookworm-slim")
+    build, runtime = stages[0][1], stages[1][1]
+    want = install_deps_packages() - TEST_ONLY_PACKAGES
+    have = apt_packages(build)
+    check(have == want, "Dockerfile build stage packages %s != install-deps.sh without test "
+          "tools %s" % (sorted(have), sorted(want)))
+    check(any("-DSENDAT_TESTS=OFF" in line for line in build), "Dockerfile: -DSENDAT_TESTS=OFF")
+    run_pkgs = apt_packages(runtime)
+    check(not [p for p in run_pkgs if p.endswith("-dev")], "Dockerfile: -dev package at runtime")
+    check("ca-certificates" in run_pkgs, "Dockerfile: ca-certificates for TLS webhooks/SMTP")
+    users = [l.split()[1] for l in runtime if l.startswith("USER ")]
+    check(users and users[-1].split(":")[0] not in ("0", "root"), "Dockerfile: runs as root")
+    check(any(l.startswith("COPY --from=build") and "sendat-consumer" in l and
+              "producer/sendat" in l for l in runtime), "Dockerfile: both binaries copied")
+    check(any(l == "EXPOSE %d" % HTTP_PORT for l in runtime), "Dockerfile: EXPOSE 8080")
+    for binary in BINARIES:
+        for lib, pkg in needed_packages(binary).items():
+            check(pkg in run_pkgs or pkg == "libc6",
+                  "Dockerfile runtime stage lacks %s (for %s of %s)" % (pkg, lib, binary))
+    ignore = read(".dockerignore").split()
+    for line in build:
+        if line.startswith("COPY ") and "--from" not in line:
+            src = line.split()[1]
+            check("!" + src in ignore or "!" + src + "/" in ignore,
+                  ".dockerignore keeps %s out of the build context" % src)
+
+
+# ---------------------------------------------------------------- compose
+
+def env_of(service):
+    env = service.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(e.split("=", 1) if "=" in e else (e, None) for e in env)
+    return env
+
+
+def check_compose():
+    doc = load_yaml_docs("deploy", "docker-compose.yml")[0]
+    services = doc.get("services", {})
+    nodes = ["n1", "n2", "n3"]
+    urls = {"nats://%s:4222" % n for n in nodes}
+    for n in nodes:
+        s = services.get(n, {})
+        check(s.get("image", "").startswith("nats:"), "compose: %s is not a nats image" % n)
+        check(s.get("command") == ["-c", "/etc/nats/%s.conf" % n],
+              "compose: %s does not run deploy/nats/%s.conf" % (n, n))
+        check("./nats:/etc/nats:ro" in s.get("volumes", []), "compose: %s lacks ./nats" % n)
+        check(set(PASSWORDS) <= set(env_of(s)), "compose: %s lacks the role passwords" % n)
+    init = services.get("init", {})
+    check(init.get("entrypoint", []) + init.get("command", []) ==
+          ["sendat", "init", "--replicas", "3"], "compose: init is not `sendat init --replicas 3`")
+    check(all(init.get("depends_on", {}).get(n, {}).get("condition") == "service_healthy"
+              for n in nodes), "compose: init does not wait for healthy nodes")
+    con = services.get("consumer", {})
+    check("container_name" not in con, "compose: consumer container_name prevents --scale")
+    check(not [p for p in con.get("ports", []) if ":" in str(p)],
+          "compose: consumer publishes a host port, which prevents --scale")
+    check(con.get("depends_on", {}).get("init", {}).get("condition") ==
+          "service_completed_successfully", "compose: consumer starts before init finished")
+    check(str(HTTP_PORT) in str(con.get("healthcheck", {}).get("test")) and
+          "/readyz" in str(con.get("healthcheck", {}).get("test")), "compose: consumer healthcheck")
+    grace = re.match(r"(\d+)s$", str(con.get("stop_grace_period", "")))
+    check(grace and int(grace.group(1)) > DRAIN_S, "compose: stop_grace_period <= drain timeout")
+    prod = services.get("producer", {})
+    check(prod.get("entrypoint") == ["sendat"] and prod.get("profiles"),
+          "compose: producer is not a `docker compose run` CLI under a profile")
+    for name, user in (("init", "admin"), ("consumer", "consumer"), ("producer", "producer")):
+        env = env_of(services.get(name, {}))
+        check(env.get("SENDAT_NATS_USER") == user, "compose: %s is not user %s" % (name, user))
+        check(set(str(env.get("SENDAT_NATS_URL", "")).split(",")) == urls,
+              "compose: %s does not get all three node URLs" % name)
+
+
+# ---------------------------------------------------------------- kubernetes
+
+def k8s_objects():
+    objs = {}
+    for name in sorted(os.listdir(os.path.join(DEPLOY, "k8s"))):
+        if name.endswith(".yaml") and name != "nats-values.yaml":
+            for d in load_yaml_docs("deploy", "k8s", name):
+                check("kind" in d and "apiVersion" in d, "k8s/%s: a document without kind" % name)
+                objs.setdefault(d.get("kind"), []).append(d)
+    return objs
+
+
+def container_env(c):
+    return {e["name"]: e for e in c.get("env", [])}
+
+
+def check_probes(c):
+    ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        get = c.get(probe, {}).get("httpGet", {})
+        port = ports.get(get.get("port"), get.get("port"))
+        check(get.get("path") == path and port == HTTP_PORT,
+              "k8s: %s is not GET %s on %d" % (probe, path, HTTP_PORT))
+    addr = container_env(c).get("SENDAT_HTTP_ADDR", {}).get("value", ":8080")
+    check(addr.endswith(":%d" % HTTP_PORT), "k8s: SENDAT_HTTP_ADDR is not the probed port")
+
+
+def check_secrets_exist(objs, pod):
+    secrets = {s["metadata"]["name"]: s for s in objs.get("Secret", [])}
+    refs = [e["valueFrom"]["secretKeyRef"] for c in pod.get("containers", [])
+            for e in c.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})]
+    refs += [{"name": v["secret"]["secretName"]} for v in pod.get("volumes", []) if "secret" in v]
+    for r in refs:
+        s = secrets.get(r["name"])
+        check(s is not None and ("key" not in r or r["key"] in s.get("stringData", {})),
+              "k8s: secret %s/%s is not in secret.example.yaml" % (r["name"], r.get("key", "")))
+
+
+def check_deployment(objs):
+    dep = objs.get("Deployment", [{}])[0]
+    pod = dep.get("spec", {}).get("template", {}).get("spec", {})
+    labels = dep.get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {})
+    c = pod.get("containers", [{}])[0]
+    check_probes(c)
+    req = c.get("resources", {}).get("requests", {})
+    check("cpu" in req and "memory" in req, "k8s: consumer has no resource requests")
+    check(pod.get("terminationGracePeriodSeconds", 30) > DRAIN_S,
+          "k8s: terminationGracePeriodSeconds <= SENDAT_DRAIN_TIMEOUT")
+    check(pod.get("securityContext", {}).get("runAsNonRoot") is True, "k8s: consumer may run as root")
+    check(container_env(c).get("SENDAT_NATS_USER", {}).get("value") == "consumer",
+          "k8s: consumer does not use the consumer user")
+    check_secrets_exist(objs, pod)
+    sel = dep.get("spec", {}).get("selector", {}).get("matchLabels", {})
+    check(sel and sel.items() <= labels.items(), "k8s: Deployment selector misses its pods")
+    for pdb in objs.get("PodDisruptionBudget", [None]):
+        psel = (pdb or {}).get("spec", {}).get("selector", {}).get("matchLabels", {})
+        check(psel and psel.items() <= labels.items(), "k8s: PDB selector misses the consumers")
+    for hpa in objs.get("HorizontalPodAutoscaler", [None]):
+        ref = (hpa or {}).get("spec", {}).get("scaleTargetRef", {})
+        check(ref.get("kind") == "Deployment" and
+              ref.get("name") == dep.get("metadata", {}).get("name"), "k8s: HPA target")
+
+
+def check_job(objs):
+    job = objs.get("Job", [{}])[0]
+    pod = job.get("spec", {}).get("template", {}).get("spec", {})
+    c = pod.get("containers", [{}])[0]
+    check(c.get("command", []) + c.get("args", []) == ["sendat", "init", "--replicas", "3"],
+          "k8s: the Job is not `sendat init --replicas 3`")
+    check(container_env(c).get("SENDAT_NATS_USER", {}).get("value") == "admin",
+          "k8s: sendat init does not run as admin")
+    check_secrets_exist(objs, pod)
+
+
+# ---------------------------------------------------------------- nats
+
+def conf_permissions():
+    """{user: publish allow list} from accounts.conf (the file the tests run)."""
+    text = re.sub(r"#.*", "", read("deploy", "nats", "accounts.conf"))  # subjects have no '#'
+    perms = {}
+    for block in re.split(r"(?=\{\s*user:)", text)[1:]:
+        user = re.match(r"\{\s*user:\s*(\w+)", block).group(1)
+        allow = re.search(r"publish:\s*\{\s*allow:\s*\[(.*?)\]", block, re.S)
+        if allow:
+            perms[user] = re.findall(r'"([^"]+)"', allow.group(1))
+    return perms
+
+
+def check_helm_values():
+    v = load_yaml_docs("deploy", "k8s", "nats-values.yaml")[0].get("config", {})
+    check(v.get("cluster", {}).get("enabled") is True and v["cluster"].get("replicas") == 3,
+          "nats-values: not a 3-node cluster")
+    check(v.get("jetstream", {}).get("enabled") is True, "nats-values: JetStream off")
+    users = v.get("merge", {}).get("accounts", {}).get("SENDAT", {}).get("users", [])
+    helm = {u["user"]: u.get("permissions", {}).get("publish", {}).get("allow") for u in users}
+    conf = conf_permissions()
+    check(set(conf) == {"producer", "consumer"}, "accounts.conf: roles %s" % sorted(conf))
+    for user, allow in conf.items():
+        check(helm.get(user) == allow, "nats-values: %s's permissions differ from accounts.conf" % user)
+    check("admin" in helm and helm["admin"] is None, "nats-values: admin user")
+
+
+def nats_test(conf, env):
+    out = subprocess.run([NATS_SERVER, "-t", "-c", conf], capture_output=True, text=True,
+                         env=env, timeout=30)
+    return out.returncode, out.stdout + out.stderr
+
+
+def make_certs(d):
+    def run(*args):
+        subprocess.run(args, check=True, capture_output=True, cwd=d)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+        "/CN=test-ca", "-keyout", "ca.key", "-out", "ca.crt")
+    for name in ("server", "route"):
+        run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=n1",
+            "-keyout", name + ".key", "-out", name + ".csr")
+        with open(os.path.join(d, name + ".ext"), "w") as f:
+            f.write("subjectAltName=DNS:n1,DNS:n2,DNS:n3\n"
+                    "extendedKeyUsage=serverAuth,clientAuth\n")
+        run("openssl", "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "1", "-out", name + ".crt", "-extfile", name + ".ext")
+
+
+def check_nats_configs():
+    env = dict(os.environ, **PASSWORDS)
+    nats_dir = os.path.join(DEPLOY, "nats")
+    for i in (1, 2, 3):
+        conf = os.path.join(nats_dir, "n%d.conf" % i)
+        check(re.search(r"^server_name: n%d$" % i, read("deploy", "nats", "n%d.conf" % i), re.M),
+              "n%d.conf: server_name" % i)
+        rc, out = nats_test(conf, env)
+        check(rc == 0, "nats-server -t %s: %s" % (conf, out.strip()))
+    routes = re.findall(r"nats-route://(n\d):6222", read("deploy", "nats", "cluster.conf"))
+    check(sorted(routes) == ["n1", "n2", "n3"], "cluster.conf: routes %s" % routes)
+    bare = {k: v for k, v in os.environ.items() if k not in PASSWORDS}
+    rc, out = nats_test(os.path.join(nats_dir, "n1.conf"), bare)
+    check(rc != 0 and "SENDAT_ADMIN_PASSWORD" in out, "n1.conf starts without passwords set")
+    check_tls_config(env)
+
+
+def check_tls_config(env):
+    if not shutil.which("openssl"):
+        print("check_deploy: no openssl, tls.conf not tested")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        make_certs(d)
+        for name in os.listdir(os.path.join(DEPLOY, "nats")):
+            text = read("deploy", "nats", name).replace("/etc/nats/certs", d)
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        with open(os.path.join(d, "n1-tls.conf"), "w") as f:
+            f.write("server_name: n1\ninclude ./tls.conf\n")
+        rc, out = nats_test(os.path.join(d, "n1-tls.conf"), env)
+        check(rc == 0, "nats-server -t with tls.conf: %s" % out.strip())
+
+
+def main():
+    check_image()
+    check_compose()
+    objs = k8s_objects()
+    check_deployment(objs)
+    check_job(objs)
+    check_helm_values()
+    check_nats_configs()
+    for f in failures:
+        print("FAIL:", f)
+    print("check_deploy: %d problem(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

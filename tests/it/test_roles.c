@@ -1,0 +1,386 @@
+/* The deployment's topology with real processes: a 3-node cluster started from the very files
+ * in deploy/nats (only ports, store and monitoring port changed for loopback), `sendat init
+ * --replicas 3` as admin, two consumers and the producer each with its own user. Each role does
+ * its work without one permissions violation; a producer with consumer credentials is refused
+ * cancel, series and init, a consumer with producer credentials stops with the refused subject
+ * in its log, and the consumer user can create, purge and delete no stream. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+
+#define N_TASKS 12
+#define API_WAIT_MS 2000 /* a refused JetStream request only times out */
+
+static struct fx F;
+static int started, up; /* started: stop_all has work; up: every test may use F */
+
+static const struct role {
+    const char *user, *password;
+} roles[] = {
+    {"admin", "test-admin-pw"}, {"producer", "test-producer-pw"}, {"consumer", "test-consumer-pw"}};
+
+static const struct role *
+role(const char *user)
+{
+    for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+        if (!strcmp(roles[i].user, user))
+            return &roles[i];
+    fail_msg("no role %s", user);
+    return NULL;
+}
+
+/* sendat (fx_sendat) runs with our environment: from now on as this user. */
+static void
+act_as(const char *user)
+{
+    setenv("SENDAT_NATS_USER", user, 1);
+    setenv("SENDAT_NATS_PASSWORD", role(user)->password, 1);
+}
+
+/* deploy/nats/name with every `include ./X` line replaced by the file X beside it. */
+static char *
+read_inlined(const char *name)
+{
+    const char *deploy = getenv("SENDAT_DEPLOY");
+    char path[600], inc[128], *text, *at, *end, *inner, *joined;
+
+    snprintf(path, sizeof(path), "%s/nats/%s", deploy ? deploy : "deploy", name);
+    text = proc_read_file(path);
+    if (!text)
+        fail_msg("cannot read %s", path);
+    for (int depth = 0; (at = strstr(text, "include ./")); depth++) {
+        assert_true(depth < 8);
+        end = at + strcspn(at, "\n");
+        snprintf(inc, sizeof(inc), "%s/nats/%.*s", deploy ? deploy : "deploy", (int)(end - at - 10),
+                 at + 10);
+        inner = proc_read_file(inc);
+        if (!inner)
+            fail_msg("%s includes %s, which cannot be read", path, inc);
+        joined = malloc(strlen(text) + strlen(inner) + 1);
+        assert_non_null(joined);
+        sprintf(joined, "%.*s%s%s", (int)(at - text), text, inner, end);
+        free(inner);
+        free(text);
+        text = joined;
+    }
+    return text;
+}
+
+/* Replaces token in *text, which must hold it: a deploy file that changed shape fails here. */
+static void
+subst(char **text, const char *token, const char *value)
+{
+    char *next;
+
+    if (!strstr(*text, token))
+        fail_msg("deploy/nats no longer holds \"%s\": update test_roles.c", token);
+    next = natsd_replace(*text, token, value);
+    assert_non_null(next);
+    free(*text);
+    *text = next;
+}
+
+/* Node i (1..3) as the deployment runs it, moved onto loopback and into a private folder. */
+static char *
+node_config(int i)
+{
+    char name[16], token[32], value[32], *t;
+
+    snprintf(name, sizeof(name), "n%d.conf", i);
+    t = read_inlined(name);
+    subst(&t, "/data/jetstream", "$DIR/js");
+    subst(&t, "http_port: 8222", "http_port: -1");
+    snprintf(value, sizeof(value), "listen: 127.0.0.1:$ROUTE_PORT%d", i);
+    subst(&t, "listen: 0.0.0.0:6222", value);
+    for (int k = 1; k <= 3; k++) {
+        snprintf(token, sizeof(token), "//n%d:6222", k);
+        snprintf(value, sizeof(value), "//127.0.0.1:$ROUTE_PORT%d", k);
+        subst(&t, token, value);
+    }
+    return t;
+}
+
+static void
+start_cluster(void)
+{
+    const char *text[3];
+    char *conf[3];
+
+    setenv("SENDAT_ADMIN_PASSWORD", role("admin")->password, 1); /* what nats-server reads */
+    setenv("SENDAT_PRODUCER_PASSWORD", role("producer")->password, 1);
+    setenv("SENDAT_CONSUMER_PASSWORD", role("consumer")->password, 1);
+    for (int i = 0; i < 3; i++)
+        text[i] = conf[i] = node_config(i + 1);
+    assert_int_equal(natsd_cluster_start_config(&F.cluster, text, "admin", role("admin")->password),
+                     0);
+    for (int i = 0; i < 3; i++)
+        free(conf[i]);
+    F.clustered = 1;
+}
+
+/* Once for every test: the cluster, a key, init as admin, the receiver. */
+static void
+start_once(void)
+{
+    char out[256], err[1024];
+
+    if (up)
+        return;
+    if (started)
+        fail_msg("the deployment did not start (see the first test)");
+    memset(&F, 0, sizeof(F));
+    assert_int_equal(test_mkdtemp(F.dir, sizeof(F.dir)), 0);
+    snprintf(F.key, sizeof(F.key), "%s/sendat.key", F.dir);
+    started = 1; /* from here on stop_all cleans up */
+    start_cluster();
+    snprintf(F.env_url, sizeof(F.env_url), "SENDAT_NATS_URL=%s", F.cluster.urls);
+    snprintf(F.env_key, sizeof(F.env_key), "SENDAT_KEY_FILE=%s", F.key);
+    setenv("SENDAT_NATS_URL", F.cluster.urls, 1);
+    setenv("SENDAT_KEY_FILE", F.key, 1);
+    act_as("admin");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "keygen", F.key, NULL), 0);
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--replicas", "3", "--window",
+                  "10s", "--slot", "2s", "--lead", "1s", "--ack-wait", "5s", NULL) != 0)
+        fail_msg("sendat init as admin: %s", err);
+    assert_int_equal(receiver_start(&F.recv), 0);
+    up = 1;
+}
+
+/* Consumer i with the credentials of user (its environment, not ours). */
+static void
+start_consumer_as(int i, const char *user)
+{
+    static char env_user[FX_MAX_CONSUMERS][64], env_pass[FX_MAX_CONSUMERS][128];
+    char *env[3] = {env_user[i], env_pass[i], NULL};
+
+    snprintf(env_user[i], sizeof(env_user[i]), "SENDAT_NATS_USER=%s", user);
+    snprintf(env_pass[i], sizeof(env_pass[i]), "SENDAT_NATS_PASSWORD=%s", role(user)->password);
+    fx_consumer(&F, i, env);
+}
+
+static int
+consumer_ready(void *arg)
+{
+    static char body[FX_BODY_MAX];
+
+    return fx_consumer_get(&F, (int)(intptr_t)arg, "/readyz", body) == 200;
+}
+
+static int
+all_arrived(void *arg)
+{
+    (void)arg;
+    return receiver_count(F.recv) >= N_TASKS;
+}
+
+/* Lines with "Violation" in the three nodes' logs: any means a role lacks a permission. */
+static int
+violations_logged(void)
+{
+    char path[300];
+    int n = 0;
+
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/server.log", F.cluster.node[i].dir);
+        n += proc_count_lines(path, "Violation");
+    }
+    return n;
+}
+
+static void
+check_each_once(void)
+{
+    char path[32];
+
+    for (int k = 0; k < N_TASKS; k++) {
+        snprintf(path, sizeof(path), "/r/%d", k);
+        if (receiver_count_path(F.recv, path) != 1)
+            fail_msg("task %d arrived %zu times", k, receiver_count_path(F.recv, path));
+    }
+    assert_int_equal(receiver_count(F.recv), N_TASKS); /* and nothing else, /never included */
+}
+
+/* Cancel and status of a task due in a minute, as the producer. */
+static void
+producer_cancels(void)
+{
+    char id[80], out[4096], err[1024];
+
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/never", id, sizeof(id)), 0);
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", id, NULL) != 0)
+        fail_msg("cancel as producer: %s", err);
+    assert_non_null(strstr(out, "cancelled"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", id, NULL), 0);
+    assert_non_null(strstr(out, "cancelled"));
+}
+
+static void
+test_roles_do_their_work(void **state)
+{
+    char id[80], path[32], out[4096], err[1024];
+    int64_t start;
+
+    (void)state;
+    start_once();
+    start_consumer_as(0, "consumer");
+    start_consumer_as(1, "consumer");
+    for (intptr_t i = 0; i < 2; i++)
+        assert_true(wait_until(consumer_ready, (void *)i, 30000));
+    act_as("producer");
+    start = test_now_ms() + 3000;
+    for (int k = 0; k < N_TASKS; k++) {
+        snprintf(path, sizeof(path), "/r/%d", k);
+        assert_int_equal(fx_schedule(&F, start + k * 150, path, id, sizeof(id)), 0);
+    }
+    producer_cancels();
+    assert_true(wait_until(all_arrived, NULL, 60000));
+    assert_int_equal(fx_stop_consumers(&F), 0); /* the drain waits for the "sent" claims */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", id, NULL), 0);
+    assert_non_null(strstr(out, "sent"));
+    check_each_once();
+    assert_int_equal(violations_logged(), 0); /* every role had every subject it used */
+}
+
+/* sendat as the consumer user: exit 1 and the refused subject named on stderr. */
+static void
+refused_as_consumer(const char *what, ...)
+{
+    char out[4096], err[2048];
+    char *argv[8] = {NULL};
+    int n = 0, rc;
+    va_list ap;
+
+    va_start(ap, what);
+    for (char *a; n < 7 && (a = va_arg(ap, char *));)
+        argv[n++] = a;
+    va_end(ap);
+    rc = fx_sendat(&F, out, sizeof(out), err, sizeof(err), argv[0], argv[1], argv[2], argv[3],
+                   argv[4], argv[5], argv[6], NULL);
+    if (rc != 1 || !strstr(err, "refused by the server: Permissions Violation"))
+        fail_msg("%s with consumer credentials: exit %d, stderr: %s", what, rc, err);
+}
+
+static void
+test_producer_with_consumer_credentials_is_refused(void **state)
+{
+    char id[80];
+
+    (void)state;
+    start_once();
+    act_as("producer");
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/never2", id, sizeof(id)), 0);
+    act_as("consumer");
+    refused_as_consumer("cancel", "cancel", id, NULL);
+    refused_as_consumer("schedule --cron", "schedule", "--cron", "0 7 * * *", "--tz", "UTC",
+                        "--webhook", "http://127.0.0.1:9/x", NULL);
+    refused_as_consumer("init", "init", "--replicas", "3", NULL);
+}
+
+static void
+test_consumer_with_producer_credentials_stops(void **state)
+{
+    (void)state;
+    start_once();
+    start_consumer_as(2, "producer");
+    assert_int_equal(proc_wait(&F.consumers[2], 30000), 1);
+    assert_int_equal(proc_count_lines(F.consumers[2].err_path, "event=start_failed"), 1);
+    assert_int_equal(proc_count_lines(F.consumers[2].err_path, "refused=\"Permissions Violation"),
+                     1);
+}
+
+/* js with requests that give up after API_WAIT_MS (a refused one is never answered). */
+static void
+connect_js(const char *user, natsConnection **nc, jsCtx **js)
+{
+    jsOptions o;
+
+    jsOptions_Init(&o);
+    o.Wait = (int64_t)(API_WAIT_MS * test_timeout_multiplier());
+    assert_int_equal(natsd_connect(nc, F.cluster.urls, user, role(user)->password), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(js, *nc, &o), NATS_OK);
+}
+
+/* Stream admin as the consumer user: every request refused, nothing changed. */
+static void
+try_stream_admin(jsCtx *js)
+{
+    const char *subj[] = {"evil.>"};
+    jsStreamConfig sc;
+    jsConsumerConfig cc;
+    jsStreamInfo *si = NULL;
+    jsConsumerInfo *ci = NULL;
+
+    jsStreamConfig_Init(&sc);
+    sc.Name = "SENDAT_EVIL";
+    sc.Subjects = subj;
+    sc.SubjectsLen = 1;
+    assert_int_not_equal(js_AddStream(&si, js, &sc, NULL, NULL), NATS_OK);
+    assert_int_not_equal(js_DeleteStream(js, "SENDAT_TASKS", NULL, NULL), NATS_OK);
+    assert_int_not_equal(js_PurgeStream(js, "SENDAT_DLQ", NULL, NULL), NATS_OK);
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = "evil";
+    cc.AckPolicy = js_AckExplicit;
+    assert_int_not_equal(js_AddConsumer(&ci, js, "SENDAT_DLQ", &cc, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(si);
+    jsConsumerInfo_Destroy(ci);
+}
+
+static void
+test_consumer_user_administers_no_stream(void **state)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    const char *text = NULL;
+
+    (void)state;
+    start_once();
+    connect_js("consumer", &nc, &js);
+    try_stream_admin(js);
+    assert_int_equal(natsConnection_GetLastError(nc, &text), NATS_NOT_PERMITTED);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    connect_js("admin", &nc, &js); /* everything is as it was */
+    assert_int_equal(js_GetStreamInfo(&si, js, "SENDAT_TASKS", NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(si);
+    si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, js, "SENDAT_EVIL", NULL, NULL), NATS_NOT_FOUND);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
+static int
+stop_all(void **state)
+{
+    (void)state;
+    if (started)
+        fx_stop(&F);
+    return 0;
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roles_do_their_work),
+        cmocka_unit_test(test_producer_with_consumer_credentials_is_refused),
+        cmocka_unit_test(test_consumer_with_producer_credentials_stops),
+        cmocka_unit_test(test_consumer_user_administers_no_stream),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, stop_all);
+    nats_Close();
+    return rc;
+}
