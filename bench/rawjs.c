@@ -462,6 +462,7 @@ cmd_bench(const struct opts *o)
     report("pull_ack", done, secs, &first);
     nowait_probe(sub, 100);
     nowait_probe(sub, 5);
+    nowait_probe(sub, 0);
     natsSubscription_Destroy(sub);
 
     sub = pull_sub(js, "rawjs_w", "rawjs.*.w.*");

@@ -1,8 +1,9 @@
 /* Sealed envelopes (DESIGN: tasks are self-contained and sealed; invariant 5: what does not
  * open is refused with a reason, never a crash). The 29-byte header and the task id together
  * are the associated data, so a broker operator cannot move a task to another id, relabel its
- * key or version, or flip a bit anywhere without SA_ECRYPTO. Plaintext only ever lands in
- * sodium_malloc'd memory, which sa_envelope_free_plain wipes. */
+ * key or version, or flip a bit anywhere without SA_ECRYPTO. The plaintext buffer is wiped
+ * by sa_envelope_free_plain; it is plain malloc memory, not sodium_malloc's guarded pages,
+ * which cost an mmap, mprotect, mlock and munmap per task (see docs/design-notes.md). */
 #include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -122,7 +123,7 @@ sa_envelope_open(const struct sa_keyring *ring, const char *id, const uint8_t *e
     if ((rc = check_header(ring, env, len, &key, err)) != SA_OK)
         return rc;
     cap = len - SA_ENVELOPE_OVERHEAD;
-    buf = sodium_malloc(cap ? cap : 1);
+    buf = malloc(cap ? cap : 1);
     ad = make_ad(env, id, &ad_len);
     if (!buf || !ad) {
         rc = sa_fail(err, SA_ENOMEM, "no memory to open %zu bytes", len);
@@ -140,7 +141,7 @@ sa_envelope_open(const struct sa_keyring *ring, const char *id, const uint8_t *e
     buf = NULL;
 out:
     free(ad);
-    sodium_free(buf); /* NULL on success; else never written (tag checked first) */
+    free(buf); /* NULL on success; else never written (tag checked first) */
     return rc;
 }
 
@@ -149,6 +150,6 @@ sa_envelope_free_plain(uint8_t *plain, size_t len)
 {
     if (!plain)
         return;
-    sodium_memzero(plain, len); /* sodium_free wipes too; this states the intent */
-    sodium_free(plain);
+    sodium_memzero(plain, len); /* recipients and bodies */
+    free(plain);
 }

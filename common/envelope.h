@@ -28,7 +28,7 @@ enum sa_code sa_envelope_seal_nonce(const struct sa_keyring *ring, const char *i
                                     const uint8_t *plain, size_t len, const uint8_t nonce[24],
                                     uint8_t **out, size_t *out_len, struct sa_err *err) SA_MUST_CHECK;
 
-/* Opens an envelope bound to id. On SA_OK *plain is a sodium_malloc'd buffer of *plain_len
+/* Opens an envelope bound to id. On SA_OK *plain is a malloc'd buffer of *plain_len
  * bytes; free it with sa_envelope_free_plain, which wipes it. SA_EINVAL: too short or unknown
  * version; SA_ECRYPTO: unknown key id ("unknown key id 1a2b3c4d") or it does not open
  * (forged, tampered, or bound to another id). */

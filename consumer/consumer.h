@@ -60,6 +60,7 @@ struct signer;
 struct transfer;
 struct limits;
 struct claimq;
+struct mover;
 
 struct consumer {
     struct sa_nats *n;
@@ -72,11 +73,13 @@ struct consumer {
     struct limits *limits; /* per-host limits (SENDAT_HOST_LIMITS) */
     kvStore *leases;       /* fleet-wide concurrency leases, when a limit asks for them */
     struct claimq *claimq; /* claim writes in flight (main thread; PubAcks on a nats thread) */
+    struct mover *mover;   /* moves down a level in flight (puller; PubAcks on a nats thread) */
     struct transfer *inflight; /* sends in flight (main thread only) */
     kvStore *members;          /* fleet members alive (owned by the puller) */
     struct counters counters;
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
     atomic_int reload;   /* set by SIGHUP: read the key ring and webhook secrets again */
+    atomic_int sender_busy; /* due tasks wait for a free send slot: pull no more due ones */
     pthread_rwlock_t ring_lock; /* the puller opens under it; the main thread swaps rings */
 };
 

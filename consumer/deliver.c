@@ -309,6 +309,7 @@ fire_due(struct deliver *d, int64_t now)
 
     while (d->inflight + d->taking < d->c->cfg.max_inflight && (h = wheel_pop_due(d->c->wheel, now)))
         start(d, h, now);
+    atomic_store(&d->c->sender_busy, wheel_next_due(d->c->wheel) <= now);
 }
 
 static void

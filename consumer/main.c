@@ -14,11 +14,14 @@
 #include "consumer.h"
 #include "deliver.h"
 #include "log.h"
+#include "mover.h"
 #include "pull.h"
 #include "health.h"
 #include "limits.h"
 #include "sign.h"
 #include "wheel.h"
+
+#define MOVES_IN_FLIGHT 4096
 
 static struct consumer the;
 static struct deliver *the_deliver;
@@ -48,6 +51,7 @@ setup(struct consumer *c, struct sa_err *err)
         sa_nats_bind(c->n, err) != SA_OK ||
         deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
+        mover_new(&c->mover, c, MOVES_IN_FLIGHT, err) != SA_OK ||
         wheel_new(&c->wheel, deliver_wakeup, the_deliver, err) != SA_OK ||
         cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
@@ -70,10 +74,26 @@ teardown(struct consumer *c)
     deliver_free(the_deliver);
     sa_nats_close(c->n);
     claimq_free(c->claimq); /* after the connection: no PubAck can reach it any more */
+    mover_free(c->mover);
     sa_keyring_free(c->ring);
     signer_free(c->signer);
     limits_free(c->limits);
     kvStore_Destroy(c->leases);
+}
+
+/* A subject the server refused shows here only as a timeout: name it, and the likely cause. */
+static void
+log_start_failed(struct consumer *c, const struct sa_err *err)
+{
+    char why[300];
+
+    if (sa_nats_refused(c->n, why, sizeof(why)))
+        sa_log(SA_LOG_ERROR, "start_failed",
+               "error=\"%s\" refused=\"%s\" hint=\"this NATS user lacks "
+               "the consumer role's permissions (deploy/nats/accounts.conf)\"",
+               err->msg, why);
+    else
+        sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err->msg);
 }
 
 static int
@@ -91,20 +111,22 @@ run(struct consumer *c)
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (setup(c, &err) != 0) {
-        sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);
+        log_start_failed(c, &err);
         return 1;
     }
     if (health_start(&http, c, getenv("SENDAT_HTTP_ADDR"), &err) != SA_OK) {
-        sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);
+        log_start_failed(c, &err);
         return 2;
     }
     if (pull_start(&p, c, &err) != SA_OK) {
-        sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err.msg);
+        log_start_failed(c, &err);
         return 1;
     }
     sa_log(SA_LOG_INFO, "started", "consumer=%s", c->cfg.name);
     deliver_run(the_deliver); /* returns once stopping and drained */
     pull_join(&p);
+    if (mover_wait(c->mover, c->cfg.drain_ms) > 0)
+        sa_log(SA_LOG_WARN, "moves_unconfirmed", "error=\"no PubAck: redelivered after the ack wait\"");
     sa_log(SA_LOG_INFO, "stopped", "released=%zu", wheel_release_all(c->wheel));
     pull_close(&p);
     health_stop(http);

@@ -1,7 +1,8 @@
 /* The puller thread. For each message: open it (or dead-letter it with the reason), drop it
  * if cancelled, move it down to its slot if it is not due within the hold horizon (at most
  * once per level: a slot-level task is always held), else hand it to the wheel. The move is
- * acked only after the moved copy's PubAck (invariant 1). */
+ * acked only after the moved copy's PubAck (invariant 1), which mover.c waits for without
+ * holding up the pull. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "cancel.h"
 #include "log.h"
+#include "mover.h"
 #include "pull.h"
 #include "relay.h"
 #include "retry.h"
@@ -20,6 +22,8 @@
 #define REFRESH_EVERY_MS 1000
 #define PROBE_EVERY_MS 5000
 #define MEMBER_EVERY_MS 5000
+#define EMPTY_RECHECK_MS 1000
+#define BUSY_WAIT_MS 2
 
 static void
 dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
@@ -49,13 +53,10 @@ move_down(struct puller *p, natsMsg *msg, const struct sa_task *t, int64_t now)
     m.moved_ms = now;
     sa_layout_slot_subject(subject, sizeof(subject), sa_layout_window(l, t->due_ms), slot, t->id);
     sa_layout_move_msgid(msgid, sizeof(msgid), t->id, relay_seq(msg));
-    if (relay_publish(p->c, subject, natsMsg_GetData(msg), natsMsg_GetDataLength(msg), msgid, &m, &err) == SA_OK) {
-        natsMsg_Ack(msg, NULL);
-        atomic_fetch_add(&p->c->counters.moved, 1);
-    } else {
-        sa_log(SA_LOG_WARN, "move_failed", "task=%s error=\"%s\"", t->id, err.msg);
-        natsMsg_Nak(msg, NULL);
-    }
+    if (mover_send(p->c->mover, &msg, subject, msgid, &m, &err) == SA_OK)
+        return; /* acked once the moved copy is stored */
+    sa_log(SA_LOG_WARN, "move_failed", "task=%s error=\"%s\"", t->id, err.msg);
+    natsMsg_Nak(msg, NULL);
     natsMsg_Destroy(msg);
 }
 
@@ -130,6 +131,28 @@ handle(struct puller *p, natsMsg *msg)
     hold(p, msg, t, now);
 }
 
+/* nats-server 2.9 treats a NoWait pull with an expiry as "wait for the first message until
+ * it expires": an empty level cost 91 ms of a 100 ms expiry, and the puller visits every level
+ * in turn, so a burst's slot came in at one batch per 100 ms. (An expiry of 5 ms lost the
+ * burst outright.) A level that came back empty is pulled again only when its durable holds
+ * undelivered tasks, or, while tasks of it are held somewhere (a holder may die and leave them
+ * for redelivery), once a second. A consumer info costs one round trip, not 91 ms. */
+static int
+worth_pulling(struct puller *p, struct target *t, int64_t now)
+{
+    jsConsumerInfo *ci = NULL;
+    char durable[32];
+    int worth = 1;
+
+    if (!t->seen_empty)
+        return 1;
+    sa_layout_durable(durable, sizeof(durable), t->window, t->slot);
+    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
+        worth = ci->NumPending > 0 || (ci->NumAckPending > 0 && now >= t->recheck_ms);
+    jsConsumerInfo_Destroy(ci);
+    return worth;
+}
+
 static int
 fetch(struct puller *p, struct target *t, int64_t wait_ms)
 {
@@ -137,15 +160,17 @@ fetch(struct puller *p, struct target *t, int64_t wait_ms)
     jsFetchRequest req;
     int64_t room = p->c->cfg.max_held - (int64_t)wheel_count(p->c->wheel);
     natsStatus s;
-    int got;
+    int got, sharing = t->prefetch_cap >= 0 && sa_now_ms() < t->slot; /* a share before the start */
 
-    if (t->prefetch_cap >= 0 && sa_now_ms() < t->slot) {
+    if (sharing) {
         if (t->fetched >= t->prefetch_cap)
             return 0; /* our share is in; the rest is for the other members until the slot starts */
         if (room > t->prefetch_cap - t->fetched)
             room = t->prefetch_cap - t->fetched;
     }
-    if (room <= 0)
+    if (room <= 0 || (!sharing && atomic_load(&p->c->sender_busy)))
+        return 0; /* tasks due now wait in the stream for a member with a free send */
+    if (wait_ms <= 0 && !worth_pulling(p, t, sa_now_ms()))
         return 0;
     jsFetchRequest_Init(&req);
     req.Batch = room < p->c->cfg.fetch_batch ? (int)room : p->c->cfg.fetch_batch;
@@ -154,8 +179,11 @@ fetch(struct puller *p, struct target *t, int64_t wait_ms)
     s = natsSubscription_FetchRequest(&list, t->sub, &req);
     if (s == NATS_OK || s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
         atomic_store(&p->c->counters.last_pull_ok_ms, sa_now_ms()); /* the stream answered */
-    if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
+    t->seen_empty = s == NATS_TIMEOUT || s == NATS_NOT_FOUND;
+    if (t->seen_empty) {
+        t->recheck_ms = sa_now_ms() + EMPTY_RECHECK_MS;
         return 0;
+    }
     if (s != NATS_OK)
         return -1;
     got = list.Count;
@@ -244,6 +272,11 @@ pass(struct puller *p)
     }
     if (got > 0 || atomic_load(&p->c->stopping))
         return;
+    if (atomic_load(&p->c->sender_busy)) {
+        struct timespec ts = {0, BUSY_WAIT_MS * 1000000L}; /* until a send ends */
+        nanosleep(&ts, NULL);
+        return;
+    }
     wait = p->next_refresh_ms - sa_now_ms();
     if (wait < 1)
         return;

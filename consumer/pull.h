@@ -19,6 +19,8 @@ struct target {
     natsSubscription *sub;
     long prefetch_cap; /* before the slot starts: this member's share of it (-1: no cap) */
     long fetched;
+    int seen_empty;     /* the last pull found nothing */
+    int64_t recheck_ms; /* then pull again only if it holds tasks, or after this */
 };
 
 struct puller {

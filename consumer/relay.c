@@ -69,6 +69,23 @@ set_meta(natsMsg *msg, const struct relay_meta *m)
 }
 
 enum sa_code
+relay_build(natsMsg **out, const char *subject, const void *data, int len,
+            const struct relay_meta *m, struct sa_err *err)
+{
+    natsStatus s = natsMsg_Create(out, subject, NULL, data, len);
+    char what[SA_SUBJECT_MAX + 16];
+
+    if (s == NATS_OK)
+        s = set_meta(*out, m);
+    if (s == NATS_OK)
+        return SA_OK;
+    natsMsg_Destroy(*out);
+    *out = NULL;
+    snprintf(what, sizeof(what), "message for %s", subject);
+    return sa_nats_fail(err, s, 0, what);
+}
+
+enum sa_code
 relay_publish(struct consumer *c, const char *subject, const void *data, int len, const char *msgid,
               const struct relay_meta *m, struct sa_err *err)
 {
@@ -76,15 +93,15 @@ relay_publish(struct consumer *c, const char *subject, const void *data, int len
     jsPubOptions po;
     jsPubAck *pa = NULL;
     jsErrCode jerr = 0;
-    natsStatus s = natsMsg_Create(&msg, subject, NULL, data, len);
+    natsStatus s;
     char what[SA_SUBJECT_MAX + 16];
+    enum sa_code rc = relay_build(&msg, subject, data, len, m, err);
 
-    if (s == NATS_OK)
-        s = set_meta(msg, m);
+    if (rc != SA_OK)
+        return rc;
     jsPubOptions_Init(&po);
     po.MsgId = msgid;
-    if (s == NATS_OK)
-        s = js_PublishMsg(&pa, c->n->js, msg, &po, &jerr);
+    s = js_PublishMsg(&pa, c->n->js, msg, &po, &jerr);
     jsPubAck_Destroy(pa);
     natsMsg_Destroy(msg);
     if (s == NATS_OK)

@@ -23,6 +23,10 @@ uint64_t relay_seq(natsMsg *msg);
 /* Reads the metadata headers of a task message. */
 void relay_meta_read(natsMsg *msg, struct relay_meta *m);
 
+/* Builds a task message for subject with the metadata headers into *out. */
+enum sa_code relay_build(natsMsg **out, const char *subject, const void *data, int len,
+                         const struct relay_meta *m, struct sa_err *err) SA_MUST_CHECK;
+
 /* Publishes data to subject with Nats-Msg-Id msgid and the metadata headers; waits for the
  * PubAck. SA_ERETRY/SA_ENATS if it was not stored. */
 enum sa_code relay_publish(struct consumer *c, const char *subject, const void *data, int len,

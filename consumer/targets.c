@@ -51,8 +51,9 @@ ensure_durable(struct consumer *c, const char *durable, const char *filter)
     return s;
 }
 
-/* This member's share of a slot before it starts: its tasks over the fleet's size, and a
- * little more so that rounding never leaves a task for after the start. */
+/* This member's share of a slot before it starts: its tasks over the fleet's size, rounded
+ * up. (A 2 % surplus let the fastest members fill theirs and leave the slowest short once
+ * pulls got fast: 2247 against 2683 of 10,000 over 4.) */
 static long
 share_of(struct puller *p, const char *durable)
 {
@@ -60,7 +61,7 @@ share_of(struct puller *p, const char *durable)
     long share = -1;
 
     if (p->fleet_size > 1 && js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
-        share = (long)(ci->NumPending / (uint64_t)p->fleet_size) + (long)(ci->NumPending / 50) + 1;
+        share = (long)((ci->NumPending + (uint64_t)p->fleet_size - 1) / (uint64_t)p->fleet_size);
     jsConsumerInfo_Destroy(ci);
     return share;
 }
@@ -93,6 +94,8 @@ targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
     t->slot = slot;
     t->end_ms = slot ? slot + l->slot_ms : window + l->window_ms;
     t->fetched = 0;
+    t->seen_empty = 0;
+    t->recheck_ms = 0;
     t->prefetch_cap = slot && sa_now_ms() < slot ? share_of(p, durable) : -1;
     p->n++;
     sa_log(SA_LOG_DEBUG, "pull_level", "durable=%s", durable);

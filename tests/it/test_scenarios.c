@@ -84,6 +84,9 @@ test_seoul_mail_to_10000(void **state)
     for (int i = 0; i < 4; i++) {
         shares[i] = fx_counter(&F, i, "sent");
         total += shares[i];
+        fprintf(stderr, "consumer %d: pulled %ld, moved %ld, held %ld, sent %ld, retried %ld\n", i,
+                fx_counter(&F, i, "pulled"), fx_counter(&F, i, "moved"), fx_counter(&F, i, "held"),
+                shares[i], fx_counter(&F, i, "retried"));
     }
     fprintf(stderr, "shares of 4 consumers: %ld %ld %ld %ld (even: %d)\n", shares[0], shares[1], shares[2],
             shares[3], SUBSCRIBERS / 4);
