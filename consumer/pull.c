@@ -23,6 +23,7 @@
 #define PROBE_EVERY_MS 5000
 #define MEMBER_EVERY_MS 5000
 #define EMPTY_RECHECK_MS 1000
+#define ASK_EVERY_MS 500
 #define BUSY_WAIT_MS 2
 
 static void
@@ -136,7 +137,8 @@ handle(struct puller *p, natsMsg *msg)
  * in turn, so a burst's slot came in at one batch per 100 ms. (An expiry of 5 ms lost the
  * burst outright.) A level that came back empty is pulled again only when its durable holds
  * undelivered tasks, or, while tasks of it are held somewhere (a holder may die and leave them
- * for redelivery), once a second. A consumer info costs one round trip, not 91 ms. */
+ * for redelivery), once a second. A consumer info costs one round trip, not 91 ms; it is
+ * asked at most every ASK_EVERY_MS, so an idle consumer stays idle. */
 static int
 worth_pulling(struct puller *p, struct target *t, int64_t now)
 {
@@ -146,6 +148,9 @@ worth_pulling(struct puller *p, struct target *t, int64_t now)
 
     if (!t->seen_empty)
         return 1;
+    if (now < t->ask_ms)
+        return 0;
+    t->ask_ms = now + ASK_EVERY_MS;
     sa_layout_durable(durable, sizeof(durable), t->window, t->slot);
     if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
         worth = ci->NumPending > 0 || (ci->NumAckPending > 0 && now >= t->recheck_ms);

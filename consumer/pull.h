@@ -21,6 +21,7 @@ struct target {
     long fetched;
     int seen_empty;     /* the last pull found nothing */
     int64_t recheck_ms; /* then pull again only if it holds tasks, or after this */
+    int64_t ask_ms;     /* and ask whether it holds tasks not before this */
 };
 
 struct puller {

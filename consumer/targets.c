@@ -96,6 +96,7 @@ targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
     t->fetched = 0;
     t->seen_empty = 0;
     t->recheck_ms = 0;
+    t->ask_ms = 0;
     t->prefetch_cap = slot && sa_now_ms() < slot ? share_of(p, durable) : -1;
     p->n++;
     sa_log(SA_LOG_DEBUG, "pull_level", "durable=%s", durable);
