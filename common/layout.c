@@ -181,10 +181,12 @@ void
 sa_layout_id_new(char *out, size_t cap, int64_t due_ms)
 {
     static const char b32[] = "abcdefghijkmnpqrstuvwxyz23456789";
+    unsigned char bytes[10];
     char rnd[11];
 
+    randombytes_buf(bytes, sizeof(bytes)); /* one draw; 32 divides 256, so & 31 is uniform */
     for (int i = 0; i < 10; i++)
-        rnd[i] = b32[randombytes_uniform(32)];
+        rnd[i] = b32[bytes[i] & 31];
     rnd[10] = '\0';
     snprintf(out, cap, "%" PRId64 "-%s", due_ms, rnd);
 }
