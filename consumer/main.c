@@ -21,8 +21,6 @@
 #include "sign.h"
 #include "wheel.h"
 
-#define MOVES_IN_FLIGHT 4096
-
 static struct consumer the;
 static struct deliver *the_deliver;
 
@@ -51,7 +49,7 @@ setup(struct consumer *c, struct sa_err *err)
         sa_nats_bind(c->n, err) != SA_OK ||
         deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
-        mover_new(&c->mover, c, MOVES_IN_FLIGHT, err) != SA_OK ||
+        mover_new(&c->mover, c, err) != SA_OK ||
         wheel_new(&c->wheel, deliver_wakeup, the_deliver, err) != SA_OK ||
         cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)

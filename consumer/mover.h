@@ -10,9 +10,9 @@
 
 struct mover;
 
-/* A mover on c's connection with at most max_pending moves waiting for their PubAck. */
-enum sa_code mover_new(struct mover **out, struct consumer *c, int max_pending,
-                       struct sa_err *err) SA_MUST_CHECK;
+/* A mover on c's connection (a bounded number of moves wait for their PubAck at once; a
+ * further send waits for room). SA_ENOMEM or SA_ENATS if it cannot be made. */
+enum sa_code mover_new(struct mover **out, struct consumer *c, struct sa_err *err) SA_MUST_CHECK;
 
 /* Publishes *orig's data to subject with msgid and meta. On SA_OK the mover owns *orig
  * (*orig = NULL): acked once the copy is stored, nakked if it is not. Else the caller still

@@ -22,9 +22,10 @@
 #define REFRESH_EVERY_MS 1000
 #define PROBE_EVERY_MS 5000
 #define MEMBER_EVERY_MS 5000
-#define EMPTY_RECHECK_MS 1000
-#define ASK_EVERY_MS 500
-#define BUSY_WAIT_MS 2
+#define EMPTY_RECHECK_MS 500
+#define ASK_IDLE_MS 500
+#define ASK_HELD_MS 250
+#define BUSY_WAIT_MS 10
 
 static void
 dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
@@ -137,8 +138,9 @@ handle(struct puller *p, natsMsg *msg)
  * in turn, so a burst's slot came in at one batch per 100 ms. (An expiry of 5 ms lost the
  * burst outright.) A level that came back empty is pulled again only when its durable holds
  * undelivered tasks, or, while tasks of it are held somewhere (a holder may die and leave them
- * for redelivery), once a second. A consumer info costs one round trip, not 91 ms; it is
- * asked at most every ASK_EVERY_MS, so an idle consumer stays idle. */
+ * for redelivery, or release them at SIGTERM), every EMPTY_RECHECK_MS. A consumer info costs
+ * one round trip, not 91 ms; a level nobody holds tasks of is asked once a second, so an idle
+ * consumer stays idle, one whose tasks are held every ASK_HELD_MS. */
 static int
 worth_pulling(struct puller *p, struct target *t, int64_t now)
 {
@@ -150,10 +152,13 @@ worth_pulling(struct puller *p, struct target *t, int64_t now)
         return 1;
     if (now < t->ask_ms)
         return 0;
-    t->ask_ms = now + ASK_EVERY_MS;
+    t->ask_ms = now + ASK_IDLE_MS;
     sa_layout_durable(durable, sizeof(durable), t->window, t->slot);
-    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
+    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
         worth = ci->NumPending > 0 || (ci->NumAckPending > 0 && now >= t->recheck_ms);
+        if (ci->NumAckPending > 0) /* held somewhere: a SIGTERM'd member's nak comes back soon */
+            t->ask_ms = now + ASK_HELD_MS;
+    }
     jsConsumerInfo_Destroy(ci);
     return worth;
 }
@@ -277,8 +282,8 @@ pass(struct puller *p)
     }
     if (got > 0 || atomic_load(&p->c->stopping))
         return;
-    if (atomic_load(&p->c->sender_busy)) {
-        struct timespec ts = {0, BUSY_WAIT_MS * 1000000L}; /* until a send ends */
+    if (atomic_load(&p->c->sender_busy) || wheel_count(p->c->wheel) >= (size_t)p->c->cfg.max_held) {
+        struct timespec ts = {0, BUSY_WAIT_MS * 1000000L}; /* until a send ends or room frees */
         nanosleep(&ts, NULL);
         return;
     }

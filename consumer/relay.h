@@ -23,7 +23,8 @@ uint64_t relay_seq(natsMsg *msg);
 /* Reads the metadata headers of a task message. */
 void relay_meta_read(natsMsg *msg, struct relay_meta *m);
 
-/* Builds a task message for subject with the metadata headers into *out. */
+/* Builds a task message for subject with data and the metadata headers into *out (the
+ * caller's to destroy). SA_ENATS (or a mapped nats.c code) if it cannot; *out is NULL then. */
 enum sa_code relay_build(natsMsg **out, const char *subject, const void *data, int len,
                          const struct relay_meta *m, struct sa_err *err) SA_MUST_CHECK;
 

@@ -49,6 +49,15 @@ transfer_free(struct transfer *x)
     free(x);
 }
 
+/* A receiver's response body is not ours to keep: not in memory, not in the logs. */
+static size_t
+discard(char *data, size_t size, size_t n, void *arg)
+{
+    (void)data;
+    (void)arg;
+    return size * n;
+}
+
 enum sa_code
 transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, int64_t now_ms,
                const char *host, int lease, struct sa_err *err)
@@ -69,6 +78,7 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
     snprintf(x->host, sizeof(x->host), "%s", host);
     rc = h->task->channel == SA_CHANNEL_EMAIL ? smtp_setup(e, c, x, err) : webhook_setup(e, c, x, err);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard); /* libcurl's default writes to stdout */
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     if (rc == SA_OK && curl_multi_add_handle(multi, e) != CURLM_OK)

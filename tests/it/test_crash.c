@@ -51,7 +51,12 @@ c0_holds_tasks(void)
     }
     /* c0 takes up the slot a lead (1 s) before it starts: it holds them before they are due */
     if (!wait_until(c0_holds_all, NULL, (long)(due - 150 - test_now_ms()) / (long)test_timeout_multiplier()))
+    {
+        char *log = proc_read_file(F.consumers[0].err_path);
+        fprintf(stderr, "c0's log:\n%s\n", log ? log : "(none)");
+        free(log);
         fail_msg("c0 held %ld of %d tasks 150 ms before they were due", fx_consumer_metric(&F, 0, "sendat_held"), N);
+    }
     fx_consumer(&F, 1, NULL);
     return due;
 }
