@@ -8,16 +8,12 @@
 #include "relay.h"
 
 void
-relay_subject(const struct consumer *c, char *out, size_t cap, int64_t now_ms, int64_t due_ms,
-              const char *id)
+relay_subject(const struct consumer *c, char *out, size_t cap, int64_t due_ms, const char *id)
 {
     const struct sa_layout *l = &c->n->layout;
     int64_t w = sa_layout_window(l, due_ms);
 
-    if (w > sa_layout_window(l, now_ms + l->lead_ms))
-        sa_layout_window_subject(out, cap, w, id);
-    else
-        sa_layout_slot_subject(out, cap, w, sa_layout_slot(l, due_ms), id);
+    sa_layout_slot_subject(out, cap, w, sa_layout_slot(l, due_ms), id);
 }
 
 static int64_t

@@ -12,10 +12,11 @@ struct relay_meta {
     int64_t moved_ms;     /* the last of them */
 };
 
-/* The subject for a task due at due_ms as seen at now_ms: the window level if its window is
- * still ahead, else the slot level of its due time. */
-void relay_subject(const struct consumer *c, char *out, size_t cap, int64_t now_ms, int64_t due_ms,
-                   const char *id);
+/* The subject for a task a consumer re-publishes (a retry, a next occurrence): the slot level
+ * of its due time, however far ahead. Window levels are the producers' alone, so the NATS
+ * permissions can refuse them to consumer credentials (deploy/nats/accounts.conf); a slot's
+ * durable, made when the slot is taken up, delivers what waited in it. */
+void relay_subject(const struct consumer *c, char *out, size_t cap, int64_t due_ms, const char *id);
 
 /* The stream sequence of a fetched message (0 if it carries no JetStream metadata). */
 uint64_t relay_seq(natsMsg *msg);

@@ -98,7 +98,7 @@ retry_again(struct consumer *c, struct held *h, const char *error, int64_t retry
     t->attempt--;
     if (rc != SA_OK)
         return rc;
-    relay_subject(c, subject, sizeof(subject), now, *due_ms, t->id);
+    relay_subject(c, subject, sizeof(subject), *due_ms, t->id);
     sa_layout_retry_msgid(msgid, sizeof(msgid), t->id, relay_seq(h->msg));
     rc = relay_publish(c, subject, env, (int)env_len, msgid, &m, err);
     free(env);

@@ -79,7 +79,7 @@ series_continue(struct consumer *c, struct held *h, struct sa_err *err)
     if (rc != SA_OK || !next)
         return rc;
     rc = sa_task_seal(c->ring, next, &env, &len, err);
-    relay_subject(c, subject, sizeof(subject), m.scheduled_ms, next->due_ms, next->id);
+    relay_subject(c, subject, sizeof(subject), next->due_ms, next->id);
     if (rc == SA_OK)
         rc = relay_publish(c, subject, env, (int)len, next->id, &m, err);
     if (rc == SA_OK)

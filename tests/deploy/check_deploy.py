@@ -257,14 +257,16 @@ def check_job(objs):
 # ---------------------------------------------------------------- nats
 
 def conf_permissions():
-    """{user: publish allow list} from accounts.conf (the file the tests run)."""
+    """{user: (publish allow list, publish deny list)} from accounts.conf (the file the tests run)."""
     text = re.sub(r"#.*", "", read("deploy", "nats", "accounts.conf"))  # subjects have no '#'
     perms = {}
     for block in re.split(r"(?=\{\s*user:)", text)[1:]:
         user = re.match(r"\{\s*user:\s*(\w+)", block).group(1)
         allow = re.search(r"publish:\s*\{\s*allow:\s*\[(.*?)\]", block, re.S)
+        deny = re.search(r"publish:\s*\{\s*allow:\s*\[.*?\],\s*deny:\s*\[(.*?)\]", block, re.S)
         if allow:
-            perms[user] = re.findall(r'"([^"]+)"', allow.group(1))
+            perms[user] = (re.findall(r'"([^"]+)"', allow.group(1)),
+                           re.findall(r'"([^"]+)"', deny.group(1)) if deny else None)
     return perms
 
 
@@ -274,11 +276,14 @@ def check_helm_values():
           "nats-values: not a 3-node cluster")
     check(v.get("jetstream", {}).get("enabled") is True, "nats-values: JetStream off")
     users = v.get("merge", {}).get("accounts", {}).get("SENDAT", {}).get("users", [])
-    helm = {u["user"]: u.get("permissions", {}).get("publish", {}).get("allow") for u in users}
+    pub = {u["user"]: u.get("permissions", {}).get("publish") for u in users}
+    helm = {u: (p.get("allow"), p.get("deny")) if p else None for u, p in pub.items()}
     conf = conf_permissions()
     check(set(conf) == {"producer", "consumer"}, "accounts.conf: roles %s" % sorted(conf))
-    for user, allow in conf.items():
-        check(helm.get(user) == allow, "nats-values: %s's permissions differ from accounts.conf" % user)
+    for user, perms in conf.items():
+        check(helm.get(user) == perms, "nats-values: %s's permissions differ from accounts.conf" % user)
+    check(conf.get("consumer", ([], None))[1] == ["sendat.task.*.w.*"],
+          "accounts.conf: consumers must be denied the window levels (producers' alone)")
     check("admin" in helm and helm["admin"] is None, "nats-values: admin user")
 
 
