@@ -714,6 +714,6 @@ main(int argc, char **argv)
         rc = cmd_claims(&o);
     else
         usage();
-    nats_Close();
+    nats_CloseAndWait(5000);
     return rc;
 }

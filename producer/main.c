@@ -59,7 +59,7 @@ main(int argc, char **argv)
             continue;
         nats_Open(-1);
         rc = v->run(argc - 1, argv + 1);
-        nats_Close();
+        nats_CloseAndWait(5000); /* lets nats.c's collector free the last messages */
         return rc;
     }
     return cli_error(EXIT_USAGE, "unknown command %s (see sendat --help)", argv[1]);

@@ -158,6 +158,6 @@ main(void)
 
     nats_Open(-1);
     rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_Close();
+    nats_CloseAndWait(5000);
     return rc;
 }

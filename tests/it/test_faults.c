@@ -294,7 +294,7 @@ main(void)
 
     nats_Open(-1);
     rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_Close();
+    nats_CloseAndWait(5000);
     free(seen);
     return rc;
 }

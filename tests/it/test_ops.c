@@ -153,7 +153,7 @@ main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     nats_Open(-1);
     rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_Close();
+    nats_CloseAndWait(5000);
     curl_global_cleanup();
     return rc;
 }

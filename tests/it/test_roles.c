@@ -382,6 +382,6 @@ main(void)
 
     nats_Open(-1);
     rc = cmocka_run_group_tests(tests, NULL, stop_all);
-    nats_Close();
+    nats_CloseAndWait(5000);
     return rc;
 }

@@ -478,6 +478,6 @@ main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
-    nats_Close();
+    nats_CloseAndWait(5000);
     return rc;
 }

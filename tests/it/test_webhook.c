@@ -170,6 +170,6 @@ main(void)
 
     nats_Open(-1);
     rc = cmocka_run_group_tests(tests, crypto_ready, NULL);
-    nats_Close();
+    nats_CloseAndWait(5000);
     return rc;
 }
