@@ -20,6 +20,8 @@ static const char usage[] =
     "  SENDAT_CONSUMER_NAME       name in claims and logs (default hostname-pid)\n"
     "  SENDAT_MAX_INFLIGHT        sends in flight at once (default 256)\n"
     "  SENDAT_HTTP_TIMEOUT        one webhook request's time limit (default 10s)\n"
+    "  SENDAT_CLAIM_LEAD_MS       claim a task this long before it is due, send on the dot\n"
+    "                             (default 50; a cancel in that time is too late; 0: off)\n"
     "  SENDAT_FETCH_BATCH         tasks per pull request (default 64; smaller shares a\n"
     "                             burst more evenly across the fleet)\n"
     "  SENDAT_RETRY_ATTEMPTS      attempts before the dead letter (default 5)\n"
@@ -111,6 +113,7 @@ config_load(struct config *cfg)
     bad |= env_int("SENDAT_RETRY_MAX_MS", 300000, 1, 7 * 86400000LL, &cfg->retry_max_ms);
     bad |= env_int("SENDAT_MAX_HELD", 200000, 100, 100000000, &held);
     bad |= env_int("SENDAT_MAX_HOST_CONNECTIONS", 0, 0, 100000, &host_conns);
+    bad |= env_int("SENDAT_CLAIM_LEAD_MS", 50, 0, 1000, &cfg->claim_lead_ms);
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
     bad |= smtp_config_load(&cfg->smtp);

@@ -186,6 +186,12 @@ wheel_next_due(const struct wheel *w)
     return w->len ? w->heap[0]->fire_ms : INT64_MAX;
 }
 
+const struct held *
+wheel_peek(const struct wheel *w)
+{
+    return w->len ? w->heap[0] : NULL;
+}
+
 struct held *
 wheel_pop_due(struct wheel *w, int64_t now_ms)
 {

@@ -53,6 +53,9 @@ enum sa_code wheel_defer(struct wheel *w, struct held *h, int64_t fire_ms, struc
 /* The earliest fire time held, or INT64_MAX. */
 int64_t wheel_next_due(const struct wheel *w);
 
+/* The earliest held task, left in place, or NULL. */
+const struct held *wheel_peek(const struct wheel *w);
+
 /* Removes and returns the earliest held task if it is due at now_ms, else NULL. */
 struct held *wheel_pop_due(struct wheel *w, int64_t now_ms);
 
