@@ -10,6 +10,7 @@
 #include "claim.h"
 #include "layout.h"
 #include "natsconn.h"
+#include "random.h"
 
 static const char *state_names[] = {"none", "sending", "sent", "retrying", "cancelled", "dead"};
 
@@ -90,7 +91,7 @@ sa_claim_stamp(struct sa_claim *c)
 {
     unsigned char nonce[8];
 
-    randombytes_buf(nonce, sizeof(nonce));
+    sa_random_buf(nonce, sizeof(nonce));
     sodium_bin2hex(c->write_id, sizeof(c->write_id), nonce, sizeof(nonce));
 }
 

@@ -12,6 +12,7 @@
 #include <sodium.h>
 
 #include "envelope.h"
+#include "random.h"
 
 #define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
 #define TAG_BYTES crypto_aead_xchacha20poly1305_ietf_ABYTES
@@ -85,7 +86,7 @@ sa_envelope_seal(const struct sa_keyring *ring, const char *id, const uint8_t *p
 {
     uint8_t nonce[NONCE_BYTES];
 
-    randombytes_buf(nonce, sizeof(nonce)); /* 192 random bits: no counter to keep or lose */
+    sa_random_buf(nonce, sizeof(nonce)); /* 192 random bits: no counter to keep or lose */
     return sa_envelope_seal_nonce(ring, id, plain, len, nonce, out, out_len, err);
 }
 

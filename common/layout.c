@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "layout.h"
+#include "random.h"
 
 void
 sa_layout_defaults(struct sa_layout *l)
@@ -184,7 +185,7 @@ sa_layout_id_new(char *out, size_t cap, int64_t due_ms)
     unsigned char bytes[10];
     char rnd[11];
 
-    randombytes_buf(bytes, sizeof(bytes)); /* one draw; 32 divides 256, so & 31 is uniform */
+    sa_random_buf(bytes, sizeof(bytes)); /* one draw; 32 divides 256, so & 31 is uniform */
     for (int i = 0; i < 10; i++)
         rnd[i] = b32[bytes[i] & 31];
     rnd[10] = '\0';
