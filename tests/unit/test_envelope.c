@@ -8,11 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sodium.h>
 
 #include "envelope.h"
+#include "random.h"
 
 #define ID "1795340100000-abcdefghij"
 #define BODY "{\"url\":\"https://example.com/hook\",\"body\":\"secret body\"}"
@@ -335,6 +338,40 @@ test_truncated(void **state)
     sa_keyring_free(r);
 }
 
+/* The buffered random source: 3,000 draws of a nonce's size, across block boundaries, are all
+ * distinct, and a forked child does not hand out the bytes its parent would draw next. */
+static void
+test_random_block(void **state)
+{
+    enum { N = 3000, LEN = 24 };
+    unsigned char *seen = malloc((size_t)N * LEN), next[LEN], child[LEN];
+    int fds[2], status = 0;
+    pid_t pid;
+
+    (void)state;
+    assert_non_null(seen);
+    for (int i = 0; i < N; i++) {
+        sa_random_buf(seen + (size_t)i * LEN, LEN);
+        for (int j = 0; j < i; j++)
+            assert_memory_not_equal(seen + (size_t)i * LEN, seen + (size_t)j * LEN, LEN);
+    }
+    free(seen);
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        sa_random_buf(child, LEN);
+        _exit(write(fds[1], child, LEN) == LEN ? 0 : 1);
+    }
+    sa_random_buf(next, LEN);
+    assert_int_equal(read(fds[0], child, LEN), LEN);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(status, 0);
+    assert_memory_not_equal(next, child, LEN);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 int
 main(void)
 {
@@ -342,7 +379,7 @@ main(void)
         cmocka_unit_test(test_known_answers),      cmocka_unit_test(test_round_trip_sizes),
         cmocka_unit_test(test_tamper_each_region), cmocka_unit_test(test_id_binding),
         cmocka_unit_test(test_kid_binding),        cmocka_unit_test(test_unknown_key_and_rotation),
-        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_truncated),          cmocka_unit_test(test_random_block),
     };
     if (sodium_init() < 0)
         return 1;
