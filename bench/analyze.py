@@ -143,6 +143,9 @@ def report(work, results_dir):
             ">= 0.9 x raw pub", ratio is not None and ratio >= 0.9)
         row("bulk: ratio to raw async publish", num(ratio, "{:.2f}"), "1.00", ">= 0.90",
             ratio is not None and ratio >= 0.9)
+        raw_id = g(raw, "pub_async_msgid", "rate")
+        row("bulk: ratio to raw publish of the same shape (Msg-Id + header)",
+            num(rate / raw_id if rate and raw_id else None, "{:.2f}"), "1.00")
         bpt = g(b, "bytes_per_task")
         row("bulk: broker bytes per task", num(bpt), "sealed %s" % num(sealed), "<= 2 x sealed",
             bpt is not None and sealed is not None and bpt <= 2 * sealed)
@@ -160,8 +163,10 @@ def report(work, results_dir):
         n = g(bu, "n")
         dps = g(lat, "deliveries_per_s_from_due")
         row("burst: tasks due at one instant", num(n), "", "100,000")
-        row("burst: deliveries/s (due to last)", num(dps), "%s pull+ack" % num(g(raw, "pull_ack", "rate")),
-            ">= 40,000", dps is not None and dps >= 40000)
+        raw_post = g(raw, "pull_post_ack", "rate")
+        row("burst: deliveries/s (due to last)", num(dps), "%s pull+POST+ack, %s pull+ack" % (
+            num(raw_post), num(g(raw, "pull_ack", "rate"))), ">= 40,000", dps is not None and dps >= 40000)
+        row("burst: ratio to raw pull+POST+ack", num(dps / raw_post if dps and raw_post else None, "{:.2f}"), "1.00")
         row("burst: deliveries/s (first to last)", num(g(lat, "deliveries_per_s_first_to_last")))
         row("burst: due -> last delivery (s)", num(g(lat, "due_to_last_delivery_s"), "{:.2f}"))
         p99 = g(lat, "lateness_ms", "p99")
@@ -213,6 +218,9 @@ def report(work, results_dir):
         row("raw: pull+ack / pull+repub+ack async / sync (msgs/s)", "%s / %s / %s" % (
             num(g(raw, "pull_ack", "rate")), num(g(raw, "pull_repub_async_ack", "rate")),
             num(g(raw, "pull_repub_sync_ack", "rate"))))
+        row("raw: pull+POST+ack to the sink (msgs/s; CPU us per msg client / server)", "%s; %s / %s" % (
+            num(g(raw, "pull_post_ack", "rate")), num(g(raw, "pull_post_ack", "cpu_us_per_msg"), "{:.1f}"),
+            num(g(raw, "pull_post_ack", "server_cpu_us_per_msg"), "{:.1f}")))
         row("raw: NoWait fetch on an empty level, Expires 100 / 5 ms (ms)", "%s / %s" % (
             num(g(raw, "fetch_nowait_empty_expires_100ms_ms"), "{:.1f}"),
             num(g(raw, "fetch_nowait_empty_expires_5ms_ms"), "{:.1f}")))

@@ -4,6 +4,7 @@
  *
  *   sendat-rawjs bench  --server URL --n N --size BYTES [--replicas R] [--batch B]
  *                       [--sync-seconds S] [--kv-n K] [--server-pid PID]
+ *                       [--sink URL [--inflight K]]   also pull + POST + ack to URL
  *   sendat-rawjs sealed --url URL --data TEXT      size of one sealed task (no broker)
  *   sendat-rawjs info   --server URL --stream NAME messages, bytes, subjects of a stream
  *   sendat-rawjs claims --server URL [--dump FILE] moves and lateness from the claim records
@@ -20,11 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <jansson.h>
 #include <nats/nats.h>
 #include <sodium.h>
 
 #include "keyring.h"
+#include "rawpost.h"
 #include "layout.h"
 #include "task.h"
 #include "timeparse.h"
@@ -34,9 +37,9 @@
 #define W 1000000000000LL /* the "window" token of every subject: any fixed number */
 
 struct opts {
-    const char *server, *stream, *url, *data, *dump;
+    const char *server, *stream, *url, *data, *dump, *sink;
     long n, kv_n, server_pid;
-    int size, replicas, batch;
+    int size, replicas, batch, inflight;
     double sync_seconds;
 };
 
@@ -187,7 +190,7 @@ publish_all(jsCtx *js, const char *level, long n, const char *payload, int size,
         jsPubOptions_Init(&po);
         s = natsMsg_Create(&m, subject, NULL, payload, size);
         if (s == NATS_OK && with_id) { /* what sendat's producer sends: a Msg-Id and one header */
-            snprintf(id, sizeof(id), "%ld", i);
+            snprintf(id, sizeof(id), "%s%ld", level, i); /* levels do not dedupe each other */
             snprintf(sched, sizeof(sched), "%" PRId64, sa_now_ms());
             po.MsgId = id;
             s = natsMsgHeader_Set(m, "Sendat-Scheduled", sched);
@@ -433,6 +436,23 @@ js_with_acks(natsConnection *nc)
     return js;
 }
 
+/* Stored messages delivered as webhooks with nothing else: pull, POST to the sink, ack. */
+static void
+post_phase(jsCtx *js, const struct opts *o, const char *payload, int *first)
+{
+    natsSubscription *sub;
+    double secs;
+    long done, refused = 0;
+
+    publish_all(js, "d", o->n, payload, o->size, 1);
+    sub = pull_sub(js, "rawjs_d", "rawjs.*.d.*");
+    mark();
+    done = rawpost_consume(sub, o->n, 64, o->sink, o->inflight, 120, &secs, &refused);
+    report("pull_post_ack", done, secs, first);
+    printf(",\"pull_post_ack_refused\":%ld", refused);
+    natsSubscription_Destroy(sub);
+}
+
 static int
 cmd_bench(const struct opts *o)
 {
@@ -475,6 +495,8 @@ cmd_bench(const struct opts *o)
     natsSubscription_Destroy(sub);
     free(originals);
     originals = NULL;
+    if (o->sink)
+        post_phase(js, o, payload, &first);
 
     kvConfig_Init(&kc);
     kc.Bucket = KV_BUCKET;
@@ -650,6 +672,7 @@ usage(void)
 {
     fputs("usage: sendat-rawjs bench --server URL --n N --size BYTES [--replicas R] [--batch B]\n"
           "                          [--sync-seconds S] [--kv-n K] [--server-pid PID]\n"
+          "                          [--sink URL [--inflight K]]\n"
           "       sendat-rawjs sealed --url URL --data TEXT\n"
           "       sendat-rawjs info --server URL --stream NAME\n"
           "       sendat-rawjs claims --server URL [--dump FILE]\n",
@@ -660,7 +683,7 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-    struct opts o = {.n = 100000, .kv_n = 20000, .size = 256, .replicas = 1, .batch = 256,
+    struct opts o = {.n = 100000, .kv_n = 20000, .size = 256, .replicas = 1, .batch = 256, .inflight = 256,
                      .sync_seconds = 5, .url = "http://127.0.0.1:65535/x", .data = "{}"};
     int rc;
 
@@ -691,6 +714,10 @@ main(int argc, char **argv)
             o.dump = v;
         else if (!strcmp(k, "--server-pid"))
             o.server_pid = atol(v);
+        else if (!strcmp(k, "--sink"))
+            o.sink = v;
+        else if (!strcmp(k, "--inflight"))
+            o.inflight = atoi(v);
         else if (!strcmp(k, "--batch"))
             o.batch = atoi(v);
         else if (!strcmp(k, "--sync-seconds"))
@@ -698,7 +725,7 @@ main(int argc, char **argv)
         else
             usage();
     }
-    if (sodium_init() < 0)
+    if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
     server_pid = o.server_pid;
     if (!strcmp(argv[1], "sealed"))

@@ -292,9 +292,12 @@ scenario_raw() {
   size=$(echo "$sealed" | grep -o '"sealed_bytes":[0-9]*' | cut -d: -f2)
   echo "== raw JetStream: $RAW_N messages of $size bytes (a sealed task)"
   start_servers "$d"
+  start_sink "$d" # the pull+POST+ack phase: the least any delivery costs
   raw=$("$RAWJS" bench --server "$NATS_URL" --n "$RAW_N" --size "$size" --replicas "$reps" \
-        --kv-n "$KV_N" --sync-seconds "$SYNC_S" --server-pid "${SERVER_PIDS[0]}" 2>"$d/rawjs.err") || { cat "$d/rawjs.err" >&2; return 1; }
+        --kv-n "$KV_N" --sync-seconds "$SYNC_S" --server-pid "${SERVER_PIDS[0]}" \
+        --sink "http://127.0.0.1:$SINK_PORT/raw" 2>"$d/rawjs.err") || { cat "$d/rawjs.err" >&2; return 1; }
   sed 's/^/   /' "$d/rawjs.err"
+  stop_pid "$SINK_PID" 10
   stop_servers
   fact raw sealed "$sealed"
   fact raw raw "$raw"
