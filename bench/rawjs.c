@@ -29,6 +29,7 @@
 #include "keyring.h"
 #include "rawpost.h"
 #include "layout.h"
+#include "natsconn.h"
 #include "task.h"
 #include "timeparse.h"
 
@@ -243,7 +244,7 @@ pull(natsSubscription *sub, natsMsgList *list, long want, int batch)
     jsFetchRequest_Init(&req);
     req.Batch = want < batch ? (int)want : batch;
     req.Expires = 2000LL * 1000000LL;
-    s = natsSubscription_FetchRequest(list, sub, &req);
+    s = sa_nats_fetch(list, sub, &req);
     if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
         return 0;
     if (s != NATS_OK)
@@ -267,7 +268,7 @@ nowait_probe(natsSubscription *sub, int expires_ms)
         req.Batch = 64;
         req.NoWait = true;
         req.Expires = expires_ms * 1000000LL;
-        natsSubscription_FetchRequest(&list, sub, &req);
+        sa_nats_fetch(&list, sub, &req);
         total += mono() - t0;
         natsMsgList_Destroy(&list);
     }
@@ -460,6 +461,7 @@ cmd_bench(const struct opts *o)
     jsCtx *js = js_with_acks(nc), *ajs = js_with_acks(nc);
     char *payload = malloc((size_t)o->size);
     natsSubscription *sub;
+    natsMsg **keep;
     kvStore *kv = NULL;
     kvConfig kc;
     double secs;
@@ -493,7 +495,7 @@ cmd_bench(const struct opts *o)
     done = consume(nc, js, ajs, sub, rest, o->batch, REPUB_ASYNC, 120, &secs);
     report("pull_repub_async_ack", done, secs, &first);
     natsSubscription_Destroy(sub);
-    free(originals);
+    keep = originals; /* a PubAck handler may still be reading it: freed once the contexts are gone */
     originals = NULL;
     if (o->sink)
         post_phase(js, o, payload, &first);
@@ -517,6 +519,7 @@ cmd_bench(const struct opts *o)
     jsCtx_Destroy(ajs);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
+    free(keep);
     free(payload);
     return atomic_load(&failed) ? 1 : 0;
 }

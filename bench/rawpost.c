@@ -5,6 +5,7 @@
 
 #include <curl/curl.h>
 
+#include "natsconn.h"
 #include "rawpost.h"
 
 struct post {
@@ -112,7 +113,7 @@ fetch(natsSubscription *sub, natsMsgList *list, long want, int batch, int busy)
     req.Batch = want < batch ? (int)want : batch;
     req.Expires = (busy ? 5LL : 2000LL) * 1000000LL;
     req.NoWait = busy;
-    s = natsSubscription_FetchRequest(list, sub, &req);
+    s = sa_nats_fetch(list, sub, &req);
     return s == NATS_OK ? list->Count : 0;
 }
 

@@ -188,3 +188,16 @@ sa_nats_close(struct sa_nats *n)
     natsConnection_Destroy(n->nc);
     free(n);
 }
+
+natsStatus
+sa_nats_fetch(natsMsgList *list, natsSubscription *sub, jsFetchRequest *req)
+{
+    int waiting = 0;
+
+    /* _fetch takes the w waiting first, asks the server for batch - w and stops when its count
+     * reaches batch - w: reachable from w only if batch > 2 w */
+    if (natsSubscription_GetPending(sub, &waiting, NULL) == NATS_OK && waiting > 0 &&
+        req->Batch <= 2 * (int64_t)waiting)
+        req->Batch = 2 * (int64_t)waiting + 1;
+    return natsSubscription_FetchRequest(list, sub, req);
+}

@@ -186,7 +186,7 @@ fetch(struct puller *p, struct target *t, int64_t wait_ms)
     req.Batch = room < p->c->cfg.fetch_batch ? (int)room : p->c->cfg.fetch_batch;
     req.NoWait = wait_ms <= 0;
     req.Expires = (wait_ms > 0 ? wait_ms : 100) * 1000000LL;
-    s = natsSubscription_FetchRequest(&list, t->sub, &req);
+    s = sa_nats_fetch(&list, t->sub, &req);
     if (s == NATS_OK || s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
         atomic_store(&p->c->counters.last_pull_ok_ms, sa_now_ms()); /* the stream answered */
     t->seen_empty = s == NATS_TIMEOUT || s == NATS_NOT_FOUND;
