@@ -111,7 +111,7 @@ fetch(natsSubscription *sub, natsMsgList *list, long want, int batch, int busy)
 
     jsFetchRequest_Init(&req);
     req.Batch = want < batch ? (int)want : batch;
-    req.Expires = (busy ? 5LL : 2000LL) * 1000000LL;
+    req.Expires = (busy ? 100LL : 2000LL) * 1000000LL; /* as the consumer: a late answer is rare */
     req.NoWait = busy;
     s = sa_nats_fetch(list, sub, &req);
     return s == NATS_OK ? list->Count : 0;
