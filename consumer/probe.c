@@ -10,6 +10,7 @@
 #include "pull.h"
 
 #define PROBE_MAX_WINDOWS 512
+#define QUIET_AFTER_MS 60000 /* a window over this long gets no new tasks (members' clocks agree) */
 
 int
 targets_holds_tasks(struct puller *p, const char *filter)
@@ -24,6 +25,42 @@ targets_holds_tasks(struct puller *p, const char *filter)
     s = js_DirectGetMsg(&m, p->c->n->js, SA_TASKS_STREAM, NULL, &o);
     natsMsg_Destroy(m);
     return s != NATS_NOT_FOUND; /* on doubt, pull: an empty level costs one fetch */
+}
+
+int
+targets_slot_holds_tasks(struct puller *p, int64_t w, int64_t s)
+{
+    jsConsumerInfo *ci = NULL;
+    char durable[32], filter[SA_SUBJECT_MAX];
+    int holds;
+
+    sa_layout_durable(durable, sizeof(durable), w, s);
+    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
+        holds = ci->NumPending > 0 || ci->NumAckPending > 0;
+        jsConsumerInfo_Destroy(ci);
+        return holds;
+    }
+    sa_layout_level_filter(filter, sizeof(filter), w, s);
+    return targets_holds_tasks(p, filter);
+}
+
+/* Whether window w holds tasks on any level. A window over for a minute and found empty is
+ * remembered as such: looking again every probe cost the server a scan each time. */
+static int
+window_holds_tasks(struct puller *p, int64_t w, int64_t now_ms)
+{
+    const struct sa_layout *l = &p->c->n->layout;
+    char filter[SA_SUBJECT_MAX];
+    int holds;
+
+    for (int i = 0; i < PULL_QUIET_WINDOWS; i++)
+        if (p->quiet[i] == w)
+            return 0;
+    sa_layout_window_all_filter(filter, sizeof(filter), w);
+    holds = targets_holds_tasks(p, filter);
+    if (!holds && w + l->window_ms + QUIET_AFTER_MS <= now_ms)
+        p->quiet[p->quiet_next++ % PULL_QUIET_WINDOWS] = w;
+    return holds;
 }
 
 static int
@@ -44,27 +81,29 @@ static void
 enter_slots(struct puller *p, int64_t w, int64_t now_ms)
 {
     const struct sa_layout *l = &p->c->n->layout;
-    char filter[SA_SUBJECT_MAX];
     struct sa_err err = {0};
 
-    for (int64_t s = w; s < w + l->window_ms && s <= now_ms; s += l->slot_ms) {
-        sa_layout_level_filter(filter, sizeof(filter), w, s);
-        if (targets_find(p, w, s) < 0 && targets_holds_tasks(p, filter) && targets_add(p, w, s, &err) != SA_OK)
+    for (int64_t s = w; s < w + l->window_ms && s <= now_ms; s += l->slot_ms)
+        if (targets_find(p, w, s) < 0 && targets_slot_holds_tasks(p, w, s) && targets_add(p, w, s, &err) != SA_OK)
             sa_log(SA_LOG_WARN, "catch_up_failed", "slot=%" PRId64 " error=\"%s\"", s, err.msg);
-    }
 }
 
+/* A window is entered once: its level pulled, and its slots that began already if they hold
+ * tasks. A window pulled already (the current one, at start) is first looked at as a whole,
+ * so a member starting late in an empty window does not scan the stream once per slot. */
 static void
 probe_window(struct puller *p, int64_t w, int64_t now_ms)
 {
-    char filter[SA_SUBJECT_MAX];
     struct sa_err err = {0};
+    int pulled = targets_find(p, w, 0) >= 0;
 
-    if (w <= p->done_until_ms && targets_find(p, w, 0) >= 0)
+    if (w <= p->done_until_ms && pulled)
         return; /* entered already and still pulled */
-    sa_layout_window_all_filter(filter, sizeof(filter), w);
-    if (targets_find(p, w, 0) < 0 && !targets_holds_tasks(p, filter))
+    if (!window_holds_tasks(p, w, now_ms)) {
+        if (pulled && w > p->done_until_ms)
+            p->done_until_ms = w; /* nothing in any slot of it yet: slots to come are added by the clock */
         return;
+    }
     if (targets_add(p, w, 0, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "catch_up_failed", "window=%" PRId64 " error=\"%s\"", w, err.msg);
     enter_slots(p, w, now_ms);
@@ -89,7 +128,6 @@ targets_probe(struct puller *p, int64_t now_ms)
     const struct sa_layout *l = &p->c->n->layout;
     int64_t cursor, w, current = sa_layout_window(l, now_ms), to;
     uint64_t rev;
-    char filter[SA_SUBJECT_MAX];
     int n = 0;
 
     if (read_cursor(p, &cursor, &rev) != 0)
@@ -97,8 +135,7 @@ targets_probe(struct puller *p, int64_t now_ms)
     to = cursor;
     for (w = cursor; w <= current && n < PROBE_MAX_WINDOWS; w += l->window_ms, n++) {
         probe_window(p, w, now_ms);
-        sa_layout_window_all_filter(filter, sizeof(filter), w);
-        if (to == w && w + 2 * l->window_ms < now_ms && targets_find(p, w, 0) < 0 && !targets_holds_tasks(p, filter))
+        if (to == w && w + 2 * l->window_ms < now_ms && targets_find(p, w, 0) < 0 && !window_holds_tasks(p, w, now_ms))
             to = w + l->window_ms; /* empty and a whole window behind: nobody needs it again */
     }
     if (to != cursor)

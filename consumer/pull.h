@@ -24,6 +24,8 @@ struct target {
     int64_t ask_ms;     /* and ask whether it holds tasks not before this */
 };
 
+#define PULL_QUIET_WINDOWS 8
+
 struct puller {
     struct consumer *c;
     struct target t[PULL_MAX_TARGETS];
@@ -33,6 +35,8 @@ struct puller {
     int64_t done_until_ms; /* levels ending before this were seen drained */
     int64_t next_member_ms;
     int64_t next_slot_ms; /* the first slot not yet taken up */
+    int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
+    int quiet_next;
     kvStore *members; /* fleet membership, to share a slot's prefetch evenly */
     long fleet_size;
     pthread_t thread;
@@ -55,7 +59,11 @@ void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
 void targets_reap(struct puller *p, int64_t now_ms);
 void targets_close(struct puller *p);
-/* probe.c: whether anything waits on filter (on doubt: yes). */
+/* probe.c: whether anything waits on filter (on doubt: yes). A scan of the stream on
+ * nats-server 2.9 when nothing does: 0.3-0.9 s of server CPU with a million tasks stored. */
 int targets_holds_tasks(struct puller *p, const char *filter);
+/* Whether slot s of window w holds tasks: from its durable's counts when it has one (a
+ * consumer info, under a millisecond), else by targets_holds_tasks. */
+int targets_slot_holds_tasks(struct puller *p, int64_t w, int64_t s);
 
 #endif
