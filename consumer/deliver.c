@@ -344,7 +344,9 @@ room(const struct deliver *d)
 }
 
 /* When the earliest held task should be handed out: claim_lead before its due time, unless
- * a provider limit deferred it (its lease is asked for when the limit said, not earlier). */
+ * a provider limit deferred it (its lease is asked for when the limit said, not earlier). The
+ * mark is explicit: a limit that said "in 50 ms" at 50 ms before the due time gave back the
+ * due time itself, the task looked never deferred, and the loop asked again for ever. */
 static int64_t
 next_pop(const struct deliver *d)
 {
@@ -352,7 +354,7 @@ next_pop(const struct deliver *d)
 
     if (!h)
         return INT64_MAX;
-    return h->fire_ms == h->due_ms ? h->fire_ms - d->c->cfg.claim_lead_ms : h->fire_ms;
+    return h->deferred ? h->fire_ms : h->fire_ms - d->c->cfg.claim_lead_ms;
 }
 
 static void

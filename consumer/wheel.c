@@ -174,6 +174,7 @@ enum sa_code
 wheel_defer(struct wheel *w, struct held *h, int64_t fire_ms, struct sa_err *err)
 {
     h->fire_ms = fire_ms;
+    h->deferred = 1;
     if (heap_push(w, h) != 0)
         return sa_fail(err, SA_ENOMEM, "wheel cannot grow past %zu", w->len);
     atomic_fetch_add(&w->count, 1);

@@ -17,6 +17,7 @@ struct held {
     struct sa_task *task;
     int64_t due_ms;     /* when the task is due: lateness is measured from here */
     int64_t fire_ms;    /* when the wheel hands it out: due_ms, later if a limit deferred it */
+    int deferred;       /* a limit deferred it: handed out at fire_ms, never claimed ahead */
     int64_t touched_ms; /* fetched or last marked in progress */
     int64_t scheduled_ms;
     int64_t moved_ms;
@@ -47,7 +48,8 @@ size_t wheel_count(struct wheel *w);
  * (the tasks stay in the inbox and are retried next time). */
 enum sa_code wheel_take_inbox(struct wheel *w, struct sa_err *err) SA_MUST_CHECK;
 
-/* Owner thread: puts a popped task back, to fire at fire_ms (a provider limit deferred it). */
+/* Owner thread: puts a popped task back, to fire at fire_ms (a provider limit deferred it;
+ * marks it deferred). */
 enum sa_code wheel_defer(struct wheel *w, struct held *h, int64_t fire_ms, struct sa_err *err) SA_MUST_CHECK;
 
 /* The earliest fire time held, or INT64_MAX. */
