@@ -44,15 +44,6 @@ struct opts {
     double sync_seconds;
 };
 
-static double
-mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void
 die(const char *what, natsStatus s)
 {
@@ -179,7 +170,7 @@ static double
 publish_all(jsCtx *js, const char *level, long n, const char *payload, int size, int with_id)
 {
     char subject[96], id[32], sched[24];
-    double t0 = mono();
+    double t0 = rawpost_now_s();
     natsStatus s;
 
     mark();
@@ -203,7 +194,7 @@ publish_all(jsCtx *js, const char *level, long n, const char *payload, int size,
             die("async publish", s);
     }
     wait_async(js);
-    return mono() - t0;
+    return rawpost_now_s() - t0;
 }
 
 static natsSubscription *
@@ -263,13 +254,13 @@ nowait_probe(natsSubscription *sub, int expires_ms)
     for (int i = 0; i < tries; i++) {
         natsMsgList list = {0};
         jsFetchRequest req;
-        double t0 = mono();
+        double t0 = rawpost_now_s();
         jsFetchRequest_Init(&req);
         req.Batch = 64;
         req.NoWait = true;
         req.Expires = expires_ms * 1000000LL;
         sa_nats_fetch(&list, sub, &req);
-        total += mono() - t0;
+        total += rawpost_now_s() - t0;
         natsMsgList_Destroy(&list);
     }
     printf(",\"fetch_nowait_empty_expires_%dms_ms\":%.1f", expires_ms, total * 1000 / tries);
@@ -285,12 +276,12 @@ static long
 consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, natsSubscription *sub, long n, int batch,
         enum repub mode, double max_secs, double *secs)
 {
-    double t0 = mono();
+    double t0 = rawpost_now_s();
     long done = 0;
     int empty = 0;
 
     mark();
-    while (done < n && mono() - t0 < max_secs && empty < 3) {
+    while (done < n && rawpost_now_s() - t0 < max_secs && empty < 3) {
         natsMsgList list = {0};
         int got = pull(sub, &list, n - done, batch);
         empty = got ? 0 : empty + 1;
@@ -331,7 +322,7 @@ consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, natsSubscription *sub, long n
     if (mode == REPUB_ASYNC)
         wait_async(ajs);
     natsConnection_Flush(nc); /* every ack reached the server */
-    *secs = mono() - t0;
+    *secs = rawpost_now_s() - t0;
     return done;
 }
 
@@ -342,11 +333,11 @@ kv_create(jsCtx *js, kvStore *kv, long n, long base, int async, double max_secs,
     const char value[] = "{\"state\":\"sending\",\"at\":1795340100250,\"consumer\":\"bench-1\",\"attempt\":1,"
                          "\"due\":1795340100250,\"scheduled\":1795340000000,\"moves\":1,\"moved\":1795340090000,"
                          "\"lateness_ms\":0,\"http_status\":0,\"error\":\"\"}";
-    double t0 = mono();
+    double t0 = rawpost_now_s();
     long i;
 
     mark();
-    for (i = 0; i < n && (async || (i & 63) || mono() - t0 < max_secs); i++) {
+    for (i = 0; i < n && (async || (i & 63) || rawpost_now_s() - t0 < max_secs); i++) {
         uint64_t rev;
         natsStatus s;
         snprintf(key, sizeof(key), "k%ld", base + i);
@@ -367,7 +358,7 @@ kv_create(jsCtx *js, kvStore *kv, long n, long base, int async, double max_secs,
     }
     if (async)
         wait_async(js);
-    *secs = mono() - t0;
+    *secs = rawpost_now_s() - t0;
     return i;
 }
 

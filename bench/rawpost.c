@@ -17,8 +17,8 @@ struct post {
 static struct curl_slist *hdrs;
 static struct post *idle; /* easy handles are reused: each keeps its settings */
 
-static double
-now_s(void)
+double
+rawpost_now_s(void)
 {
     struct timespec ts;
 
@@ -122,14 +122,14 @@ rawpost_consume(natsSubscription *sub, long n, int batch, const char *url, int i
                 double max_secs, double *secs, long *refused)
 {
     CURLM *multi = curl_multi_init();
-    double t0 = now_s();
+    double t0 = rawpost_now_s();
     long pulled = 0, acked = 0;
     int running = 0, flying = 0, empty = 0;
 
     *refused = 0;
     hdrs = curl_slist_append(NULL, "content-type: application/octet-stream");
     curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)inflight);
-    while ((pulled < n || flying > 0) && now_s() - t0 < max_secs && empty < 3) {
+    while ((pulled < n || flying > 0) && rawpost_now_s() - t0 < max_secs && empty < 3) {
         if (pulled < n && flying <= inflight / 2) {
             natsMsgList list = {0};
             int got = fetch(sub, &list, n - pulled, batch, flying > 0);
@@ -156,6 +156,6 @@ rawpost_consume(natsSubscription *sub, long n, int batch, const char *url, int i
         free(p);
     }
     curl_slist_free_all(hdrs);
-    *secs = now_s() - t0;
+    *secs = rawpost_now_s() - t0;
     return acked;
 }

@@ -127,7 +127,8 @@ bind_kv(kvStore **kv, jsCtx *js, const char *bucket, struct sa_err *err)
     char what[128];
 
     if (s == NATS_NOT_FOUND)
-        return sa_fail(err, SA_ENOTFOUND, "bucket %s does not exist: run `sendat init` first", bucket);
+        return sa_fail(err, SA_ENOTFOUND, "bucket %s does not exist: run `sendat init` first",
+                       bucket);
     snprintf(what, sizeof(what), "bind bucket %s", bucket);
     return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, what);
 }

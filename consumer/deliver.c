@@ -28,8 +28,8 @@
 struct deliver {
     struct consumer *c;
     CURLM *multi;
-    int inflight; /* transfers on the multi handle */
-    int taking;   /* claims published and not yet answered */
+    int inflight;       /* transfers on the multi handle */
+    int taking;         /* claims published and not yet answered */
     struct ready ready; /* claimed ahead of their due instant, waiting for it */
     int64_t next_touch_ms, next_counters_ms;
 };
@@ -77,7 +77,8 @@ settle(struct consumer *c, struct held *h)
 
     if (series_continue(c, h, &err) != SA_OK) {
         sa_log(SA_LOG_WARN, "next_occurrence_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        natsMsg_NakWithDelay(h->msg, 1000, NULL); /* again later: the claim keeps it from a resend */
+        natsMsg_NakWithDelay(h->msg, 1000,
+                             NULL); /* again later: the claim keeps it from a resend */
     } else {
         natsMsg_Ack(h->msg, NULL);
     }
@@ -121,7 +122,8 @@ finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason
 
     sa_log(SA_LOG_WARN, "dead_letter", "task=%s attempt=%d reason=\"%s\"", h->task->id,
            h->task->attempt, reason);
-    if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, h->task->channel, reason, &err) != SA_OK) {
+    if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, h->task->channel, reason,
+                          &err) != SA_OK) {
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
         natsMsg_Nak(h->msg, NULL); /* keep it: redelivered and tried again */
         held_free(h);
@@ -138,7 +140,8 @@ finish_skip(struct consumer *c, struct held *h, const struct sa_claim *seen)
         atomic_fetch_add(&c->counters.cancelled, 1);
     else
         atomic_fetch_add(&c->counters.duplicates, 1);
-    sa_log(SA_LOG_INFO, "skipped", "task=%s claim=%s", h->task->id, sa_claim_state_name(seen->state));
+    sa_log(SA_LOG_INFO, "skipped", "task=%s claim=%s", h->task->id,
+           sa_claim_state_name(seen->state));
     settle(c, h);
 }
 
@@ -192,15 +195,19 @@ fire_ready(struct deliver *d, int64_t now)
 
 /* What follows taking the claim (or not): the send, or the task settled without one. */
 static void
-claimed(struct deliver *d, struct held *h, const char *host, int lease, enum take take, uint64_t rev,
-        const struct sa_claim *seen)
+claimed(struct deliver *d, struct held *h, const char *host, int lease, enum take take,
+        uint64_t rev, const struct sa_claim *seen)
 {
     switch (take) {
-    case TAKE_SEND: break;
-    case TAKE_SKIP: limits_release(d->c->limits, host, lease); return finish_skip(d->c, h, seen);
+    case TAKE_SEND:
+        break;
+    case TAKE_SKIP:
+        limits_release(d->c->limits, host, lease);
+        return finish_skip(d->c, h, seen);
     case TAKE_UNKNOWN:
         limits_release(d->c->limits, host, lease);
-        return finish_dead(d->c, h, seen->revision, "outcome unknown: a consumer died while sending (at-most-once)", 0);
+        return finish_dead(d->c, h, seen->revision,
+                           "outcome unknown: a consumer died while sending (at-most-once)", 0);
     case TAKE_LATER:
         limits_release(d->c->limits, host, lease);
         natsMsg_NakWithDelay(h->msg, 1000, NULL);
@@ -249,7 +256,8 @@ static void
 record_done(struct consumer *c, struct claim_job *j)
 {
     if (!j->ok)
-        claims_finish(c, j->h, j->last, j->rec.state, j->rec.http_status, j->rec.error, j->rec.lateness_ms);
+        claims_finish(c, j->h, j->last, j->rec.state, j->rec.http_status, j->rec.error,
+                      j->rec.lateness_ms);
     j->then(c, j->h);
 }
 
@@ -313,8 +321,8 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
         held_free(h);
         return;
     }
-    sa_log(SA_LOG_INFO, "retry", "task=%s attempt=%d next_in_ms=%" PRId64 " error=\"%s\"", h->task->id,
-           h->task->attempt, due - sa_now_ms(), error);
+    sa_log(SA_LOG_INFO, "retry", "task=%s attempt=%d next_in_ms=%" PRId64 " error=\"%s\"",
+           h->task->id, h->task->attempt, due - sa_now_ms(), error);
     claims_outcome(&rec, c, h, SA_CLAIM_RETRYING, status, error, 0);
     record(c, h, rev, &rec, ack_retried);
 }
@@ -402,7 +410,8 @@ abandon(struct deliver *d, struct claim_job *j)
 {
     struct ready_entry e;
 
-    while (ready_pop_due(&d->ready, INT64_MAX, &e)) { /* claimed, not sent: the take-over rules apply */
+    while (ready_pop_due(&d->ready, INT64_MAX,
+                         &e)) { /* claimed, not sent: the take-over rules apply */
         limits_release(d->c->limits, e.host, e.lease);
         natsMsg_Nak(e.h->msg, NULL);
         held_free(e.h);

@@ -10,7 +10,8 @@
 #include "pull.h"
 
 #define PROBE_MAX_WINDOWS 512
-#define QUIET_AFTER_MS 60000 /* a window over this long gets no new tasks (members' clocks agree) */
+#define QUIET_AFTER_MS 60000 /* a window over this long gets no new tasks (members' clocks agree)  \
+                              */
 
 int
 targets_holds_tasks(struct puller *p, const char *filter)
@@ -28,18 +29,28 @@ targets_holds_tasks(struct puller *p, const char *filter)
 }
 
 int
-targets_slot_holds_tasks(struct puller *p, int64_t w, int64_t s)
+targets_level_undone(struct puller *p, int64_t w, int64_t s)
 {
     jsConsumerInfo *ci = NULL;
-    char durable[32], filter[SA_SUBJECT_MAX];
-    int holds;
+    char durable[32];
+    int undone;
 
     sa_layout_durable(durable, sizeof(durable), w, s);
-    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
-        holds = ci->NumPending > 0 || ci->NumAckPending > 0;
-        jsConsumerInfo_Destroy(ci);
-        return holds;
-    }
+    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) != NATS_OK)
+        return -1;
+    undone = ci->NumPending > 0 || ci->NumAckPending > 0;
+    jsConsumerInfo_Destroy(ci);
+    return undone;
+}
+
+int
+targets_slot_holds_tasks(struct puller *p, int64_t w, int64_t s)
+{
+    char filter[SA_SUBJECT_MAX];
+    int undone = targets_level_undone(p, w, s);
+
+    if (undone >= 0)
+        return undone;
     sa_layout_level_filter(filter, sizeof(filter), w, s);
     return targets_holds_tasks(p, filter);
 }
@@ -84,7 +95,8 @@ enter_slots(struct puller *p, int64_t w, int64_t now_ms)
     struct sa_err err = {0};
 
     for (int64_t s = w; s < w + l->window_ms && s <= now_ms; s += l->slot_ms)
-        if (targets_find(p, w, s) < 0 && targets_slot_holds_tasks(p, w, s) && targets_add(p, w, s, &err) != SA_OK)
+        if (targets_find(p, w, s) < 0 && targets_slot_holds_tasks(p, w, s) &&
+            targets_add(p, w, s, &err) != SA_OK)
             sa_log(SA_LOG_WARN, "catch_up_failed", "slot=%" PRId64 " error=\"%s\"", s, err.msg);
 }
 
@@ -101,7 +113,8 @@ probe_window(struct puller *p, int64_t w, int64_t now_ms)
         return; /* entered already and still pulled */
     if (!window_holds_tasks(p, w, now_ms)) {
         if (pulled && w > p->done_until_ms)
-            p->done_until_ms = w; /* nothing in any slot of it yet: slots to come are added by the clock */
+            p->done_until_ms =
+                w; /* nothing in any slot of it yet: slots to come are added by the clock */
         return;
     }
     if (targets_add(p, w, 0, &err) != SA_OK)
@@ -135,7 +148,8 @@ targets_probe(struct puller *p, int64_t now_ms)
     to = cursor;
     for (w = cursor; w <= current && n < PROBE_MAX_WINDOWS; w += l->window_ms, n++) {
         probe_window(p, w, now_ms);
-        if (to == w && w + 2 * l->window_ms < now_ms && targets_find(p, w, 0) < 0 && !window_holds_tasks(p, w, now_ms))
+        if (to == w && w + 2 * l->window_ms < now_ms && targets_find(p, w, 0) < 0 &&
+            !window_holds_tasks(p, w, now_ms))
             to = w + l->window_ms; /* empty and a whole window behind: nobody needs it again */
     }
     if (to != cursor)

@@ -34,7 +34,7 @@ struct puller {
     int64_t next_probe_ms;
     int64_t done_until_ms; /* levels ending before this were seen drained */
     int64_t next_member_ms;
-    int64_t next_slot_ms; /* the first slot not yet taken up */
+    int64_t next_slot_ms;              /* the first slot not yet taken up */
     int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
     int quiet_next;
     kvStore *members; /* fleet membership, to share a slot's prefetch evenly */
@@ -54,7 +54,8 @@ void pull_close(struct puller *p);
 
 /* targets.c: keeping the set of levels to pull. */
 int targets_find(const struct puller *p, int64_t window, int64_t slot);
-enum sa_code targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code targets_add(struct puller *p, int64_t window, int64_t slot,
+                         struct sa_err *err) SA_MUST_CHECK;
 void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
 void targets_reap(struct puller *p, int64_t now_ms);
@@ -62,8 +63,11 @@ void targets_close(struct puller *p);
 /* probe.c: whether anything waits on filter (on doubt: yes). A scan of the stream on
  * nats-server 2.9 when nothing does: 0.3-0.9 s of server CPU with a million tasks stored. */
 int targets_holds_tasks(struct puller *p, const char *filter);
-/* Whether slot s of window w holds tasks: from its durable's counts when it has one (a
- * consumer info, under a millisecond), else by targets_holds_tasks. */
+/* 1 if the durable of level (w, s) has tasks pending or unacked anywhere in the fleet, 0 if
+ * not, -1 if it cannot be read (no such durable, or no answer). A consumer info: under a ms. */
+int targets_level_undone(struct puller *p, int64_t w, int64_t s);
+/* Whether slot s of window w holds tasks: from its durable's counts when it has one, else by
+ * targets_holds_tasks. */
 int targets_slot_holds_tasks(struct puller *p, int64_t w, int64_t s);
 
 #endif

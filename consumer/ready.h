@@ -13,8 +13,8 @@
 
 struct ready_entry {
     struct held *h;
-    uint64_t rev;   /* the claim's revision */
-    int lease;      /* the fleet lease taken for host, or -1 */
+    uint64_t rev; /* the claim's revision */
+    int lease;    /* the fleet lease taken for host, or -1 */
     char host[256];
 };
 

@@ -48,7 +48,8 @@ ensure_durable(struct consumer *c, const char *durable, const char *filter)
     }
     s = js_AddConsumer(&ci, c->n->js, SA_TASKS_STREAM, &cc, NULL, &jerr);
     jsConsumerInfo_Destroy(ci);
-    if (s != NATS_OK && js_GetConsumerInfo(&ci, c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
+    if (s != NATS_OK &&
+        js_GetConsumerInfo(&ci, c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
         jsConsumerInfo_Destroy(ci); /* made by another fleet member with other limits: use it */
         s = NATS_OK;
     }
@@ -64,7 +65,8 @@ share_of(struct puller *p, const char *durable)
     jsConsumerInfo *ci = NULL;
     long share = -1;
 
-    if (p->fleet_size > 1 && js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
+    if (p->fleet_size > 1 &&
+        js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
         share = (long)((ci->NumPending + (uint64_t)p->fleet_size - 1) / (uint64_t)p->fleet_size);
     jsConsumerInfo_Destroy(ci);
     return share;
@@ -129,7 +131,8 @@ add_slots(struct puller *p, int64_t now_ms)
     struct sa_err err = {0};
 
     if (!s || s < to - 1000 * l->slot_ms)
-        s = sa_layout_slot(l, now_ms); /* first time, or too far behind: the catch-up probe covers it */
+        s = sa_layout_slot(
+            l, now_ms); /* first time, or too far behind: the catch-up probe covers it */
     for (; s <= to; s += l->slot_ms) {
         if (s + l->slot_ms <= now_ms && !targets_slot_holds_tasks(p, sa_layout_window(l, s), s))
             continue;
@@ -151,27 +154,12 @@ targets_refresh(struct puller *p, int64_t now_ms)
     add_slots(p, now_ms);
 }
 
-static int
-level_drained(struct puller *p, const struct target *t)
-{
-    jsConsumerInfo *ci = NULL;
-    char durable[32];
-    int drained;
-
-    sa_layout_durable(durable, sizeof(durable), t->window, t->slot);
-    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) != NATS_OK)
-        return 0;
-    drained = ci->NumPending == 0 && ci->NumAckPending == 0;
-    jsConsumerInfo_Destroy(ci);
-    return drained;
-}
-
 void
 targets_reap(struct puller *p, int64_t now_ms)
 {
     for (int i = 0; i < p->n; i++) {
         struct target *t = &p->t[i];
-        if (t->end_ms > now_ms || !level_drained(p, t))
+        if (t->end_ms > now_ms || targets_level_undone(p, t->window, t->slot) != 0)
             continue;
         natsSubscription_Destroy(t->sub);
         p->t[i--] = p->t[--p->n];

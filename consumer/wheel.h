@@ -31,7 +31,8 @@ struct wheel;
 
 typedef void (*wheel_wakeup_fn)(void *arg);
 
-enum sa_code wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg,
+                       struct sa_err *err) SA_MUST_CHECK;
 
 /* Naks and frees whatever is still held (the fleet gets it at once). */
 void wheel_free(struct wheel *w);
@@ -50,7 +51,8 @@ enum sa_code wheel_take_inbox(struct wheel *w, struct sa_err *err) SA_MUST_CHECK
 
 /* Owner thread: puts a popped task back, to fire at fire_ms (a provider limit deferred it;
  * marks it deferred). */
-enum sa_code wheel_defer(struct wheel *w, struct held *h, int64_t fire_ms, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code wheel_defer(struct wheel *w, struct held *h, int64_t fire_ms,
+                         struct sa_err *err) SA_MUST_CHECK;
 
 /* The earliest fire time held, or INT64_MAX. */
 int64_t wheel_next_due(const struct wheel *w);

@@ -19,8 +19,8 @@
 #include "natsconn.h"
 #include "natsd.h"
 
-#define WAITING 40  /* answered to a pull of ours before the fetch: > half the batch */
-#define LATER 150   /* published while the fetch runs, for a pull still open */
+#define WAITING 40 /* answered to a pull of ours before the fetch: > half the batch */
+#define LATER 150  /* published while the fetch runs, for a pull still open */
 #define BATCH 64
 
 static struct natsd srv;
@@ -114,10 +114,13 @@ test_fetch_with_messages_waiting(void **state)
 
     publish_n(js, 0, WAITING);
     snprintf(next, sizeof(next), "$JS.API.CONSUMER.MSG.NEXT.FT.d");
-    assert_int_equal(natsConnection_PublishRequestString(nc, next, natsSubscription_GetSubject(sub), "{\"batch\":40}"), NATS_OK);
+    assert_int_equal(natsConnection_PublishRequestString(nc, next, natsSubscription_GetSubject(sub),
+                                                         "{\"batch\":40}"),
+                     NATS_OK);
     assert_true(wait_until(all_waiting, NULL, 10000));
     assert_int_equal(natsConnection_PublishRequestString(nc, next, natsSubscription_GetSubject(sub),
-                                                         "{\"batch\":100,\"expires\":10000000000}"), NATS_OK);
+                                                         "{\"batch\":100,\"expires\":10000000000}"),
+                     NATS_OK);
     assert_int_equal(natsConnection_Flush(nc), NATS_OK);
     assert_int_equal(pthread_create(&later, NULL, publish_later, js), 0);
     fetch_all(seen);
