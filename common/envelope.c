@@ -154,3 +154,10 @@ sa_envelope_free_plain(uint8_t *plain, size_t len)
     sodium_memzero(plain, len); /* recipients and bodies */
     free(plain);
 }
+
+int
+sa_envelope_key_unknown(const struct sa_keyring *ring, const uint8_t *env, size_t len)
+{
+    return len >= SA_ENVELOPE_OVERHEAD && env[0] == SA_ENVELOPE_VERSION &&
+           !sa_keyring_find(ring, env + KID_AT);
+}

@@ -38,4 +38,8 @@ enum sa_code sa_envelope_open(const struct sa_keyring *ring, const char *id, con
 
 void sa_envelope_free_plain(uint8_t *plain, size_t len);
 
+/* 1 if env has a well-formed header whose key id the ring does not hold (sealed with a key
+ * this reader has not loaded, for instance mid-rotation), else 0. */
+int sa_envelope_key_unknown(const struct sa_keyring *ring, const uint8_t *env, size_t len);
+
 #endif

@@ -45,7 +45,8 @@ static const char usage[] =
     "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default :8080)\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n"
-    "SIGHUP: read SENDAT_KEY_FILE and SENDAT_WEBHOOK_SECRET_FILE again (key rotation).\n"
+    "SIGHUP: read SENDAT_KEY_FILE and SENDAT_WEBHOOK_SECRET_FILE again (key rotation; a task\n"
+    "sealed with a key id not loaded here also triggers a reading of the key file).\n"
     "SENDAT_LOG_FORMAT=logfmt|json, SENDAT_LOG_LEVEL=debug|info|warn|error.\n";
 
 void
@@ -155,11 +156,11 @@ counters_log(const struct consumer *c, const char *event)
 
     sa_log(SA_LOG_INFO, event,
            "consumer=%s pulled=%ld held=%ld moved=%ld sent=%ld failed=%ld retried=%ld dead=%ld "
-           "cancelled=%ld duplicates=%ld redelivered_held=%ld",
+           "cancelled=%ld duplicates=%ld redelivered_held=%ld key_waits=%ld",
            c->cfg.name, atomic_load(&k->pulled), atomic_load(&k->held), atomic_load(&k->moved),
            counters_sum(k->sent), counters_sum(k->failed), counters_sum(k->retried),
            counters_sum(k->dead), atomic_load(&k->cancelled), atomic_load(&k->duplicates),
-           atomic_load(&k->redelivered_held));
+           atomic_load(&k->redelivered_held), atomic_load(&k->key_waits));
 }
 
 enum sa_code

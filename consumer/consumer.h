@@ -40,7 +40,7 @@ struct config {
 /* Counters and gauges for logs and /metrics. Indexed by enum sa_channel where it says [3]
  * (0: a message that never opened). */
 struct counters {
-    atomic_long pulled, held, moved, cancelled, duplicates, redelivered_held;
+    atomic_long pulled, held, moved, cancelled, duplicates, redelivered_held, key_waits;
     atomic_long sent[3], failed[3], retried[3], dead[3];
     atomic_long lateness_le[LATENESS_BUCKETS]; /* cumulative, see lateness_bounds_ms */
     atomic_long lateness_count, lateness_sum_ms;

@@ -85,6 +85,9 @@ metrics(struct consumer *c, char *buf)
     n = put(buf, n, "# HELP sendat_redelivered_held_total Redeliveries of a task this consumer still held (not held twice).\n"
                     "# TYPE sendat_redelivered_held_total counter\nsendat_redelivered_held_total %ld\n",
             atomic_load(&k->redelivered_held));
+    n = put(buf, n, "# HELP sendat_unknown_key_total Tasks handed back because their key id is not loaded here.\n"
+                    "# TYPE sendat_unknown_key_total counter\nsendat_unknown_key_total %ld\n",
+            atomic_load(&k->key_waits));
     n = put(buf, n, "# TYPE sendat_republished_total counter\nsendat_republished_total %ld\n", atomic_load(&k->moved));
     n = put(buf, n, "# TYPE sendat_pulled_total counter\nsendat_pulled_total %ld\n", atomic_load(&k->pulled));
     n = put(buf, n, "# TYPE sendat_in_flight gauge\nsendat_in_flight %ld\n", atomic_load(&k->inflight));

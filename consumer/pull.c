@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "cancel.h"
+#include "envelope.h"
+#include "keywait.h"
 #include "log.h"
 #include "mover.h"
 #include "pull.h"
@@ -38,6 +40,38 @@ dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
         natsMsg_Ack(msg, NULL);
     else
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "error=\"%s\"", err.msg); /* redelivered later */
+    natsMsg_Destroy(msg);
+}
+
+/* Sealed with a key id this member does not hold: mid-rotation, the producers and the members
+ * already reloaded seal with the newest key. Ask the main thread to read the key file again
+ * and hand the task back to the fleet with a growing delay; only after an hour of that is it
+ * a dead letter that names the missing key. */
+static void
+await_key(struct puller *p, natsMsg *msg, const char *id, const char *reason)
+{
+    jsMsgMetaData *meta = NULL;
+    uint64_t delivered = 1;
+    int64_t now = sa_now_ms(), delay;
+    char why[sizeof(((struct sa_err *)0)->msg) + 64];
+
+    if (natsMsg_GetMetaData(&meta, msg) == NATS_OK)
+        delivered = meta->NumDelivered;
+    jsMsgMetaData_Destroy(meta);
+    if (keywait_waited_ms(delivered) >= KEYWAIT_GIVE_UP_MS) {
+        snprintf(why, sizeof(why), "%s: no fleet member held that key for an hour", reason);
+        return dead_letter(p, msg, id, why);
+    }
+    if (now >= p->next_key_reload_ms) {
+        p->next_key_reload_ms = now + KEYWAIT_RELOAD_EVERY_MS;
+        atomic_store(&p->c->reload, 1);
+        wheel_wake(p->c->wheel);
+    }
+    delay = keywait_delay_ms(delivered);
+    sa_log(SA_LOG_WARN, "unknown_key", "task=%s delivered=%" PRIu64 " back_in_ms=%" PRId64 " reason=\"%s\"",
+           id, delivered, delay, reason);
+    atomic_fetch_add(&p->c->counters.key_waits, 1);
+    natsMsg_NakWithDelay(msg, delay, NULL);
     natsMsg_Destroy(msg);
 }
 
@@ -106,6 +140,7 @@ handle(struct puller *p, natsMsg *msg)
     struct sa_err err = {0};
     int64_t now = sa_now_ms();
     enum sa_code rc;
+    int key_unknown;
 
     atomic_fetch_add(&p->c->counters.pulled, 1);
     if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK)
@@ -113,7 +148,11 @@ handle(struct puller *p, natsMsg *msg)
     pthread_rwlock_rdlock(&p->c->ring_lock);
     rc = sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
                       (size_t)natsMsg_GetDataLength(msg), &t, &err);
+    key_unknown = rc != SA_OK && sa_envelope_key_unknown(p->c->ring, (const uint8_t *)natsMsg_GetData(msg),
+                                                         (size_t)natsMsg_GetDataLength(msg));
     pthread_rwlock_unlock(&p->c->ring_lock);
+    if (key_unknown)
+        return await_key(p, msg, place.id, err.msg);
     if (rc != SA_OK)
         return dead_letter(p, msg, place.id, err.msg);
     if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) { /* a series' own occurrence:

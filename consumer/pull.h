@@ -35,6 +35,7 @@ struct puller {
     int64_t done_until_ms; /* levels ending before this were seen drained */
     int64_t next_member_ms;
     int64_t next_slot_ms;              /* the first slot not yet taken up */
+    int64_t next_key_reload_ms; /* a task with an unknown key id may ask for a reload from then */
     int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
     int quiet_next;
     kvStore *members; /* fleet membership, to share a slot's prefetch evenly */

@@ -86,6 +86,13 @@ wheel_post(struct wheel *w, struct held *h)
     return 1;
 }
 
+void
+wheel_wake(struct wheel *w)
+{
+    if (w->wake)
+        w->wake(w->wake_arg);
+}
+
 size_t
 wheel_count(struct wheel *w)
 {

@@ -42,6 +42,9 @@ void wheel_free(struct wheel *w);
  * task this process still holds or sends: the first copy settles it), -1 if out of memory. */
 int wheel_post(struct wheel *w, struct held *h);
 
+/* Any thread: wakes the owner thread (to look at a flag such as consumer.reload). */
+void wheel_wake(struct wheel *w);
+
 /* Tasks held or waiting in the inbox (any thread). */
 size_t wheel_count(struct wheel *w);
 

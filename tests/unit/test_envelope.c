@@ -285,6 +285,9 @@ test_unknown_key_and_rotation(void **state)
     sa_envelope_free_plain(plain, plen);
     assert_int_equal(sa_envelope_open(old, ID, env, len, &plain, &plen, &err), SA_ECRYPTO);
     assert_string_equal(err.msg, "unknown key id 02020202");
+    assert_int_equal(sa_envelope_key_unknown(old, env, len), 1); /* "not yet": waits for a reload */
+    assert_int_equal(sa_envelope_key_unknown(both, env, len), 0);
+    assert_int_equal(sa_envelope_key_unknown(old, env, SA_ENVELOPE_OVERHEAD - 1), 0); /* junk */
     free(env);
     seal_body(both, &env, &len);
     memcpy(env + 1, "\x1a\x2b\x3c\x4d", 4);

@@ -1,0 +1,27 @@
+/* Backoff for tasks whose key id this member does not hold (see keywait.h). Counted from the
+ * message's delivery count, so no state is kept per task and a restarted member continues
+ * where the fleet left off. */
+#include "keywait.h"
+
+#define FIRST_MS 500
+#define MAX_MS 5000
+
+int64_t
+keywait_delay_ms(uint64_t delivered)
+{
+    int64_t d = FIRST_MS;
+
+    for (uint64_t i = 1; i < delivered && d < MAX_MS; i++)
+        d *= 2;
+    return d < MAX_MS ? d : MAX_MS;
+}
+
+int64_t
+keywait_waited_ms(uint64_t delivered)
+{
+    int64_t sum = 0;
+
+    for (uint64_t i = 1; i < delivered && sum < KEYWAIT_GIVE_UP_MS; i++)
+        sum += keywait_delay_ms(i);
+    return sum;
+}
