@@ -17,7 +17,7 @@
 #include "fixture.h"
 #include "layout.h"
 
-#define N_OLD 6 /* sealed with the old key, each failing twice: retries re-sealed mid-rotation */
+#define N_OLD 6  /* sealed with the old key, each failing twice: retries re-sealed mid-rotation */
 #define N_NEW 12 /* sealed with the new key while one member does not have it */
 #define N_LATE 6 /* sealed with the new key once only the stale member is left */
 
@@ -82,7 +82,8 @@ check_each_once(const char *prefix, int n)
         snprintf(path, sizeof(path), "/%s/%d", prefix, k);
         size_t want = !strcmp(prefix, "old") ? 3 : 1; /* two 500s, then the 200 */
         if (receiver_count_path(F.recv, path) != want)
-            fail_msg("%s arrived %zu times, want %zu", path, receiver_count_path(F.recv, path), want);
+            fail_msg("%s arrived %zu times, want %zu", path, receiver_count_path(F.recv, path),
+                     want);
     }
 }
 
@@ -106,7 +107,8 @@ test_rotation_in_any_reload_order(void **state)
 
     due = test_now_ms() + 4000;
     schedule_n(N_OLD, "old", due);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "keygen", F.key, "--append", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "keygen", F.key, "--append", NULL),
+                     0);
     proc_signal(&F.consumers[1], SIGHUP);
     wait_line(F.consumers[1].err_path, "event=reloaded keys=2");
     schedule_n(N_NEW, "new", test_now_ms() + 1000);
