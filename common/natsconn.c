@@ -68,8 +68,9 @@ set_servers(natsOptions *o, const char *url)
 }
 
 static natsStatus
-make_options(natsOptions **o, const char *url, const char *name)
+make_options(natsOptions **o, const char *url, const char *name, const char *inbox)
 {
+    const char *own = getenv("SENDAT_NATS_INBOX_PREFIX");
     natsStatus s = natsOptions_Create(o);
 
     if (s == NATS_OK)
@@ -85,12 +86,15 @@ make_options(natsOptions **o, const char *url, const char *name)
     if (s == NATS_OK)
         s = natsOptions_SetReconnectBufSize(*o, 64 * 1024 * 1024);
     if (s == NATS_OK)
+        s = natsOptions_SetCustomInboxPrefix(*o, own && *own ? own : inbox);
+    if (s == NATS_OK)
         s = set_auth(*o);
     return s;
 }
 
 enum sa_code
-sa_nats_connect(struct sa_nats **out, const char *url, const char *name, struct sa_err *err)
+sa_nats_connect(struct sa_nats **out, const char *url, const char *name, const char *inbox,
+                struct sa_err *err)
 {
     struct sa_nats *n = NULL;
     natsOptions *o = NULL;
@@ -105,7 +109,7 @@ sa_nats_connect(struct sa_nats **out, const char *url, const char *name, struct 
     n = calloc(1, sizeof(*n));
     if (!n)
         return sa_fail(err, SA_ENOMEM, "no memory for a connection");
-    s = make_options(&o, url, name);
+    s = make_options(&o, url, name, inbox);
     if (s == NATS_OK)
         s = natsConnection_Connect(&n->nc, o);
     if (s == NATS_OK)

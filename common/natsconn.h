@@ -20,12 +20,18 @@ struct sa_nats {
     struct sa_layout layout;
 };
 
+/* The inbox prefixes of the roles' binaries: replies, pulled tasks and watch deliveries
+ * arrive below them, and deploy/nats/accounts.conf lets each role subscribe to its own only. */
+#define SA_INBOX_PRODUCER "_INBOX_sendat_producer"
+#define SA_INBOX_CONSUMER "_INBOX_sendat_consumer"
+
 /* Connects to url (NULL: SENDAT_NATS_URL, else SA_DEFAULT_URL; a comma-separated list is a
  * cluster). Credentials come from SENDAT_NATS_CREDS (.creds file), SENDAT_NATS_NKEY (seed
  * file), SENDAT_NATS_USER + SENDAT_NATS_PASSWORD, SENDAT_NATS_TOKEN; TLS from SENDAT_NATS_CA,
- * SENDAT_NATS_CERT + SENDAT_NATS_KEY. Reconnects forever with backoff. */
+ * SENDAT_NATS_CERT + SENDAT_NATS_KEY. Replies arrive below SENDAT_NATS_INBOX_PREFIX, else
+ * below inbox (one of SA_INBOX_*). Reconnects forever with backoff. */
 enum sa_code sa_nats_connect(struct sa_nats **out, const char *url, const char *name,
-                             struct sa_err *err) SA_MUST_CHECK;
+                             const char *inbox, struct sa_err *err) SA_MUST_CHECK;
 
 /* Binds the buckets and reads the layout; SA_ENOTFOUND with "run sendat init" if absent. */
 enum sa_code sa_nats_bind(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;

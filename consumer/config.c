@@ -16,6 +16,8 @@ static const char usage[] =
     "  SENDAT_NATS_URL            server URL(s), comma-separated (default " SA_DEFAULT_URL ")\n"
     "  SENDAT_NATS_CREDS, SENDAT_NATS_NKEY, SENDAT_NATS_USER, SENDAT_NATS_PASSWORD,\n"
     "  SENDAT_NATS_TOKEN, SENDAT_NATS_CA, SENDAT_NATS_CERT, SENDAT_NATS_KEY   credentials, TLS\n"
+    "  SENDAT_NATS_INBOX_PREFIX   where replies and pulled tasks arrive (default\n"
+    "                             _INBOX_sendat_consumer, the consumer role's own)\n"
     "  SENDAT_KEY_FILE            key ring to open tasks with (required)\n"
     "  SENDAT_CONSUMER_NAME       name in claims and logs (default hostname-pid)\n"
     "  SENDAT_MAX_INFLIGHT        sends in flight at once (default 256)\n"

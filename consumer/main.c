@@ -45,7 +45,7 @@ setup(struct consumer *c, struct sa_err *err)
     pthread_rwlock_init(&c->ring_lock, NULL);
     if (consumer_load_signer(&c->signer, err) != SA_OK ||
         sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
-        sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, err) != SA_OK ||
+        sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, SA_INBOX_CONSUMER, err) != SA_OK ||
         sa_nats_bind(c->n, err) != SA_OK ||
         deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||

@@ -29,7 +29,7 @@ int
 cli_connect(const struct cli *c, struct sa_nats **n)
 {
     struct sa_err err = {0};
-    enum sa_code rc = sa_nats_connect(n, c->server, "sendat", &err);
+    enum sa_code rc = sa_nats_connect(n, c->server, "sendat", SA_INBOX_PRODUCER, &err);
 
     if (rc == SA_OK)
         rc = sa_nats_bind(*n, &err);

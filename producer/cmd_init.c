@@ -171,7 +171,7 @@ cmd_init(int argc, char **argv)
         return code < 0 ? EXIT_OK : code;
     if (sa_layout_check(&o.layout, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "init: %s", err.msg);
-    if (sa_nats_connect(&n, o.cli.server, "sendat-init", &err) != SA_OK)
+    if (sa_nats_connect(&n, o.cli.server, "sendat-init", SA_INBOX_PRODUCER, &err) != SA_OK)
         return cli_error(EXIT_FAIL, "%s", err.msg);
     rc = add_stream(n->js, SA_TASKS_STREAM, SA_TASK_SUBJECTS, 1, &o, &err);
     if (rc == SA_OK)

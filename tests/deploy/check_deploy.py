@@ -264,9 +264,11 @@ def conf_permissions():
         user = re.match(r"\{\s*user:\s*(\w+)", block).group(1)
         allow = re.search(r"publish:\s*\{\s*allow:\s*\[(.*?)\]", block, re.S)
         deny = re.search(r"publish:\s*\{\s*allow:\s*\[.*?\],\s*deny:\s*\[(.*?)\]", block, re.S)
+        sub = re.search(r"subscribe:\s*\{\s*allow:\s*\[(.*?)\]", block, re.S)
         if allow:
             perms[user] = (re.findall(r'"([^"]+)"', allow.group(1)),
-                           re.findall(r'"([^"]+)"', deny.group(1)) if deny else None)
+                           re.findall(r'"([^"]+)"', deny.group(1)) if deny else None,
+                           re.findall(r'"([^"]+)"', sub.group(1)) if sub else None)
     return perms
 
 
@@ -276,13 +278,17 @@ def check_helm_values():
           "nats-values: not a 3-node cluster")
     check(v.get("jetstream", {}).get("enabled") is True, "nats-values: JetStream off")
     users = v.get("merge", {}).get("accounts", {}).get("SENDAT", {}).get("users", [])
-    pub = {u["user"]: u.get("permissions", {}).get("publish") for u in users}
-    helm = {u: (p.get("allow"), p.get("deny")) if p else None for u, p in pub.items()}
+    perm = {u["user"]: u.get("permissions") for u in users}
+    helm = {u: (p["publish"].get("allow"), p["publish"].get("deny"), p.get("subscribe", {}).get("allow"))
+            if p else None for u, p in perm.items()}
     conf = conf_permissions()
     check(set(conf) == {"producer", "consumer"}, "accounts.conf: roles %s" % sorted(conf))
     for user, perms in conf.items():
         check(helm.get(user) == perms, "nats-values: %s's permissions differ from accounts.conf" % user)
-    check(conf.get("consumer", ([], None))[1] == ["sendat.task.*.w.*"],
+    for user in ("producer", "consumer"):
+        check(conf.get(user, ([], None, None))[2] == ["_INBOX_sendat_%s.>" % user],
+              "accounts.conf: %s may subscribe below its own inbox prefix only" % user)
+    check(conf.get("consumer", ([], None, None))[1] == ["sendat.task.*.w.*"],
           "accounts.conf: consumers must be denied the window levels (producers' alone)")
     check("admin" in helm and helm["admin"] is None, "nats-values: admin user")
 

@@ -360,6 +360,36 @@ test_consumer_user_administers_no_stream(void **state)
     natsConnection_Destroy(nc);
 }
 
+/* user may subscribe to none of the other roles' inboxes, nor to nats.c's default prefix. */
+static void
+check_inboxes_closed(const char *user, const char *other)
+{
+    const char *subjects[] = {"_INBOX.>", other};
+    natsConnection *nc = NULL;
+    natsSubscription *sub = NULL;
+    const char *text = NULL;
+
+    for (size_t i = 0; i < sizeof(subjects) / sizeof(subjects[0]); i++) {
+        assert_int_equal(natsd_connect(&nc, F.cluster.urls, user, role(user)->password), NATS_OK);
+        assert_int_equal(natsConnection_SubscribeSync(&sub, nc, subjects[i]), NATS_OK);
+        natsConnection_Flush(nc); /* the server's -ERR comes before its PONG */
+        if (natsConnection_GetLastError(nc, &text) != NATS_NOT_PERMITTED)
+            fail_msg("%s may subscribe to %s", user, subjects[i]);
+        natsSubscription_Destroy(sub);
+        natsConnection_Destroy(nc);
+    }
+}
+
+/* Replies carry pulled tasks, acks and claim records: each role reads only its own. */
+static void
+test_roles_read_only_their_own_inboxes(void **state)
+{
+    (void)state;
+    start_once();
+    check_inboxes_closed("producer", "_INBOX_sendat_consumer.>");
+    check_inboxes_closed("consumer", "_INBOX_sendat_producer.>");
+}
+
 static int
 stop_all(void **state)
 {
@@ -377,6 +407,7 @@ main(void)
         cmocka_unit_test(test_producer_with_consumer_credentials_is_refused),
         cmocka_unit_test(test_consumer_with_producer_credentials_stops),
         cmocka_unit_test(test_consumer_user_administers_no_stream),
+        cmocka_unit_test(test_roles_read_only_their_own_inboxes),
     };
     int rc;
 

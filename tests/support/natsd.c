@@ -372,6 +372,11 @@ natsd_connect(natsConnection **nc, const char *urls, const char *user, const cha
         s = set_servers(o, urls);
     if (s == NATS_OK && user)
         s = natsOptions_SetUserInfo(o, user, password ? password : "");
+    if (s == NATS_OK && user && (!strcmp(user, "producer") || !strcmp(user, "consumer"))) {
+        char inbox[64]; /* the role's own inbox prefix, the only one it may subscribe to */
+        snprintf(inbox, sizeof(inbox), "_INBOX_sendat_%s", user);
+        s = natsOptions_SetCustomInboxPrefix(o, inbox);
+    }
     if (s == NATS_OK)
         s = natsConnection_Connect(nc, o);
     natsOptions_Destroy(o);
