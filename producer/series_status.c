@@ -6,6 +6,7 @@
 #include "claim.h"
 #include "cli.h"
 #include "cron.h"
+#include "events.h"
 #include "find.h"
 #include "series.h"
 #include "series_status.h"
@@ -13,34 +14,63 @@
 
 #define SHOWN_MAX 50
 
-int
-series_cancel(struct sa_nats *n, const char *id, int *found)
-{
-    struct series_info s;
-    struct sa_err err = {0};
-    char now[40];
-    uint64_t rev;
-    enum sa_code rc = series_get(n, id, &s, &err);
+/* The occurrences to show: the last SHOWN_MAX up to the first one still ahead. Sets *ended when
+ * the series has none ahead (its count or until reached). */
+struct fires {
+    int64_t at[SHOWN_MAX];
+    int k;
+    int ended;
+};
 
-    *found = rc == SA_OK;
-    if (rc == SA_ENOTFOUND)
-        return EXIT_UNKNOWN;
+static enum sa_code
+compute_fires(const struct series_info *s, int64_t now, struct fires *f, struct sa_err *err)
+{
+    struct sa_cron *c = NULL;
+    int64_t at;
+    int flags, total = 0;
+    enum sa_code rc = sa_cron_parse(&c, s->cron, err);
+
+    memset(f, 0, sizeof(*f));
     if (rc != SA_OK)
-        return cli_error(EXIT_FAIL, "cancel: %s", err.msg);
-    sa_time_format(now, sizeof(now), sa_now_ms());
-    if (kvStore_PutString(&rev, n->cancel, id, now) != NATS_OK)
-        return cli_error(EXIT_FAIL, "cancel: the cancel map did not take %s", id);
-    puts("cancelled");
-    return EXIT_OK;
+        return rc;
+    f->ended = 1;
+    for (at = s->first_ms; total < 100000 && (!s->count || total < s->count) &&
+                           (!s->until_ms || at <= s->until_ms);
+         total++) {
+        f->at[f->k++ % SHOWN_MAX] = at;
+        if (at > now) {
+            f->ended = 0;
+            break;
+        }
+        if (sa_cron_next(c, s->tz, at, &at, &flags, NULL) != SA_OK)
+            break;
+    }
+    sa_cron_free(c);
+    return SA_OK;
 }
 
-static const char *
-occurrence_state(struct sa_nats *n, const char *occ_id)
+static int64_t
+fire_at(const struct fires *f, int i)
 {
-    struct sa_claim c;
+    return f->at[i % SHOWN_MAX];
+}
+
+/* An occurrence's state: its claim's, else waiting in the stream, else (the series cancelled)
+ * "cancelled", else "not yet scheduled". *settled says whether it can still change. */
+static const char *
+occurrence_state(struct sa_nats *n, const char *occ_id, int series_cancelled, int *settled)
+{
+    struct sa_claim c = {0};
     natsMsg *m = NULL;
 
-    if (sa_claim_get(n->claims, occ_id, &c, NULL) == SA_OK)
+    *settled = 1;
+    if (sa_claim_get(n->claims, occ_id, &c, NULL) == SA_OK && c.state != SA_CLAIM_SENDING &&
+        c.state != SA_CLAIM_RETRYING)
+        return sa_claim_state_name(c.state);
+    if (series_cancelled)
+        return "cancelled"; /* a copy still in the stream is dropped when a consumer meets it */
+    *settled = 0;
+    if (c.state == SA_CLAIM_SENDING || c.state == SA_CLAIM_RETRYING)
         return sa_claim_state_name(c.state);
     if (find_task(n, occ_id, &m, NULL) == SA_OK) {
         natsMsg_Destroy(m);
@@ -49,50 +79,93 @@ occurrence_state(struct sa_nats *n, const char *occ_id)
     return "not yet scheduled";
 }
 
-static void
-add(json_t *events, int64_t at, const char *name, json_t *fields)
+/* When the series was cancelled (the cancel map entry's time), 0 if it was not. */
+static int64_t
+cancelled_at(struct sa_nats *n, const char *id)
 {
-    char text[40];
+    kvEntry *e = NULL;
+    int64_t at = 0;
 
-    sa_time_format(text, sizeof(text), at);
-    json_object_set_new(fields, "at", json_string(text));
-    json_object_set_new(fields, "at_ms", json_integer(at));
-    json_object_set_new(fields, "event", json_string(name));
-    json_array_append_new(events, fields);
+    if (kvStore_Get(&e, n->cancel, id) == NATS_OK)
+        at = kvEntry_Created(e) / 1000000;
+    kvEntry_Destroy(e);
+    return at;
+}
+
+/* A series has finished when no occurrence is ahead and its last one is settled: returns that
+ * occurrence's time, else 0. */
+static int64_t
+finished_at(struct sa_nats *n, const char *id, const struct fires *f)
+{
+    char occ[SA_ID_MAX + 1];
+    int settled = 0;
+
+    if (!f->ended || f->k == 0)
+        return 0;
+    sa_layout_occurrence_id(occ, sizeof(occ), id, fire_at(f, f->k - 1));
+    occurrence_state(n, occ, 0, &settled);
+    return settled ? fire_at(f, f->k - 1) : 0;
+}
+
+int
+series_cancel(struct sa_nats *n, const char *id, int *found)
+{
+    struct series_info s;
+    struct fires f;
+    struct sa_err err = {0};
+    char now[40];
+    uint64_t rev;
+    int64_t done;
+    enum sa_code rc = series_get(n, id, &s, &err);
+
+    *found = rc == SA_OK;
+    if (rc == SA_ENOTFOUND)
+        return EXIT_UNKNOWN;
+    if (rc == SA_OK)
+        rc = compute_fires(&s, sa_now_ms(), &f, &err);
+    if (rc != SA_OK)
+        return cli_error(EXIT_FAIL, "cancel: %s", err.msg);
+    if ((done = finished_at(n, id, &f)) != 0) {
+        sa_time_format(now, sizeof(now), done);
+        printf("too late: the series finished at %s\n", now);
+        return EXIT_TOO_LATE;
+    }
+    sa_time_format(now, sizeof(now), sa_now_ms());
+    if (kvStore_PutString(&rev, n->cancel, id, now) != NATS_OK)
+        return cli_error(EXIT_FAIL, "cancel: the cancel map did not take %s", id);
+    puts("cancelled");
+    return EXIT_OK;
 }
 
 int
 series_events(struct sa_nats *n, const char *id, json_t *events, int *found)
 {
     struct series_info s;
-    struct sa_cron *c = NULL;
+    struct fires f;
     struct sa_err err = {0};
-    int64_t at, now = sa_now_ms(), fires[SHOWN_MAX];
-    int flags, k = 0, total = 0;
-    kvEntry *cancelled = NULL;
+    int64_t cancelled, done;
     enum sa_code rc = series_get(n, id, &s, &err);
 
     *found = rc == SA_OK;
     if (rc != SA_OK)
         return rc == SA_ENOTFOUND ? EXIT_OK : cli_error(EXIT_FAIL, "status: %s", err.msg);
-    add(events, s.created_ms, "series", json_pack("{s:s, s:s, s:i}", "cron", s.cron, "tz", s.tz, "count", s.count));
-    if (kvStore_Get(&cancelled, n->cancel, id) == NATS_OK)
-        add(events, now, "series-cancelled", json_object());
-    kvEntry_Destroy(cancelled);
-    if (sa_cron_parse(&c, s.cron, &err) != SA_OK)
+    if (compute_fires(&s, sa_now_ms(), &f, &err) != SA_OK)
         return cli_error(EXIT_FAIL, "status: %s", err.msg);
-    /* the last SHOWN_MAX occurrences up to the first one still ahead */
-    for (at = s.first_ms; total < 100000 && (!s.count || total < s.count) && (!s.until_ms || at <= s.until_ms); total++) {
-        fires[k++ % SHOWN_MAX] = at;
-        if (at > now || sa_cron_next(c, s.tz, at, &at, &flags, NULL) != SA_OK)
-            break;
-    }
-    for (int i = k > SHOWN_MAX ? k - SHOWN_MAX : 0; i < k; i++) {
+    events_add(events, s.created_ms, "series",
+               json_pack("{s:s, s:s, s:i}", "cron", s.cron, "tz", s.tz, "count", s.count));
+    cancelled = cancelled_at(n, id);
+    for (int i = f.k > SHOWN_MAX ? f.k - SHOWN_MAX : 0; i < f.k; i++) {
         char occ[SA_ID_MAX + 1];
-        sa_layout_occurrence_id(occ, sizeof(occ), id, fires[i % SHOWN_MAX]);
-        add(events, fires[i % SHOWN_MAX], "occurrence",
-            json_pack("{s:s, s:s}", "id", occ, "state", occurrence_state(n, occ)));
+        int settled;
+        sa_layout_occurrence_id(occ, sizeof(occ), id, fire_at(&f, i));
+        events_add(events, fire_at(&f, i), "occurrence",
+                   json_pack("{s:s, s:s}", "id", occ, "state",
+                             occurrence_state(n, occ, cancelled != 0, &settled)));
     }
-    sa_cron_free(c);
+    if (cancelled)
+        events_add(events, cancelled, "series-cancelled", NULL);
+    else if ((done = finished_at(n, id, &f)) != 0)
+        events_add(events, done, "series-finished", NULL);
+    events_sort(events);
     return EXIT_OK;
 }

@@ -1,0 +1,181 @@
+/* `sendat status` tells the truth (issue 12): the due time first, then every event at the time
+ * it happened, in time order; nothing "waiting" after a cancel; a replay called a replay; a
+ * series that finished or was cancelled named so, with its own time, and a finished series
+ * cannot be cancelled. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+#include "timeparse.h"
+
+static struct fx F;
+
+/* Checks the shape of a status text: a "due" line first, then lines in time order, none
+ * stamped after the query; returns the number of lines. */
+static int
+check_order(const char *text, int64_t queried_ms)
+{
+    char line[1024], when[40];
+    const char *p = text;
+    int64_t prev = 0, at;
+    int n = 0;
+    struct sa_err err = {0};
+
+    while (*p) {
+        size_t len = strcspn(p, "\n");
+        snprintf(line, sizeof(line), "%.*s", (int)len, p);
+        p += len + (p[len] == '\n');
+        assert_int_equal(sscanf(line, "%39s", when), 1);
+        if (sa_time_parse(when, 0, &at, &err) != SA_OK)
+            fail_msg("line without a time: %s", line);
+        if (n == 0 && !strstr(line, " due"))
+            fail_msg("the first line is not the due time: %s", line);
+        if (n > 0 && at < prev)
+            fail_msg("out of time order: %s", line);
+        if (n > 0 && at > queried_ms)
+            fail_msg("stamped after the query (%" PRId64 " ms): %s", at - queried_ms, line);
+        if (n > 0)
+            prev = at;
+        n++;
+    }
+    return n;
+}
+
+static int
+status_says(void *arg)
+{
+    const char **what = arg; /* id, needle */
+    char out[16384];
+    return fx_sendat(&F, out, sizeof(out), NULL, 0, "status", what[0], NULL) == 0 &&
+           strstr(out, what[1]) != NULL;
+}
+
+static void
+wait_status(const char *id, const char *needle)
+{
+    const char *what[] = {id, needle};
+    if (!wait_until(status_says, (void *)what, 60000))
+        fail_msg("status %s never said %s", id, needle);
+}
+
+static void
+status_of(const char *id, char *out, size_t cap)
+{
+    int64_t queried = test_now_ms() + 1; /* times are printed to the millisecond */
+
+    assert_int_equal(fx_sendat(&F, out, cap, NULL, 0, "status", id, NULL), 0);
+    check_order(out, queried + 1000);
+}
+
+static void
+test_task_lines_in_order_and_no_waiting_after_cancel(void **state)
+{
+    char id[SA_ID_MAX + 1], out[16384];
+
+    (void)state;
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/later", id, sizeof(id)), 0);
+    status_of(id, out, sizeof(out));
+    assert_non_null(strstr(out, " waiting level=\"window\""));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id, NULL), 0);
+    status_of(id, out, sizeof(out));
+    assert_non_null(strstr(out, " cancelled consumer=\"sendat cancel\""));
+    assert_null(strstr(out, "waiting"));
+    assert_null(strstr(out, "attempt=0"));
+}
+
+static void
+test_replay_is_called_a_replay(void **state)
+{
+    char id[SA_ID_MAX + 1], out[16384];
+
+    (void)state;
+    receiver_respond(F.recv, "/refused", 400, 1, NULL); /* permanent: a dead letter at once */
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/refused", id, sizeof(id)), 0);
+    wait_status(id, "dead-lettered");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "replay", id, NULL), 0);
+    wait_status(id, " sent ");
+    status_of(id, out, sizeof(out));
+    assert_non_null(strstr(out, " replayed consumer=\"sendat dlq replay\""));
+    assert_null(strstr(out, "attempt=0"));
+}
+
+static void
+test_series_finished_and_cancelled(void **state)
+{
+    char done[SA_ID_MAX + 1], running[SA_ID_MAX + 1], out[16384], url[300];
+
+    (void)state;
+    snprintf(url, sizeof(url), "%s/series", receiver_url(F.recv));
+    assert_int_equal(fx_sendat(&F, done, sizeof(done), NULL, 0, "schedule", "--cron", "* * * * * *",
+                               "--tz", "UTC", "--count", "2", "--webhook", url, NULL),
+                     0);
+    done[strcspn(done, "\n")] = '\0';
+    assert_int_equal(fx_sendat(&F, running, sizeof(running), NULL, 0, "schedule", "--cron",
+                               "0 0 1 1 *", "--tz", "UTC", "--webhook", url, NULL),
+                     0);
+    running[strcspn(running, "\n")] = '\0';
+
+    wait_status(done, "series-finished");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", done, NULL), 3);
+    assert_non_null(strstr(out, "too late: the series finished at "));
+
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", running, NULL), 0);
+    wait_until_ms(test_now_ms() + 1500, 10000); /* the cancel's time must differ from the query's */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", running, NULL), 0);
+    assert_non_null(strstr(out, "series-cancelled"));
+    assert_non_null(strstr(out, "state=\"cancelled\""));
+    assert_null(strstr(out, "state=\"waiting\""));
+    {
+        char when[40];
+        int64_t at = 0;
+        const char *line = strstr(out, "series-cancelled");
+        while (line > out && line[-1] != '\n')
+            line--;
+        assert_int_equal(sscanf(line, "%39s", when), 1);
+        assert_int_equal(sa_time_parse(when, 0, &at, NULL), SA_OK);
+        assert_true(at < test_now_ms() - 1000); /* the cancel's time, not the query's */
+    }
+}
+
+static int
+setup(void **state)
+{
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    (void)state;
+    fx_stop_consumers(&F);
+    fx_stop(&F);
+    return 0;
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_task_lines_in_order_and_no_waiting_after_cancel),
+        cmocka_unit_test(test_replay_is_called_a_replay),
+        cmocka_unit_test(test_series_finished_and_cancelled),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, setup, teardown);
+    nats_CloseAndWait(5000);
+    return rc;
+}
