@@ -1,17 +1,36 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds sendat, runs the whole suite, then builds it again with
-# AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more.
-set -euo pipefail
+# AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more. Both phases
+# always run; the summary names each phase's result and the script fails if either failed.
+# Test folders go to one temporary folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1
+# keeps it, and its path is printed).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash deploy/install-deps.sh
+bash deploy/install-deps.sh || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
+tmp=$(mktemp -d /tmp/sendat-run-XXXXXX)
+export SENDAT_TEST_TMPDIR="$tmp"
+cleanup() {
+  if [ "${SENDAT_KEEP_TEST_TMP:-0}" = 1 ]; then echo "test folders kept in $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSENDAT_TESTS=ON >/dev/null # deploy/demo.sh builds here without tests
-cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs")
+phase() { # name, build dir, cmake flags..., then -- and the environment for ctest
+  local name=$1 dir=$2; shift 2
+  local flags=()
+  while [ "$1" != "--" ]; do flags+=("$1"); shift; done
+  shift
+  cmake -S . -B "$dir" "${flags[@]}" -DSENDAT_TESTS=ON >/dev/null &&
+    cmake --build "$dir" -j"$jobs" &&
+    (cd "$dir" && env "$@" ctest --output-on-failure -j"$jobs")
+}
 
-cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DSENDAT_SANITIZE=address,undefined -DSENDAT_TESTS=ON >/dev/null
-cmake --build build-san -j"$jobs"
-(cd build-san && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-   SENDAT_TEST_TIMEOUT_MULTIPLIER=3 ctest --output-on-failure -j"$jobs")
+phase plain build -DCMAKE_BUILD_TYPE=RelWithDebInfo -- # deploy/demo.sh builds here without tests
+plain=$?
+phase sanitizers build-san -DCMAKE_BUILD_TYPE=Debug -DSENDAT_SANITIZE=address,undefined -- \
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  SENDAT_TEST_TIMEOUT_MULTIPLIER=3
+san=$?
+
+echo "tests/run.sh: plain phase $([ $plain = 0 ] && echo passed || echo "FAILED ($plain)"), sanitizer phase $([ $san = 0 ] && echo passed || echo "FAILED ($san)")"
+[ $plain = 0 ] && [ $san = 0 ]

@@ -71,7 +71,9 @@ wait_for_file(const char *path, int64_t timeout_ms)
 int
 test_mkdtemp(char *out, size_t cap)
 {
-    if (snprintf(out, cap, "/tmp/sendat-test-XXXXXX") >= (int)cap)
+    const char *root = getenv("SENDAT_TEST_TMPDIR"); /* tests/run.sh: one folder per run */
+
+    if (snprintf(out, cap, "%s/sendat-test-XXXXXX", root && *root ? root : "/tmp") >= (int)cap)
         return -1;
     return mkdtemp(out) ? 0 : -1;
 }

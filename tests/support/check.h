@@ -20,8 +20,8 @@ int wait_until_ms(int64_t when_ms, int64_t timeout_ms);
 /* Waits until path exists (and can be read); 0 on timeout. */
 int wait_for_file(const char *path, int64_t timeout_ms);
 
-/* mkdtemp of /tmp/sendat-test-XXXXXX into out; 0 on success, -1 if cap is too small or it
- * failed. */
+/* mkdtemp of sendat-test-XXXXXX below $SENDAT_TEST_TMPDIR (tests/run.sh sets one per run),
+ * else below /tmp, into out; 0 on success, -1 if cap is too small or it failed. */
 int test_mkdtemp(char *out, size_t cap);
 /* Removes dir and everything below it (symlinks are not followed); "" and NULL are ignored. */
 void test_rmtree(const char *dir);
