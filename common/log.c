@@ -59,33 +59,92 @@ json_escape(char *out, size_t cap, const char *s, size_t n)
     return w;
 }
 
+/* One key=value pair of a formatted line. A quoted value ends at the quote that is followed by
+ * the end of the line or by " key=": callers write error="%s" with texts that may hold quotes
+ * of their own (`SENDAT_HOST_LIMITS: "bar" is not ...`), and those stay inside the value. */
+struct pair {
+    const char *key, *val, *next;
+    size_t key_len, val_len;
+};
+
+static int
+starts_pair(const char *p)
+{
+    size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
+    return n > 0 && p[n] == '=';
+}
+
+static int
+next_pair(const char *p, struct pair *out)
+{
+    const char *eq, *v, *end;
+
+    p += strspn(p, " ");
+    eq = strchr(p, '=');
+    if (!*p || !eq)
+        return 0;
+    v = eq + 1;
+    if (*v == '"') {
+        v++;
+        for (end = v; *end; end++)
+            if (*end == '"' && (end[1] == '\0' || (end[1] == ' ' && starts_pair(end + 2))))
+                break;
+        out->next = *end ? end + 1 : end;
+    } else {
+        end = v + strcspn(v, " ");
+        out->next = end;
+    }
+    out->key = p;
+    out->key_len = (size_t)(eq - p);
+    out->val = v;
+    out->val_len = (size_t)(end - v);
+    return 1;
+}
+
+/* Rewrites kv in place as logfmt whose quoted values escape '"', '\' and control bytes. */
+static void
+requote(char *kv, size_t cap)
+{
+    char out[1024];
+    size_t w = 0;
+    struct pair pr;
+
+    for (const char *p = kv; next_pair(p, &pr) && w + 8 < sizeof(out); p = pr.next) {
+        int quoted = pr.val > pr.key + pr.key_len + 1;
+        w += (size_t)snprintf(out + w, sizeof(out) - w, "%s%.*s=%s", w ? " " : "",
+                              (int)pr.key_len, pr.key, quoted ? "\"" : "");
+        for (size_t i = 0; i < pr.val_len && w + 6 < sizeof(out); i++) {
+            unsigned char c = (unsigned char)pr.val[i];
+            if (quoted && (c == '"' || c == '\\'))
+                out[w++] = '\\';
+            if (c < 0x20 || c == 0x7f)
+                w += (size_t)snprintf(out + w, sizeof(out) - w, "\\x%02x", c);
+            else
+                out[w++] = (char)c;
+        }
+        if (quoted && w + 1 < sizeof(out))
+            out[w++] = '"';
+    }
+    w = w < sizeof(out) ? w : sizeof(out) - 1;
+    w = w < cap ? w : cap - 1; /* a cut line still ends */
+    memcpy(kv, out, w);
+    kv[w] = '\0';
+}
+
 /* "a=1 b=\"x y\"" -> ,"a":"1","b":"x y" (values stay strings: a log line is no schema). */
 static size_t
 logfmt_to_json(char *out, size_t cap, const char *kv)
 {
     size_t w = 0;
-    const char *p = kv;
+    struct pair pr;
 
-    while (*p && w + 16 < cap) {
-        const char *eq = strchr(p, '='), *v, *end;
-        if (!eq)
-            break;
-        v = eq + 1;
-        if (*v == '"') {
-            v++;
-            for (end = v; *end && !(*end == '"' && end[-1] != '\\'); end++)
-                ;
-        } else {
-            end = v + strcspn(v, " ");
-        }
+    for (const char *p = kv; next_pair(p, &pr) && w + 16 < cap; p = pr.next) {
         out[w++] = ',';
         out[w++] = '"';
-        w += json_escape(out + w, cap - w, p, (size_t)(eq - p));
+        w += json_escape(out + w, cap - w, pr.key, pr.key_len);
         w += (size_t)snprintf(out + w, cap - w, "\":\"");
-        w += json_escape(out + w, cap - w, v, (size_t)(end - v));
+        w += json_escape(out + w, cap - w, pr.val, pr.val_len);
         out[w++] = '"';
-        p = *end == '"' ? end + 1 : end;
-        p += strspn(p, " ");
     }
     return w;
 }
@@ -135,6 +194,8 @@ sa_log(enum sa_log_level level, const char *event, const char *fmt, ...)
     va_end(ap);
     if (json_format)
         to_json(line, sizeof(line), &tm, ts.tv_nsec, names[level], event, line + n);
+    else
+        requote(line + n, sizeof(line) - 2 - (size_t)n);
     n = (int)strlen(line);
     line[n++] = '\n';
     if (write(STDERR_FILENO, line, (size_t)n) < 0)

@@ -6,11 +6,25 @@
 
 #include "natsconn.h"
 
+/* nats.c's last error for people: without its source location ("(conn.c:2088): "), and
+ * NULL when it only repeats the status text. */
+static const char *
+last_error_text(natsStatus s)
+{
+    const char *last = nats_GetLastError(NULL), *close;
+
+    if (!last)
+        return NULL;
+    if (last[0] == '(' && (close = strstr(last, "): ")) != NULL)
+        last = close + 3;
+    return *last && strcmp(last, natsStatus_GetText(s)) ? last : NULL;
+}
+
 enum sa_code
 sa_nats_fail(struct sa_err *err, natsStatus s, jsErrCode jerr, const char *what)
 {
     enum sa_code code = SA_ENATS;
-    const char *last = nats_GetLastError(NULL);
+    const char *last = last_error_text(s);
 
     if (s == NATS_TIMEOUT || s == NATS_CONNECTION_CLOSED || s == NATS_CONNECTION_DISCONNECTED ||
         s == NATS_NO_SERVER || s == NATS_NO_RESPONDERS)
