@@ -49,7 +49,7 @@ static const char usage[] =
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n"
     "SIGHUP: read SENDAT_KEY_FILE and SENDAT_WEBHOOK_SECRET_FILE again (key rotation; a task\n"
     "sealed with a key id not loaded here also triggers a reading of the key file).\n"
-    "SENDAT_LOG_FORMAT=logfmt|json, SENDAT_LOG_LEVEL=debug|info|warn|error.\n";
+    "SENDAT_LOG_FORMAT=logfmt|json: the log lines' format (default logfmt).\n";
 
 void
 config_usage(void)

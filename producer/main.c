@@ -13,7 +13,7 @@ static const char usage[] =
     "commands:\n"
     "  init       create the streams and buckets (idempotent)\n"
     "  keygen     write a new sealing key to a file\n"
-    "  schedule   schedule a webhook at a time; prints the task id\n"
+    "  schedule   schedule a webhook or an email at a time, a series, or a batch; prints ids\n"
     "  cancel     cancel a task: cancelled (0), too late (3), unknown id (4)\n"
     "  status     print a task's history\n"
     "  dlq        list, show, replay or purge dead letters\n"
@@ -22,7 +22,9 @@ static const char usage[] =
     "\n"
     "`sendat <command> --help` lists a command's options.\n"
     "Environment: SENDAT_NATS_URL (default " SA_DEFAULT_URL "), SENDAT_KEY_FILE,\n"
-    "SENDAT_NATS_CREDS, SENDAT_NATS_USER, SENDAT_NATS_PASSWORD, SENDAT_NATS_TOKEN, SENDAT_NATS_CA.\n";
+    "SENDAT_NATS_CREDS, SENDAT_NATS_NKEY, SENDAT_NATS_USER, SENDAT_NATS_PASSWORD,\n"
+    "SENDAT_NATS_TOKEN, SENDAT_NATS_CA, SENDAT_NATS_CERT, SENDAT_NATS_KEY,\n"
+    "SENDAT_NATS_INBOX_PREFIX (default _INBOX_sendat_producer), SENDAT_LOG_LEVEL.\n";
 
 struct verb {
     const char *name;

@@ -146,6 +146,23 @@ test_series_finished_and_cancelled(void **state)
     }
 }
 
+/* An error is said once, in sendat's words: no nats.c source location, no repeated text. */
+static void
+test_errors_name_no_library_location(void **state)
+{
+    char out[256], err[1024];
+    const char *first;
+
+    (void)state;
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", "--server",
+                               "nats://127.0.0.1:1", "some-id", NULL),
+                     1);
+    first = strstr(err, "No server available");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "No server available"));
+    assert_null(strstr(err, ".c:"));
+}
+
 static int
 setup(void **state)
 {
@@ -171,6 +188,7 @@ main(void)
         cmocka_unit_test(test_task_lines_in_order_and_no_waiting_after_cancel),
         cmocka_unit_test(test_replay_is_called_a_replay),
         cmocka_unit_test(test_series_finished_and_cancelled),
+        cmocka_unit_test(test_errors_name_no_library_location),
     };
     int rc;
 
