@@ -33,6 +33,8 @@ sa_claim_encode(const struct sa_claim *c, char *out, size_t cap)
 
     if (!o)
         return -1;
+    if (c->delivery_lateness_ms)
+        json_object_set_new(o, "delivery_lateness_ms", json_integer(c->delivery_lateness_ms));
     n = json_dumpb(o, out, cap, JSON_COMPACT);
     json_decref(o);
     if (n == 0 || n >= cap)
@@ -56,16 +58,16 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     json_error_t jerr;
     json_t *o = json_loadb(json, len, 0, &jerr);
     const char *state = NULL, *consumer = "", *error = "", *instance = "", *write_id = "";
-    json_int_t at = 0, due = 0, sched = 0, moved = 0, late = 0;
+    json_int_t at = 0, due = 0, sched = 0, moved = 0, late = 0, delivery = 0;
     int attempt = 0, moves = 0, status = 0;
 
     memset(c, 0, sizeof(*c));
     if (!o)
         return sa_fail(err, SA_EINVAL, "claim record is not JSON: %s", jerr.text);
-    if (json_unpack(o, "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?i, s?s}", "state", &state,
+    if (json_unpack(o, "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s}", "state", &state,
                     "at", &at, "consumer", &consumer, "instance", &instance, "write", &write_id, "attempt", &attempt, "due", &due,
                     "scheduled", &sched, "moves", &moves, "moved", &moved, "lateness_ms", &late,
-                    "http_status", &status, "error", &error) != 0) {
+                    "delivery_lateness_ms", &delivery, "http_status", &status, "error", &error) != 0) {
         json_decref(o);
         return sa_fail(err, SA_EINVAL, "claim record has no state");
     }
@@ -80,6 +82,7 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     c->moves = moves;
     c->moved_ms = moved;
     c->lateness_ms = late;
+    c->delivery_lateness_ms = delivery;
     c->http_status = status;
     snprintf(c->error, sizeof(c->error), "%s", error);
     json_decref(o);

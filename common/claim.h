@@ -30,7 +30,8 @@ struct sa_claim {
     int64_t scheduled_ms;
     int moves;
     int64_t moved_ms;
-    int64_t lateness_ms;
+    int64_t lateness_ms;          /* dispatch: the first attempt's start minus the due time */
+    int64_t delivery_lateness_ms; /* the receiver's acceptance minus the due time ("sent") */
     int http_status;
     char error[200];
     char write_id[24]; /* set by each create/update: tells our own write from another's */

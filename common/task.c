@@ -206,6 +206,8 @@ sa_task_clear_attempts(struct sa_task *t)
     t->attempt_error = NULL;
     t->attempt_at_ms = NULL;
     t->n_attempts = 0;
+    t->first_due_ms = 0;
+    t->first_started_ms = 0;
 }
 
 enum sa_code

@@ -33,7 +33,9 @@ struct sa_task {
     int64_t due_ms;
     int64_t not_after_ms; /* 0: none */
     int64_t created_ms;
-    int attempt; /* 1 for the first attempt */
+    int64_t first_due_ms;     /* a retry: its first attempt's due time (0: due_ms is that) */
+    int64_t first_started_ms; /* a retry: when its first attempt started */
+    int attempt;              /* 1 for the first attempt */
     int at_most_once;
     enum sa_channel channel;
     /* webhook */
@@ -94,7 +96,7 @@ enum sa_code sa_task_set_recurrence(struct sa_task *t, const char *cron, const c
 /* Checks cron, tz and series id of an occurrence. */
 enum sa_code sa_task_check_recurrence(const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
 
-/* Forgets the failed attempts (a new occurrence starts afresh). */
+/* Forgets the failed attempts and the first attempt's times (a new occurrence starts afresh). */
 void sa_task_clear_attempts(struct sa_task *t);
 
 /* A deep copy (for the next occurrence of a series). */

@@ -54,6 +54,8 @@ fill_pb(struct pb_task *p, const struct sa_task *t, struct sa_err *err)
     p->t.not_after_ms = t->not_after_ms;
     p->t.attempt = t->attempt;
     p->t.created_ms = t->created_ms;
+    p->t.first_due_ms = t->first_due_ms;
+    p->t.first_started_ms = t->first_started_ms;
     p->t.delivery = t->at_most_once ? SENDAT__TASK__DELIVERY__AT_MOST_ONCE
                                     : SENDAT__TASK__DELIVERY__AT_LEAST_ONCE;
     p->hdrs = calloc(t->n_headers + 1, sizeof(*p->hdrs));
@@ -207,6 +209,8 @@ copy_from_pb(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
     t->due_ms = m->due_ms;
     t->not_after_ms = m->not_after_ms;
     t->created_ms = m->created_ms;
+    t->first_due_ms = m->first_due_ms;
+    t->first_started_ms = m->first_started_ms;
     t->attempt = m->attempt;
     t->at_most_once = m->delivery == SENDAT__TASK__DELIVERY__AT_MOST_ONCE;
     t->channel = SA_CHANNEL_NONE;

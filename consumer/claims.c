@@ -20,7 +20,7 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h, 
     snprintf(c->consumer, sizeof(c->consumer), "%s", k->cfg.name);
     snprintf(c->instance, sizeof(c->instance), "%s", k->instance);
     c->attempt = h->task->attempt;
-    c->due_ms = h->due_ms;
+    c->due_ms = h->task->first_due_ms ? h->task->first_due_ms : h->due_ms; /* a retry's first */
     c->scheduled_ms = h->scheduled_ms;
     c->moves = h->moves;
     c->moved_ms = h->moved_ms;

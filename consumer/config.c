@@ -133,16 +133,24 @@ config_load(struct config *cfg)
     return bad ? -1 : 0;
 }
 
-const long lateness_bounds_ms[LATENESS_BUCKETS] = {1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000};
+const long lateness_bounds_ms[LATENESS_BUCKETS] = {1,    5,    10,    25,    50,    100,    250,    500,
+                                                   1000, 2500, 5000, 10000, 30000, 60000, 300000, 1800000};
 
-void
-counters_lateness(struct counters *k, int64_t ms)
+static void
+observe(struct histogram *h, int64_t ms)
 {
     for (int i = 0; i < LATENESS_BUCKETS; i++)
         if (ms <= lateness_bounds_ms[i])
-            atomic_fetch_add(&k->lateness_le[i], 1);
-    atomic_fetch_add(&k->lateness_count, 1);
-    atomic_fetch_add(&k->lateness_sum_ms, ms > 0 ? (long)ms : 0);
+            atomic_fetch_add(&h->le[i], 1);
+    atomic_fetch_add(&h->count, 1);
+    atomic_fetch_add(&h->sum_ms, ms > 0 ? (long)ms : 0);
+}
+
+void
+counters_lateness(struct counters *k, int64_t dispatch_ms, int64_t delivery_ms)
+{
+    observe(&k->dispatch, dispatch_ms);
+    observe(&k->delivery, delivery_ms);
 }
 
 long

@@ -35,22 +35,28 @@ struct config {
 };
 
 
-#define LATENESS_BUCKETS 12
+#define LATENESS_BUCKETS 16
+
+/* A lateness histogram: cumulative buckets (see lateness_bounds_ms), count and sum. */
+struct histogram {
+    atomic_long le[LATENESS_BUCKETS];
+    atomic_long count, sum_ms;
+};
 
 /* Counters and gauges for logs and /metrics. Indexed by enum sa_channel where it says [3]
  * (0: a message that never opened). */
 struct counters {
     atomic_long pulled, held, moved, cancelled, duplicates, redelivered_held, key_waits;
     atomic_long sent[3], failed[3], retried[3], dead[3];
-    atomic_long lateness_le[LATENESS_BUCKETS]; /* cumulative, see lateness_bounds_ms */
-    atomic_long lateness_count, lateness_sum_ms;
+    struct histogram dispatch; /* the first attempt's start minus the due time */
+    struct histogram delivery; /* the receiver's acceptance minus the first due time */
     atomic_long inflight, backlog, last_pull_ok_ms;
 };
 
 extern const long lateness_bounds_ms[LATENESS_BUCKETS];
 
-/* Records one send's lateness. */
-void counters_lateness(struct counters *k, int64_t ms);
+/* Records one send's dispatch and delivery lateness. */
+void counters_lateness(struct counters *k, int64_t dispatch_ms, int64_t delivery_ms);
 
 /* The sum over channels of a [3] counter. */
 long counters_sum(const atomic_long v[3]);

@@ -300,9 +300,10 @@ start(struct deliver *d, struct held *h, int64_t now)
 }
 
 static void
-finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error, int status,
-             int64_t retry_after_ms)
+finish_retry(struct consumer *c, struct held *h, uint64_t rev, const struct transfer_result *r)
 {
+    const char *error = r->error;
+    int status = (int)r->status;
     struct sa_err err = {0};
     struct sa_claim rec;
     int64_t due = 0;
@@ -313,7 +314,7 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
         snprintf(why, sizeof(why), "gave up after %d attempts: %s", h->task->attempt, error);
         return finish_dead(c, h, rev, why, status);
     }
-    if (retry_again(c, h, error, retry_after_ms, &due, &err) != SA_OK) {
+    if (retry_again(c, h, error, r->started_ms, r->retry_after_ms, &due, &err) != SA_OK) {
         if (err.code == SA_EPERM)
             return finish_dead(c, h, rev, err.msg, status);
         sa_log(SA_LOG_WARN, "retry_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
@@ -327,21 +328,29 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
     record(c, h, rev, &rec, ack_retried);
 }
 
-/* Called by webhook.c when a transfer ends. */
+/* Called by transfer.c when a transfer ends. Lateness is measured from the first attempt's due
+ * time: dispatch lateness is when the first attempt started (the scheduler's figure), delivery
+ * lateness is when the receiver accepted this one (the user's). */
 void
 deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct transfer_result *r)
 {
+    const struct sa_task *t = h->task;
+    int64_t due = t->first_due_ms ? t->first_due_ms : h->due_ms;
+    int64_t dispatch = (t->first_due_ms ? t->first_started_ms : r->started_ms) - due;
+    int64_t delivery = sa_now_ms() - due;
     struct sa_claim rec;
 
     if (r->permanent)
         return finish_dead(c, h, rev, r->error, (int)r->status);
     if (!r->ok)
-        return finish_retry(c, h, rev, r->error, (int)r->status, r->retry_after_ms);
-    claims_outcome(&rec, c, h, SA_CLAIM_SENT, (int)r->status, NULL, r->started_ms - h->due_ms);
-    atomic_fetch_add(&c->counters.sent[h->task->channel], 1);
-    counters_lateness(&c->counters, r->started_ms - h->due_ms);
-    sa_log(SA_LOG_INFO, "sent", "task=%s attempt=%d status=%ld lateness_ms=%" PRId64, h->task->id,
-           h->task->attempt, r->status, r->started_ms - h->due_ms);
+        return finish_retry(c, h, rev, r);
+    claims_outcome(&rec, c, h, SA_CLAIM_SENT, (int)r->status, NULL, dispatch);
+    rec.delivery_lateness_ms = delivery;
+    atomic_fetch_add(&c->counters.sent[t->channel], 1);
+    counters_lateness(&c->counters, dispatch, delivery);
+    sa_log(SA_LOG_INFO, "sent",
+           "task=%s attempt=%d status=%ld lateness_ms=%" PRId64 " delivery_lateness_ms=%" PRId64,
+           t->id, t->attempt, r->status, dispatch, delivery);
     record(c, h, rev, &rec, settle); /* the claim says "sent" before the task is acked */
 }
 

@@ -57,16 +57,25 @@ channel_counter(char *buf, int n, const char *name, const char *help, const atom
 }
 
 static int
+histogram(char *buf, int n, const char *name, const char *help, const struct histogram *h)
+{
+    n = put(buf, n, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    for (int i = 0; i < LATENESS_BUCKETS; i++)
+        n = put(buf, n, "%s_bucket{le=\"%g\"} %ld\n", name, lateness_bounds_ms[i] / 1000.0,
+                atomic_load(&h->le[i]));
+    n = put(buf, n, "%s_bucket{le=\"+Inf\"} %ld\n", name, atomic_load(&h->count));
+    n = put(buf, n, "%s_sum %g\n", name, atomic_load(&h->sum_ms) / 1000.0);
+    return put(buf, n, "%s_count %ld\n", name, atomic_load(&h->count));
+}
+
+static int
 lateness(char *buf, int n, const struct counters *k)
 {
-    n = put(buf, n, "# HELP sendat_lateness_seconds Sent time minus due time.\n"
-                    "# TYPE sendat_lateness_seconds histogram\n");
-    for (int i = 0; i < LATENESS_BUCKETS; i++)
-        n = put(buf, n, "sendat_lateness_seconds_bucket{le=\"%g\"} %ld\n", lateness_bounds_ms[i] / 1000.0,
-                atomic_load(&k->lateness_le[i]));
-    n = put(buf, n, "sendat_lateness_seconds_bucket{le=\"+Inf\"} %ld\n", atomic_load(&k->lateness_count));
-    n = put(buf, n, "sendat_lateness_seconds_sum %g\n", atomic_load(&k->lateness_sum_ms) / 1000.0);
-    return put(buf, n, "sendat_lateness_seconds_count %ld\n", atomic_load(&k->lateness_count));
+    n = histogram(buf, n, "sendat_lateness_seconds",
+                  "Dispatch lateness: the first attempt's start minus the due time.", &k->dispatch);
+    return histogram(buf, n, "sendat_delivery_lateness_seconds",
+                     "Delivery lateness: the receiver's acceptance minus the first due time.",
+                     &k->delivery);
 }
 
 static int

@@ -74,8 +74,8 @@ retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt,
 }
 
 enum sa_code
-retry_again(struct consumer *c, struct held *h, const char *error, int64_t retry_after_ms,
-            int64_t *due_ms, struct sa_err *err)
+retry_again(struct consumer *c, struct held *h, const char *error, int64_t started_ms,
+            int64_t retry_after_ms, int64_t *due_ms, struct sa_err *err)
 {
     struct sa_task *t = h->task;
     struct relay_meta m = {.scheduled_ms = h->scheduled_ms, .moves = h->moves, .moved_ms = h->moved_ms};
@@ -92,6 +92,10 @@ retry_again(struct consumer *c, struct held *h, const char *error, int64_t retry
     if (t->not_after_ms && now + wait > t->not_after_ms)
         return sa_fail(err, SA_EPERM, "expired: the next attempt would come after not-after");
     *due_ms = now + wait;
+    if (!t->first_due_ms) { /* lateness stays measured from the first attempt (issue 12) */
+        t->first_due_ms = t->due_ms;
+        t->first_started_ms = started_ms;
+    }
     t->attempt++;
     t->due_ms = *due_ms; /* the retry is due after its backoff; the claim keeps the first due */
     rc = sa_task_seal(c->ring, t, &env, &env_len, err);

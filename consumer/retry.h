@@ -16,8 +16,10 @@ enum sa_code retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id,
                                int channel, const char *reason, struct sa_err *err) SA_MUST_CHECK;
 
 /* Re-seals h's task with attempt + 1 and the failure recorded, due after the backoff (or
- * retry_after_ms if the receiver asked, whichever is later), and publishes it. Does not ack. */
-enum sa_code retry_again(struct consumer *c, struct held *h, const char *error, int64_t retry_after_ms,
-                         int64_t *due_ms, struct sa_err *err) SA_MUST_CHECK;
+ * retry_after_ms if the receiver asked, whichever is later), and publishes it; the first
+ * retry also records the first attempt's due time and start (started_ms), from which lateness
+ * is measured. Does not ack. */
+enum sa_code retry_again(struct consumer *c, struct held *h, const char *error, int64_t started_ms,
+                         int64_t retry_after_ms, int64_t *due_ms, struct sa_err *err) SA_MUST_CHECK;
 
 #endif

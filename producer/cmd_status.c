@@ -111,6 +111,7 @@ claim_fields(const struct sa_claim *c)
         json_object_set_new(f, "attempt", json_integer(c->attempt));
     if (c->state == SA_CLAIM_SENT) {
         json_object_set_new(f, "lateness_ms", json_integer(c->lateness_ms));
+        json_object_set_new(f, "delivery_lateness_ms", json_integer(c->delivery_lateness_ms));
         json_object_set_new(f, "http_status", json_integer(c->http_status));
     }
     if (c->error[0])

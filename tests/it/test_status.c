@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "check.h"
 #include "fixture.h"
@@ -146,6 +147,52 @@ test_series_finished_and_cancelled(void **state)
     }
 }
 
+/* The time of the n-th event called name (its "at_ms"), -1 if there is none. */
+static int64_t
+event_at(json_t *events, const char *name, int nth)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(events, i, e) {
+        if (!strcmp(json_string_value(json_object_get(e, "event")), name) && nth-- == 0)
+            return json_integer_value(json_object_get(e, "at_ms"));
+    }
+    return -1;
+}
+
+/* A send that failed twice before it went through: dispatch lateness is the first attempt's,
+ * delivery lateness runs to the receiver's acceptance of the third. */
+static void
+test_dispatch_and_delivery_lateness(void **state)
+{
+    char id[SA_ID_MAX + 1], out[16384], *metrics = malloc(FX_BODY_MAX);
+    json_t *doc, *events, *sent;
+    int64_t due, dispatch, delivery;
+
+    (void)state;
+    receiver_respond(F.recv, "/flaky", 503, 2, NULL);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/flaky", id, sizeof(id)), 0);
+    wait_status(id, " sent ");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", id, "--json", NULL), 0);
+    doc = json_loads(out, 0, NULL);
+    assert_non_null(doc);
+    events = json_object_get(doc, "events");
+    due = event_at(events, "due", 0);
+    sent = json_array_get(events, json_array_size(events) - 1);
+    assert_string_equal(json_string_value(json_object_get(sent, "event")), "sent");
+    dispatch = json_integer_value(json_object_get(sent, "lateness_ms"));
+    delivery = json_integer_value(json_object_get(sent, "delivery_lateness_ms"));
+    assert_true(dispatch <= event_at(events, "failed", 0) - due); /* the first attempt's start */
+    assert_true(delivery >= event_at(events, "failed", 1) - due); /* after the second failure */
+    assert_true(delivery > dispatch);
+    json_decref(doc);
+    assert_int_equal(fx_consumer_get(&F, 0, "/metrics", metrics), 200);
+    assert_non_null(strstr(metrics, "sendat_delivery_lateness_seconds_count "));
+    assert_non_null(strstr(metrics, "sendat_lateness_seconds_count "));
+    free(metrics);
+}
+
 /* An error is said once, in sendat's words: no nats.c source location, no repeated text. */
 static void
 test_errors_name_no_library_location(void **state)
@@ -189,6 +236,7 @@ main(void)
         cmocka_unit_test(test_replay_is_called_a_replay),
         cmocka_unit_test(test_series_finished_and_cancelled),
         cmocka_unit_test(test_errors_name_no_library_location),
+        cmocka_unit_test(test_dispatch_and_delivery_lateness),
     };
     int rc;
 
