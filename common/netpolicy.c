@@ -106,7 +106,8 @@ parse_net(const char *tok, struct net *n)
         return -1;
     }
     bits = max;
-    if (slash && (!slash[1] || (bits = strtol(slash + 1, &end, 10), *end) || bits < 0 || bits > max))
+    if (slash &&
+        (!slash[1] || (bits = strtol(slash + 1, &end, 10), *end) || bits < 0 || bits > max))
         return -1;
     n->bits = (int)bits + (128 - max);
     return 0;
@@ -235,10 +236,11 @@ sa_netpolicy_check_url(const struct sa_netpolicy *p, const char *url, struct sa_
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
         rc = sa_fail(err, SA_EINVAL, "webhook URL \"%.100s\" does not parse", url);
     else if (literal(host, a) == 0 && !allows16(p, a))
-        rc = sa_fail(err, SA_EINVAL,
-                     "webhook address %.70s is refused by the webhook address policy "
-                     "(SENDAT_WEBHOOK_DENY and the built-in deny list; SENDAT_WEBHOOK_ALLOW opens it)",
-                     host);
+        rc = sa_fail(
+            err, SA_EINVAL,
+            "webhook address %.70s is refused by the webhook address policy "
+            "(SENDAT_WEBHOOK_DENY and the built-in deny list; SENDAT_WEBHOOK_ALLOW opens it)",
+            host);
     curl_free(host);
     curl_url_cleanup(u);
     return rc;

@@ -29,8 +29,15 @@ static int
 schedule(const char *url, char *const extra[], char *id, size_t cap, char *err, size_t errcap)
 {
     char at[40];
-    char *argv[] = {(char *)fx_sendat_bin(), "schedule", "--at", at, "--webhook", (char *)url,
-                    "--data", "{}", NULL};
+    char *argv[] = {(char *)fx_sendat_bin(),
+                    "schedule",
+                    "--at",
+                    at,
+                    "--webhook",
+                    (char *)url,
+                    "--data",
+                    "{}",
+                    NULL};
     char *env[8] = {F.env_url, F.env_key};
     int n = 2, rc;
 
@@ -85,9 +92,12 @@ static void
 test_producer_refuses_literals(void **state)
 {
     static const char *denied[] = {"http://169.254.169.254/latest/meta-data/",
-                                   "http://[fd00:ec2::254]/", "http://100.100.100.200/",
-                                   "http://0x7f000001:%s/", "http://2130706433:%s/",
-                                   "http://127.1:%s/", "http://[::ffff:127.0.0.1]:%s/",
+                                   "http://[fd00:ec2::254]/",
+                                   "http://100.100.100.200/",
+                                   "http://0x7f000001:%s/",
+                                   "http://2130706433:%s/",
+                                   "http://127.1:%s/",
+                                   "http://[::ffff:127.0.0.1]:%s/",
                                    "http://10.1.2.3/"};
     char *deny[] = {"SENDAT_WEBHOOK_DENY=private", NULL};
     char *open[] = {"SENDAT_WEBHOOK_DENY=private", "SENDAT_WEBHOOK_ALLOW=127.0.0.1/32", NULL};
@@ -103,7 +113,8 @@ test_producer_refuses_literals(void **state)
         assert_non_null(strstr(err, "refused by the webhook address policy"));
     }
     /* the built-in list holds without any setting; loopback is open by default */
-    assert_int_equal(schedule("http://169.254.169.254/", NULL, id, sizeof(id), err, sizeof(err)), 2);
+    assert_int_equal(schedule("http://169.254.169.254/", NULL, id, sizeof(id), err, sizeof(err)),
+                     2);
     snprintf(url, sizeof(url), "http://0x7f000001:%s/", port);
     assert_int_equal(schedule(url, NULL, id, sizeof(id), err, sizeof(err)), 0);
     assert_int_equal(schedule(url, open, id, sizeof(id), err, sizeof(err)), 0); /* ALLOW wins */

@@ -70,8 +70,9 @@ probe(const char *src, const char *path, int ms)
     char req[128], resp[256] = "";
     int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path), status = 0;
 
-    if (poll(&p, 1, (int)(ms * test_timeout_multiplier())) == 1 && write(p.fd, req, (size_t)n) == n &&
-        readable(p.fd, ms) && read(p.fd, resp, sizeof(resp) - 1) > 0)
+    if (poll(&p, 1, (int)(ms * test_timeout_multiplier())) == 1 &&
+        write(p.fd, req, (size_t)n) == n && readable(p.fd, ms) &&
+        read(p.fd, resp, sizeof(resp) - 1) > 0)
         sscanf(resp, "HTTP/1.%*d %d", &status);
     close(p.fd);
     return status;
@@ -113,7 +114,7 @@ test_probes_answer_under_idle_flood(void **state)
     for (int i = 0; i < FLOOD; i++)
         flood[i] = dial("127.0.0.1");
     assert_int_equal(probe("127.0.0.2", "/healthz", 3000), 200);
-    assert_int_not_equal(probe("127.0.0.2", "/readyz", 3000), 0); /* 200 or 503: it answers */
+    assert_int_not_equal(probe("127.0.0.2", "/readyz", 3000), 0);   /* 200 or 503: it answers */
     assert_true(wait_until(closed_by_server, &most_closed, 20000)); /* one client, a few slots */
     assert_int_equal(probe("127.0.0.2", "/healthz", 3000), 200);
 

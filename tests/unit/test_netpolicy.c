@@ -38,13 +38,22 @@ policy(const char *allow, const char *deny)
 static void
 test_defaults(void **state)
 {
-    static const char *refused[] = {"169.254.169.254", "fd00:ec2::254", "100.100.100.200",
-                                    "0.0.0.0", "0.1.2.3", "224.0.0.1", "239.255.255.250",
-                                    "255.255.255.255", "fe80::1", "ff02::1", "::",
-                                    "::ffff:169.254.169.254", "::ffff:0.0.0.0"};
-    static const char *allowed[] = {"127.0.0.1", "::1", "10.1.2.3", "192.168.1.1", "100.64.0.1",
-                                    "fd00::1", "93.184.216.34", "2606:2800:220:1::1",
-                                    "100.100.100.201", "169.255.0.1"};
+    static const char *refused[] = {"169.254.169.254",
+                                    "fd00:ec2::254",
+                                    "100.100.100.200",
+                                    "0.0.0.0",
+                                    "0.1.2.3",
+                                    "224.0.0.1",
+                                    "239.255.255.250",
+                                    "255.255.255.255",
+                                    "fe80::1",
+                                    "ff02::1",
+                                    "::",
+                                    "::ffff:169.254.169.254",
+                                    "::ffff:0.0.0.0"};
+    static const char *allowed[] = {
+        "127.0.0.1", "::1",           "10.1.2.3",           "192.168.1.1",     "100.64.0.1",
+        "fd00::1",   "93.184.216.34", "2606:2800:220:1::1", "100.100.100.201", "169.255.0.1"};
     struct sa_netpolicy *p = policy(NULL, "");
 
     (void)state;
@@ -58,10 +67,19 @@ test_defaults(void **state)
 static void
 test_private_and_allow(void **state)
 {
-    static const char *priv[] = {"10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.0.1",
-                                 "127.0.0.1", "127.255.0.9", "::1", "100.64.0.1",
-                                 "100.127.255.254", "fc00::1", "fd12:3456::1",
-                                 "::ffff:127.0.0.1", "::ffff:10.9.8.7"};
+    static const char *priv[] = {"10.0.0.1",
+                                 "172.16.0.1",
+                                 "172.31.255.255",
+                                 "192.168.0.1",
+                                 "127.0.0.1",
+                                 "127.255.0.9",
+                                 "::1",
+                                 "100.64.0.1",
+                                 "100.127.255.254",
+                                 "fc00::1",
+                                 "fd12:3456::1",
+                                 "::ffff:127.0.0.1",
+                                 "::ffff:10.9.8.7"};
     static const char *public[] = {"172.32.0.1", "100.128.0.1", "11.0.0.1", "fe00::1", "8.8.8.8"};
     struct sa_netpolicy *p = policy(NULL, "private");
     struct sa_netpolicy *q = policy("127.0.0.1/32, 169.254.169.254", "private 8.8.8.0/24");
@@ -85,8 +103,8 @@ test_private_and_allow(void **state)
 static void
 test_bad_lists(void **state)
 {
-    static const char *bad[] = {"10.0.0.0/33", "10.0.0.0/", "10.0.0/8", "private,x", "::1/129",
-                                "/8", "10.0.0.0/8x", "localhost"};
+    static const char *bad[] = {"10.0.0.0/33", "10.0.0.0/", "10.0.0/8",    "private,x",
+                                "::1/129",     "/8",        "10.0.0.0/8x", "localhost"};
     struct sa_netpolicy *p = NULL;
     struct sa_err err = {0};
 
@@ -107,9 +125,9 @@ test_bad_lists(void **state)
 static void
 test_literal_urls(void **state)
 {
-    static const char *loopback[] = {"http://127.0.0.1:8080/", "http://2130706433/",
-                                     "http://0x7f000001:80/x", "http://127.1/",
-                                     "http://0177.0.0.1/", "http://[::ffff:127.0.0.1]/",
+    static const char *loopback[] = {"http://127.0.0.1:8080/",    "http://2130706433/",
+                                     "http://0x7f000001:80/x",    "http://127.1/",
+                                     "http://0177.0.0.1/",        "http://[::ffff:127.0.0.1]/",
                                      "http://[::ffff:7f00:1]:9/", "https://[::1]/",
                                      "http://127.0.0.1./"};
     struct sa_netpolicy *d = policy(NULL, NULL), *p = policy(NULL, "private");
