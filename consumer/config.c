@@ -34,6 +34,10 @@ static const char usage[] =
     "  SENDAT_WEBHOOK_SECRET_FILE the same keys from a file, read again on SIGHUP\n"
     "  SENDAT_WEBHOOK_SECRET      Standard Webhooks keys, space-separated: whsec_<base64> (v1,\n"
     "                             HMAC-SHA256) and/or whsk_<base64 seed> (v1a, Ed25519); each signs\n"
+    "  SENDAT_WEBHOOK_DENY        addresses webhooks may not reach: CIDR list, `private` = RFC 1918,\n"
+    "                             loopback, CGNAT, ULA (e.g. \"private\" for multi-tenant use);\n"
+    "                             link-local, metadata, 0.0.0.0/8 and multicast are refused too\n"
+    "  SENDAT_WEBHOOK_ALLOW       CIDR list allowed although denied (wins over both lists)\n"
     "  SENDAT_SMTP_URL            smtp://host:587 (STARTTLS required) or smtps://host:465\n"
     "  SENDAT_SMTP_USER, SENDAT_SMTP_PASSWORD   SMTP login\n"
     "  SENDAT_SMTP_FROM           From when a task has none\n"
@@ -44,7 +48,8 @@ static const char usage[] =
     "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
     "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
     "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
-    "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default :8080)\n"
+    "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default :8080;\n"
+    "                             8 connections per client, idle ones closed after 10 s)\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n"
     "SIGHUP: read SENDAT_KEY_FILE and SENDAT_WEBHOOK_SECRET_FILE again (key rotation; a task\n"
@@ -93,6 +98,17 @@ env_dur(const char *name, int64_t def, int64_t *out)
     return 0;
 }
 
+static int
+policy_load(struct sa_netpolicy **out)
+{
+    struct sa_err err = {0};
+
+    if (sa_netpolicy_new(out, getenv("SENDAT_WEBHOOK_ALLOW"), getenv("SENDAT_WEBHOOK_DENY"), &err) == SA_OK)
+        return 0;
+    fprintf(stderr, "sendat-consumer: %s\n", err.msg);
+    return -1;
+}
+
 int
 config_load(struct config *cfg)
 {
@@ -120,6 +136,7 @@ config_load(struct config *cfg)
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
     bad |= smtp_config_load(&cfg->smtp);
+    bad |= policy_load(&cfg->policy);
     if (!cfg->key_file || !*cfg->key_file) {
         fprintf(stderr, "sendat-consumer: SENDAT_KEY_FILE is not set (see --help)\n");
         bad = -1;

@@ -9,6 +9,7 @@
 
 #include "keyring.h"
 #include "natsconn.h"
+#include "netpolicy.h"
 
 struct smtp_config {
     char url[600];       /* empty: no SMTP server, email tasks are dead-lettered */
@@ -32,6 +33,7 @@ struct config {
     int max_ack_pending;    /* per level durable; fleet-wide bound */
     int max_host_connections; /* connections to one host at once, 0: no cap */
     struct smtp_config smtp;
+    struct sa_netpolicy *policy; /* SENDAT_WEBHOOK_ALLOW / _DENY (owned; freed at exit) */
 };
 
 

@@ -77,6 +77,7 @@ teardown(struct consumer *c)
     signer_free(c->signer);
     limits_free(c->limits);
     kvStore_Destroy(c->leases);
+    sa_netpolicy_free(c->cfg.policy);
 }
 
 /* A subject the server refused shows here only as a timeout: name it, and the likely cause. */
@@ -146,8 +147,10 @@ main(int argc, char **argv)
         return 2;
     }
     sa_log_init("sendat-consumer");
-    if (config_load(&the.cfg) != 0)
+    if (config_load(&the.cfg) != 0) {
+        sa_netpolicy_free(the.cfg.policy);
         return 2;
+    }
     if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
     nats_Open(-1);

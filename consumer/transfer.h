@@ -20,6 +20,8 @@ struct transfer {
     char errbuf[CURL_ERROR_SIZE];
     char host[256]; /* for the provider limits */
     int lease;      /* fleet lease taken, or -1 */
+    const struct sa_netpolicy *policy; /* webhooks: judges each address before connecting */
+    int refused;    /* a resolved address was refused by the webhook address policy */
     struct transfer *prev, *next; /* every send in flight, to keep their messages alive */
 };
 

@@ -1,6 +1,9 @@
 /* Webhook sends: built from the opened task only (a task is self-contained), redirects
- * not followed, only http and https, one time limit per request. */
+ * not followed, only http and https, one time limit per request. Every address curl is
+ * about to connect to passes the webhook address policy first, and a failure's reason is a
+ * class that names no host, address or port (a producer reads it in status). */
 #include <inttypes.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +61,21 @@ build_headers(const struct consumer *c, const struct sa_task *t, int64_t now_ms,
     return l;
 }
 
+/* Judges the resolved address itself, so a name that resolves (or rebinds) to a refused
+ * address is refused too; curl tries the host's next address, if any. */
+static curl_socket_t
+open_checked(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct transfer *x = arg;
+
+    (void)purpose;
+    if (!sa_netpolicy_allows(x->policy, &a->addr)) {
+        x->refused = 1;
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype, a->protocol);
+}
+
 enum sa_code
 webhook_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err)
 {
@@ -75,6 +93,9 @@ webhook_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *er
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->cfg.http_timeout_ms);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    x->policy = c->cfg.policy;
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_checked);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
     return SA_OK;
 }
 
@@ -90,12 +111,48 @@ retry_after(CURL *e)
     return secs > 0 && secs < 86400 ? secs * 1000 : 0;
 }
 
+/* A failure as a class: curl's error buffer names the host, the address and the port
+ * ("Failed to connect to ::1 port 8080"), which would map the consumers' network for
+ * whoever reads status. curl_easy_strerror's texts are fixed and name nothing. */
+static const char *
+failure_class(CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_COULDNT_CONNECT:
+        return "connect failed";
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return "host not found";
+    case CURLE_UNSUPPORTED_PROTOCOL: /* "Received HTTP/0.9 when not allowed" */
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_BAD_CONTENT_ENCODING:
+        return "bad response";
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+        return "connection lost";
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+        return "TLS failed";
+    default:
+        return curl_easy_strerror(cc);
+    }
+}
+
 void
 webhook_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_result *r)
 {
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
+    if (cc == CURLE_COULDNT_CONNECT && x->refused) {
+        snprintf(r->error, sizeof(r->error), "%s", SA_NETPOLICY_REFUSED);
+        r->permanent = 1; /* the same answer on every attempt */
+        return;
+    }
     if (cc != CURLE_OK) {
-        snprintf(r->error, sizeof(r->error), "%s: %.200s", curl_easy_strerror(cc), x->errbuf);
+        snprintf(r->error, sizeof(r->error), "%s", failure_class(cc));
         return; /* timeouts, refused connections: retry */
     }
     r->ok = r->status >= 200 && r->status < 300;

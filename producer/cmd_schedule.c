@@ -39,7 +39,10 @@ static const char usage[] =
     "  --data-file - reads the body from stdin; the body limit is 256 KiB.\n"
     "  --id ID (1-64 of A-Z a-z 0-9 _ -): scheduling the same id again schedules it once.\n"
     "  --not-after TIME: dead-letter the task as expired instead of sending it later.\n"
-    "  --at-most-once: if a consumer dies mid-send, dead-letter instead of sending again.\n";
+    "  --at-most-once: if a consumer dies mid-send, dead-letter instead of sending again.\n"
+    "  A literal address in --webhook that SENDAT_WEBHOOK_DENY or the built-in deny list refuses\n"
+    "  (link-local, metadata, 0.0.0.0/8, multicast), and SENDAT_WEBHOOK_ALLOW does not\n"
+    "  open, exits 2 (the consumers judge host names when they connect).\n";
 
 static int
 parse_opts(struct sched_opts *o, int argc, char **argv)

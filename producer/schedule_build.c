@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cron.h"
+#include "netpolicy.h"
 #include "schedule.h"
 #include "timeparse.h"
 
@@ -117,6 +118,22 @@ series_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct 
     return SA_OK;
 }
 
+/* A literal address the consumers would refuse is refused here already, with exit 2 (the
+ * consumers judge names, and every address again, when they connect). The policy is read
+ * per task: two short lists, and a bad one is named on the line that meets it. */
+static enum sa_code
+check_destination(const char *url, struct sa_err *err)
+{
+    struct sa_netpolicy *p = NULL;
+    enum sa_code rc;
+
+    rc = sa_netpolicy_new(&p, getenv("SENDAT_WEBHOOK_ALLOW"), getenv("SENDAT_WEBHOOK_DENY"), err);
+    if (rc == SA_OK)
+        rc = sa_netpolicy_check_url(p, url, err);
+    sa_netpolicy_free(p);
+    return rc;
+}
+
 enum sa_code
 schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t *body,
                     size_t body_len, int64_t now, struct sa_err *err)
@@ -125,6 +142,8 @@ schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t
 
     if (rc == SA_OK && o->webhook) {
         rc = sa_task_set_url(t, o->webhook, err);
+        if (rc == SA_OK)
+            rc = check_destination(o->webhook, err);
         for (int i = 0; rc == SA_OK && i < o->n_headers; i++)
             rc = sa_task_add_header_line(t, o->headers[i], err);
         if (rc == SA_OK)

@@ -1,0 +1,141 @@
+/* The health port under a flood of idle connections: 1,100 held open from one client (more
+ * than select() can watch) must not keep /healthz and /readyz from answering another client
+ * (a kubelet would restart the pod); that client's surplus is closed at once, and an idle
+ * connection is closed after a while. The clients are loopback addresses 127.0.0.1-3. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+
+#define FLOOD 1100
+
+static struct fx F;
+static int flood[FLOOD];
+static int port; /* the consumer's health port */
+
+static int
+listening(void *arg)
+{
+    (void)arg;
+    port = fx_consumer_port(&F, 0);
+    return port > 0;
+}
+
+/* A non-blocking TCP connection from src (an address of 127/8) to the consumer's port. */
+static int
+dial(const char *src)
+{
+    struct sockaddr_in from = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+    assert_true(s >= 0);
+    inet_pton(AF_INET, src, &from.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    to.sin_port = htons((uint16_t)port);
+    assert_int_equal(bind(s, (struct sockaddr *)&from, sizeof(from)), 0);
+    if (connect(s, (struct sockaddr *)&to, sizeof(to)) != 0)
+        assert_int_equal(errno, EINPROGRESS);
+    return s;
+}
+
+/* Waits up to ms (times the multiplier) for s to be readable; 1 if it is. */
+static int
+readable(int s, int ms)
+{
+    struct pollfd p = {.fd = s, .events = POLLIN};
+
+    return poll(&p, 1, (int)(ms * test_timeout_multiplier())) == 1;
+}
+
+/* GET path from src with a deadline of ms for the whole exchange; the HTTP status or 0. */
+static int
+probe(const char *src, const char *path, int ms)
+{
+    struct pollfd p = {.fd = dial(src), .events = POLLOUT};
+    char req[128], resp[256] = "";
+    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path), status = 0;
+
+    if (poll(&p, 1, (int)(ms * test_timeout_multiplier())) == 1 &&
+        write(p.fd, req, (size_t)n) == n && readable(p.fd, ms) &&
+        read(p.fd, resp, sizeof(resp) - 1) > 0)
+        sscanf(resp, "HTTP/1.%*d %d", &status);
+    close(p.fd);
+    return status;
+}
+
+/* Sockets of the flood the consumer has closed (readable at end of file, or reset). */
+static int
+closed_by_server(void *arg)
+{
+    static struct pollfd p[FLOOD];
+    int closed = 0;
+    char c;
+
+    for (int i = 0; i < FLOOD; i++)
+        p[i] = (struct pollfd){.fd = flood[i], .events = POLLIN};
+    poll(p, FLOOD, 0);
+    for (int i = 0; i < FLOOD; i++)
+        if (p[i].revents & (POLLIN | POLLHUP | POLLERR))
+            closed += recv(flood[i], &c, 1, MSG_DONTWAIT) <= 0;
+    return closed >= *(int *)arg;
+}
+
+static void
+test_probes_answer_under_idle_flood(void **state)
+{
+    struct rlimit rl;
+    int idle, most_closed = FLOOD - 16;
+    char c;
+
+    (void)state;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < FLOOD + 200)
+        skip(); /* this machine allows too few descriptors to stage the flood */
+    rl.rlim_cur = rl.rlim_max;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL); /* inherits our descriptor limit */
+    assert_true(wait_until(listening, NULL, 20000));
+    for (int i = 0; i < FLOOD; i++)
+        flood[i] = dial("127.0.0.1");
+    assert_int_equal(probe("127.0.0.2", "/healthz", 3000), 200);
+    assert_int_not_equal(probe("127.0.0.2", "/readyz", 3000), 0);   /* 200 or 503: it answers */
+    assert_true(wait_until(closed_by_server, &most_closed, 20000)); /* one client, a few slots */
+    assert_int_equal(probe("127.0.0.2", "/healthz", 3000), 200);
+
+    idle = dial("127.0.0.3"); /* says nothing: closed after the idle timeout */
+    assert_true(readable(idle, 30000));
+    assert_true(recv(idle, &c, 1, MSG_DONTWAIT) <= 0);
+    close(idle);
+    for (int i = 0; i < FLOOD; i++)
+        close(flood[i]);
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_probes_answer_under_idle_flood)};
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_CloseAndWait(5000);
+    return rc;
+}
