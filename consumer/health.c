@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "health.h"
@@ -199,10 +200,13 @@ health_start(struct health **out, struct consumer *c, const char *addr, struct s
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_CLIENT_MAX,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_END);
-    if (!h->d) {
-        sa_log(SA_LOG_WARN, "http_unavailable", "addr=%s error=\"cannot listen; going on without /metrics\"", addr);
+    if (!h->d) { /* a consumer without its probes would be restarted or go unwatched */
+        int e = errno;
         free(h);
-        return SA_OK;
+        return sa_fail(err, SA_EINVAL,
+                       "cannot listen on %s for /healthz and /metrics (%s): set SENDAT_HTTP_ADDR to "
+                       "a free host:port, :0 for any free port, or off",
+                       addr, e == EADDRINUSE ? "in use, by another consumer?" : strerror(e));
     }
     info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     sa_log(SA_LOG_INFO, "http_listening", "addr=%s port=%u", addr, info ? (unsigned)info->port : 0u);

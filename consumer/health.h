@@ -6,8 +6,9 @@
 
 struct health;
 
-/* addr: "host:port", ":port" or "off" (NULL: ":8080"). A port that is taken is logged and
- * the consumer goes on without the endpoint; a malformed addr is SA_EINVAL. */
+/* addr: "host:port", ":port" or "off" (NULL: ":8080"). A malformed addr, or one that cannot
+ * be listened on (a port taken by another consumer on the host), is SA_EINVAL with a message
+ * that names SENDAT_HTTP_ADDR: the consumer stops rather than run without its probes. */
 enum sa_code health_start(struct health **out, struct consumer *c, const char *addr, struct sa_err *err) SA_MUST_CHECK;
 void health_stop(struct health *h);
 

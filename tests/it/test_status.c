@@ -193,6 +193,25 @@ test_dispatch_and_delivery_lateness(void **state)
     free(metrics);
 }
 
+/* A second consumer on a port already taken stops at once and names the variable to set. */
+static void
+test_health_port_in_use_is_a_clear_error(void **state)
+{
+    char addr[64], out[256], err[2048];
+    char *argv[] = {(char *)fx_consumer_bin(), NULL};
+    char *env[] = {F.env_url, F.env_key, addr, NULL};
+    int port = 0;
+
+    (void)state;
+    for (int i = 0; i < 200 && !(port = fx_consumer_port(&F, 0)); i++)
+        wait_until_ms(test_now_ms() + 50, 1000);
+    assert_true(port > 0);
+    snprintf(addr, sizeof(addr), "SENDAT_HTTP_ADDR=127.0.0.1:%d", port);
+    assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 30000), 2);
+    assert_non_null(strstr(err, "in use"));
+    assert_non_null(strstr(err, "set SENDAT_HTTP_ADDR"));
+}
+
 /* An error is said once, in sendat's words: no nats.c source location, no repeated text. */
 static void
 test_errors_name_no_library_location(void **state)
@@ -237,6 +256,7 @@ main(void)
         cmocka_unit_test(test_series_finished_and_cancelled),
         cmocka_unit_test(test_errors_name_no_library_location),
         cmocka_unit_test(test_dispatch_and_delivery_lateness),
+        cmocka_unit_test(test_health_port_in_use_is_a_clear_error),
     };
     int rc;
 
