@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "health.h"
+#include "listen.h"
 #include "log.h"
 #include "timeparse.h"
 #include "wheel.h"
@@ -155,27 +156,6 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     return reply(conn, 200, "text/plain; version=0.0.4", buf, MHD_RESPMEM_MUST_FREE);
 }
 
-static enum sa_code
-parse_addr(const char *addr, struct sockaddr_in *sin, struct sa_err *err)
-{
-    const char *colon = strrchr(addr, ':');
-    char host[64] = "0.0.0.0";
-    long port;
-    char *end;
-
-    memset(sin, 0, sizeof(*sin));
-    sin->sin_family = AF_INET;
-    if (!colon || (size_t)(colon - addr) >= sizeof(host))
-        return sa_fail(err, SA_EINVAL, "SENDAT_HTTP_ADDR=%s: want host:port, :port or off", addr);
-    if (colon > addr)
-        snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-    port = strtol(colon + 1, &end, 10);
-    if (*end || port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin->sin_addr) != 1)
-        return sa_fail(err, SA_EINVAL, "SENDAT_HTTP_ADDR=%s: want an IPv4 host and a port", addr);
-    sin->sin_port = htons((uint16_t)port);
-    return SA_OK;
-}
-
 enum sa_code
 health_start(struct health **out, struct consumer *c, const char *addr, struct sa_err *err)
 {
@@ -188,7 +168,7 @@ health_start(struct health **out, struct consumer *c, const char *addr, struct s
         addr = ":8080";
     if (!strcmp(addr, "off"))
         return SA_OK;
-    if (parse_addr(addr, &sin, err) != SA_OK)
+    if (sa_listen_parse("SENDAT_HTTP_ADDR", addr, &sin, err) != SA_OK)
         return SA_EINVAL;
     h = calloc(1, sizeof(*h));
     if (!h)

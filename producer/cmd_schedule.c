@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "book.h"
 #include "cli.h"
-#include "publish.h"
 #include "schedule.h"
-#include "series.h"
 #include "task.h"
 #include "timeparse.h"
 
@@ -123,6 +122,7 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     struct sa_keyring *ring = NULL;
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
+    char id[SA_ID_MAX + 1];
     enum sa_code rc;
     int code;
 
@@ -134,14 +134,12 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     }
     if ((code = cli_keyring(&o->cli, &ring)) != EXIT_OK || (code = cli_connect(&o->cli, &n)) != EXIT_OK)
         goto out;
-    rc = t->cron ? series_register(n, t, &err) : SA_OK;
-    if (rc == SA_OK)
-        rc = publish_task(n, ring, t, NULL, &err);
+    rc = book_task(n, ring, t, id, &err);
     if (rc != SA_OK && rc != SA_EEXIST) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
-    printf("%s\n", t->cron ? t->series_id : t->id);
+    printf("%s\n", id);
 out:
     cli_close(n);
     sa_keyring_free(ring);

@@ -1,0 +1,46 @@
+/* Booking one task (see book.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "batch.h"
+#include "book.h"
+#include "publish.h"
+#include "series.h"
+#include "timeparse.h"
+
+enum sa_code
+book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
+          char id[SA_ID_MAX + 1], struct sa_err *err)
+{
+    enum sa_code rc = t->cron ? series_register(n, t, err) : SA_OK;
+
+    if (rc == SA_OK)
+        rc = publish_task(n, ring, t, NULL, err);
+    if (rc == SA_OK || rc == SA_EEXIST)
+        snprintf(id, SA_ID_MAX + 1, "%s", t->cron ? t->series_id : t->id);
+    return rc;
+}
+
+enum sa_code
+book_json(struct sa_nats *n, const struct sa_keyring *ring, json_t *obj, char id[SA_ID_MAX + 1],
+          struct sa_err *err)
+{
+    struct sched_opts o = {0};
+    struct sa_task *t = NULL;
+    enum sa_code rc;
+
+    if (!json_is_object(obj))
+        return sa_fail(err, SA_EINVAL, "a task must be a JSON object");
+    rc = batch_opts_from_json(&o, obj, err);
+    if (rc == SA_OK)
+        rc = schedule_check(&o, err);
+    if (rc == SA_OK)
+        rc = sa_task_new(&t, err);
+    if (rc == SA_OK)
+        rc = schedule_build_task(t, &o, (const uint8_t *)(o.data ? o.data : ""),
+                                 o.data ? strlen(o.data) : 0, sa_now_ms(), err);
+    if (rc == SA_OK)
+        rc = book_task(n, ring, t, id, err);
+    sa_task_free(t);
+    return rc;
+}

@@ -1,0 +1,22 @@
+/* Booking one task: the path `sendat schedule` and `POST /v1/tasks` share, from a built task
+ * (or a JSON object describing one) to a stored task, its series registered first. */
+#ifndef BOOK_H
+#define BOOK_H
+
+#include <jansson.h>
+
+#include "schedule.h"
+
+/* Registers t's series if it is one and publishes t. id gets the task's id (a series: the
+ * series id). SA_EEXIST: that very series was scheduled already (nothing new was published);
+ * else a broker error. */
+enum sa_code book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
+                       char id[SA_ID_MAX + 1], struct sa_err *err) SA_MUST_CHECK;
+
+/* Builds the task a JSON object describes (its keys are the long flag names: "at",
+ * "webhook", "data", ..., as in batch lines) and books it. SA_EINVAL: bad input, err says
+ * which key. */
+enum sa_code book_json(struct sa_nats *n, const struct sa_keyring *ring, json_t *obj,
+                       char id[SA_ID_MAX + 1], struct sa_err *err) SA_MUST_CHECK;
+
+#endif

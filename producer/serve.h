@@ -1,0 +1,67 @@
+/* `sendat serve`: the producer role over HTTP/1.1 (JSON under /v1, bearer tokens with roles).
+ * serve.c owns the HTTP side (requests, bodies, authentication, one error shape); the routes
+ * live in serve_routes.c and answer through serve_reply and serve_fail. */
+#ifndef SERVE_H
+#define SERVE_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "natsconn.h"
+#include "tokens.h"
+
+#define SERVE_BODY_MAX (1024 * 1024)          /* one task: a 256 KiB body and its envelope */
+#define SERVE_BATCH_MAX (64 * 1024 * 1024)    /* a batch: up to 64 MiB of NDJSON */
+#define SERVE_PATH_PARTS 6
+
+struct server {
+    struct sa_nats *n;
+    struct sa_keyring *ring;
+    struct tokens *tokens; /* swapped on SIGHUP under tokens_lock */
+    pthread_rwlock_t tokens_lock;
+    const char *tokens_file;
+    struct MHD_Daemon *d;
+};
+
+/* One request as the routes see it. */
+struct request {
+    struct server *s;
+    const char *method;
+    char *parts[SERVE_PATH_PARTS]; /* the path below /v1 split at '/', decoded */
+    int n_parts;
+    void *conn;        /* struct MHD_Connection */
+    char *body;        /* NUL-terminated */
+    size_t body_len;
+    enum token_role role;
+    char who[TOKEN_NAME_MAX + 1]; /* the token's name, for logs */
+    int status;                   /* the answer, set by serve_reply / serve_fail */
+    json_t *answer;
+};
+
+/* The answer: status and a JSON document (taken). */
+void serve_reply(struct request *r, int status, json_t *doc);
+
+/* The one error shape: {"error": {"status": S, "message": ..., "field": ...}}; field may be
+ * NULL, else the request field at fault. Always returns 0 so routes can `return serve_fail()`. */
+int serve_fail(struct request *r, int status, const char *field, const char *fmt, ...)
+    SA_PRINTF(4, 5);
+
+/* A query parameter of the request, or NULL. */
+const char *serve_query(struct request *r, const char *name);
+
+/* Starts listening on addr ("host:port" or ":port"). */
+enum sa_code serve_start(struct server *s, const char *addr, int threads,
+                         struct sa_err *err) SA_MUST_CHECK;
+/* The port listened on (after serve_start). */
+unsigned serve_port(const struct server *s);
+/* Stops listening and waits for requests in progress. */
+void serve_stop(struct server *s);
+/* Reads the tokens file again and swaps it in; on a bad file the old tokens stay. */
+enum sa_code serve_reload_tokens(struct server *s, struct sa_err *err) SA_MUST_CHECK;
+
+/* serve_routes.c: answers r (method, parts, role checked there). */
+void serve_route(struct request *r);
+
+#endif
