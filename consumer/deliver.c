@@ -165,7 +165,8 @@ send_now(struct deliver *d, struct held *h, const char *host, int lease, uint64_
 
     if (transfer_start(d->multi, d->c, h, rev, sa_now_ms(), host, lease, &err) != SA_OK) {
         limits_release(d->c->limits, host, lease);
-        return finish_dead(d->c, h, rev, err.msg, 0);
+        finish_dead(d->c, h, rev, err.msg, 0);
+        return;
     }
     d->inflight++;
 }
@@ -203,11 +204,13 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
         break;
     case TAKE_SKIP:
         limits_release(d->c->limits, host, lease);
-        return finish_skip(d->c, h, seen);
+        finish_skip(d->c, h, seen);
+        return;
     case TAKE_UNKNOWN:
         limits_release(d->c->limits, host, lease);
-        return finish_dead(d->c, h, seen->revision,
-                           "outcome unknown: a consumer died while sending (at-most-once)", 0);
+        finish_dead(d->c, h, seen->revision,
+                    "outcome unknown: a consumer died while sending (at-most-once)", 0);
+        return;
     case TAKE_LATER:
         limits_release(d->c->limits, host, lease);
         natsMsg_NakWithDelay(h->msg, 1000, NULL);
@@ -286,13 +289,18 @@ start(struct deliver *d, struct held *h, int64_t now)
 
     if (series_cancelled(d->c, h->task)) {
         seen.state = SA_CLAIM_CANCELLED;
-        return finish_skip(d->c, h, &seen);
+        finish_skip(d->c, h, &seen);
+        return;
     }
-    if (h->task->not_after_ms && now > h->task->not_after_ms)
-        return finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
+    if (h->task->not_after_ms && now > h->task->not_after_ms) {
+        finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
+        return;
+    }
     transfer_host(d->c, h->task, host, sizeof(host));
-    if (!limits_acquire(d->c->limits, host, now, &retry_at, &lease))
-        return defer(d, h, retry_at);
+    if (!limits_acquire(d->c->limits, host, now, &retry_at, &lease)) {
+        defer(d, h, retry_at);
+        return;
+    }
     if (take_async(d, h, host, lease) == SA_OK)
         return;
     take = claims_take(d->c, h, &rev, &seen);
@@ -311,11 +319,14 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
     atomic_fetch_add(&c->counters.failed[h->task->channel], 1);
     if (h->task->attempt >= c->cfg.max_attempts) {
         snprintf(why, sizeof(why), "gave up after %d attempts: %s", h->task->attempt, error);
-        return finish_dead(c, h, rev, why, status);
+        finish_dead(c, h, rev, why, status);
+        return;
     }
     if (retry_again(c, h, error, retry_after_ms, &due, &err) != SA_OK) {
-        if (err.code == SA_EPERM)
-            return finish_dead(c, h, rev, err.msg, status);
+        if (err.code == SA_EPERM) {
+            finish_dead(c, h, rev, err.msg, status);
+            return;
+        }
         sa_log(SA_LOG_WARN, "retry_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
         natsMsg_NakWithDelay(h->msg, 1000, NULL);
         held_free(h);
@@ -333,10 +344,14 @@ deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct tran
 {
     struct sa_claim rec;
 
-    if (r->permanent)
-        return finish_dead(c, h, rev, r->error, (int)r->status);
-    if (!r->ok)
-        return finish_retry(c, h, rev, r->error, (int)r->status, r->retry_after_ms);
+    if (r->permanent) {
+        finish_dead(c, h, rev, r->error, (int)r->status);
+        return;
+    }
+    if (!r->ok) {
+        finish_retry(c, h, rev, r->error, (int)r->status, r->retry_after_ms);
+        return;
+    }
     claims_outcome(&rec, c, h, SA_CLAIM_SENT, (int)r->status, NULL, r->started_ms - h->due_ms);
     atomic_fetch_add(&c->counters.sent[h->task->channel], 1);
     counters_lateness(&c->counters, r->started_ms - h->due_ms);

@@ -60,7 +60,8 @@ await_key(struct puller *p, natsMsg *msg, const char *id, const char *reason)
     jsMsgMetaData_Destroy(meta);
     if (keywait_waited_ms(delivered) >= KEYWAIT_GIVE_UP_MS) {
         snprintf(why, sizeof(why), "%s: no fleet member held that key for an hour", reason);
-        return dead_letter(p, msg, id, why);
+        dead_letter(p, msg, id, why);
+        return;
     }
     if (now >= p->next_key_reload_ms) {
         p->next_key_reload_ms = now + KEYWAIT_RELOAD_EVERY_MS;
@@ -143,18 +144,24 @@ handle(struct puller *p, natsMsg *msg)
     int key_unknown;
 
     atomic_fetch_add(&p->c->counters.pulled, 1);
-    if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK)
-        return dead_letter(p, msg, NULL, err.msg);
+    if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK) {
+        dead_letter(p, msg, NULL, err.msg);
+        return;
+    }
     pthread_rwlock_rdlock(&p->c->ring_lock);
     rc = sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
                       (size_t)natsMsg_GetDataLength(msg), &t, &err);
     key_unknown = rc != SA_OK && sa_envelope_key_unknown(p->c->ring, (const uint8_t *)natsMsg_GetData(msg),
                                                          (size_t)natsMsg_GetDataLength(msg));
     pthread_rwlock_unlock(&p->c->ring_lock);
-    if (key_unknown)
-        return await_key(p, msg, place.id, err.msg);
-    if (rc != SA_OK)
-        return dead_letter(p, msg, place.id, err.msg);
+    if (key_unknown) {
+        await_key(p, msg, place.id, err.msg);
+        return;
+    }
+    if (rc != SA_OK) {
+        dead_letter(p, msg, place.id, err.msg);
+        return;
+    }
     if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) { /* a series' own occurrence:
                                                                                settled at its time */
         sa_log(SA_LOG_INFO, "dropped_cancelled", "task=%s", t->id);
