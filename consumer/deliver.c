@@ -338,7 +338,7 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
     record(c, h, rev, &rec, ack_retried);
 }
 
-/* Called by webhook.c when a transfer ends. */
+/* Called by transfer.c when a transfer ends (webhook or mail). */
 void
 deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct transfer_result *r)
 {

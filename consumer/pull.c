@@ -185,8 +185,8 @@ handle(struct puller *p, natsMsg *msg)
  * burst outright.) A level that came back empty is pulled again only when its durable holds
  * undelivered tasks, or, while tasks of it are held somewhere (a holder may die and leave them
  * for redelivery, or release them at SIGTERM), every EMPTY_RECHECK_MS. A consumer info costs
- * one round trip, not 91 ms; a level nobody holds tasks of is asked once a second, so an idle
- * consumer stays idle, one whose tasks are held every ASK_HELD_MS. */
+ * one round trip, not 91 ms; a level nobody holds tasks of is asked every ASK_IDLE_MS (500 ms),
+ * so an idle consumer stays nearly idle, one whose tasks are held every ASK_HELD_MS (250 ms). */
 static int
 worth_pulling(struct puller *p, struct target *t, int64_t now)
 {

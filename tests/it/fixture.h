@@ -28,7 +28,7 @@ struct fx {
 };
 
 /* Starts a server (clustered: 3 nodes and replicas 3), writes a key and runs sendat init
- * with window 10s, slot 2s, lead 1s, ack-wait 5s. Returns 0 or fails the test. */
+ * with window 10s, slot 2s, lead 1s, ack-wait 5s. Fails the test if any step fails. */
 void fx_start(struct fx *f, int clustered);
 void fx_stop(struct fx *f);
 
