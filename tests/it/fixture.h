@@ -4,8 +4,12 @@
 #ifndef FIXTURE_H
 #define FIXTURE_H
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include <cmocka.h>
 #include <nats/nats.h>
 
 #include "natsd.h"
@@ -63,6 +67,12 @@ long fx_consumer_metric(struct fx *f, int i, const char *name);
 
 /* A counter from the consumer's final "event=counters" log line (consumer must have exited). */
 long fx_counter(struct fx *f, int i, const char *name);
+
+/* An integration test's main: libsodium, libcurl and nats.c set up around the cmocka group
+ * (setup and teardown may be NULL); returns the group's result for main to return. */
+int fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
+           CMFixtureFunction teardown);
+#define FX_RUN(tests) fx_run((tests), sizeof(tests) / sizeof((tests)[0]), NULL, NULL)
 
 /* Path of the sendat binaries. */
 const char *fx_sendat_bin(void);

@@ -109,10 +109,6 @@ main(void)
         cmocka_unit_test(test_ndjson_twice_and_strict),
         cmocka_unit_test(test_csv_template),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

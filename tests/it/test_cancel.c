@@ -111,10 +111,6 @@ main(void)
         cmocka_unit_test(test_cancel_before_after_unknown),
         cmocka_unit_test(test_cancel_races_send),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -133,10 +133,6 @@ main(void)
         cmocka_unit_test(test_kill9_loses_nothing),
         cmocka_unit_test(test_sigterm_hands_over),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

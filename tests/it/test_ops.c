@@ -148,12 +148,6 @@ main(void)
         cmocka_unit_test(test_sighup_rotates_keys),
         cmocka_unit_test(test_bad_settings),
     };
-    int rc;
 
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    curl_global_cleanup();
-    return rc;
+    return FX_RUN(tests);
 }

@@ -164,10 +164,6 @@ main(void)
         cmocka_unit_test(test_seoul_mail_to_10000),
         cmocka_unit_test(test_10000_at_one_instant),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

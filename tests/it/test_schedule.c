@@ -74,10 +74,6 @@ main(void)
         cmocka_unit_test(test_init_everywhere_at_once),
         cmocka_unit_test(test_same_id_schedules_once),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -124,10 +124,6 @@ main(void)
         cmocka_unit_test(test_cancel_stops_series),
         cmocka_unit_test(test_preview_and_refusals),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -154,22 +154,10 @@ test_signed_retried_dead_replayed(void **state)
     fx_stop(&F);
 }
 
-/* The receiver's signature check uses libsodium's HMAC and Ed25519. */
-static int
-crypto_ready(void **state)
-{
-    (void)state;
-    return sodium_init() < 0 ? -1 : 0;
-}
-
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_signed_retried_dead_replayed)};
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, crypto_ready, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests); /* fx_run initialises libsodium, which the signature check uses */
 }
