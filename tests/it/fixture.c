@@ -186,6 +186,13 @@ fx_stop(struct fx *f)
 }
 
 void
+fx_finish(struct fx *f)
+{
+    assert_int_equal(fx_stop_consumers(f), 0);
+    fx_stop(f);
+}
+
+void
 fx_smtp_sink(struct fx *f, struct proc *sink, char *env, size_t cap)
 {
     char script[400], maildir[400], portfile[400], *port;

@@ -36,6 +36,9 @@ struct fx {
 void fx_start(struct fx *f, int clustered);
 void fx_stop(struct fx *f);
 
+/* The usual end of a test: every consumer exits 0 on SIGTERM (drained), then fx_stop. */
+void fx_finish(struct fx *f);
+
 /* Starts consumer number i with name c<i> (extra "K=V" env entries may be NULL). */
 void fx_consumer(struct fx *f, int i, char *const extra_env[]);
 

@@ -44,8 +44,7 @@ test_cancel_before_after_unknown(void **state)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "no-such-id", NULL), 4);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", id1, NULL), 0);
     assert_non_null(strstr(out, "cancelled"));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 /* Cancels fired at the due instant, in parallel with two consumers sending. */

@@ -153,8 +153,7 @@ test_10000_at_one_instant(void **state)
             late[n / 2], late[n * 9 / 10], late[n * 99 / 100], late[n - 1], late[0]);
     assert_int_equal(n, SUBSCRIBERS);
     free(late);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 int

@@ -63,8 +63,7 @@ test_same_id_schedules_once(void **state)
     assert_non_null(strstr(status, "\"event\":\"sent\""));
     assert_non_null(strstr(status, "\"lateness_ms\":"));
     assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "no-such-task", NULL), 4);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 int

@@ -150,8 +150,7 @@ test_signed_retried_dead_replayed(void **state)
     assert_non_null(strstr(out, " sent "));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "purge", "--all", NULL), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", gone, NULL), 4);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 int
