@@ -178,7 +178,7 @@ hold_ready(struct deliver *d, struct held *h, const char *host, int lease, uint6
     struct ready_entry e = {.h = h, .rev = rev, .lease = lease};
 
     snprintf(e.host, sizeof(e.host), "%s", host);
-    return ready_push(&d->ready, &e) == SA_OK;
+    return ready_push(&d->ready, &e, NULL) == SA_OK;
 }
 
 /* Sends what is due among the claimed tasks, a few per turn of the loop. Hundreds of
@@ -224,20 +224,22 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
 
 /* Publishes the "sending" claim without waiting; take_done goes on when the PubAck is in. */
 static enum sa_code
-take_async(struct deliver *d, struct held *h, const char *host, int lease)
+take_async(struct deliver *d, struct held *h, const char *host, int lease, struct sa_err *err)
 {
     struct claim_job *j = calloc(1, sizeof(*j));
+    enum sa_code rc;
 
     if (!j)
-        return SA_ENOMEM;
+        return sa_fail(err, SA_ENOMEM, "no memory to claim %s", h->task->id);
     j->op = CLAIM_TAKE;
     j->h = h;
     claims_fill(&j->rec, d->c, h, SA_CLAIM_SENDING);
     snprintf(j->host, sizeof(j->host), "%s", host);
     j->lease = lease;
-    if (claimq_send(d->c->claimq, j, NULL) != SA_OK) {
+    rc = claimq_send(d->c->claimq, j, err);
+    if (rc != SA_OK) {
         free(j);
-        return SA_ENATS;
+        return rc;
     }
     d->taking++;
     return SA_OK;
@@ -301,7 +303,7 @@ start(struct deliver *d, struct held *h, int64_t now)
         defer(d, h, retry_at);
         return;
     }
-    if (take_async(d, h, host, lease) == SA_OK)
+    if (take_async(d, h, host, lease, NULL) == SA_OK) /* else: claimed synchronously below */
         return;
     take = claims_take(d->c, h, &rev, &seen);
     claimed(d, h, host, lease, take, rev, &seen);

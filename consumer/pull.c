@@ -120,14 +120,14 @@ hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
     h->moved_ms = m.moved_ms;
     h->seq = relay_seq(msg);
     switch (wheel_post(p->c->wheel, h)) {
-    case 1: atomic_fetch_add(&p->c->counters.held, 1); return;
-    case 0: /* redelivered while we still hold it: the copy we hold settles it */
+    case WHEEL_TAKEN: atomic_fetch_add(&p->c->counters.held, 1); return;
+    case WHEEL_HELD: /* redelivered while we still hold it: the copy we hold settles it */
         sa_log(SA_LOG_DEBUG, "redelivered_while_held", "task=%s seq=%" PRIu64, t->id, h->seq);
         atomic_fetch_add(&p->c->counters.redelivered_held, 1);
         h->msg = NULL; /* neither acked nor nakked: the held copy answers for the sequence */
         natsMsg_Destroy(msg);
         break;
-    default: natsMsg_Nak(msg, NULL); break; /* out of memory: nak, never drop */
+    case WHEEL_NOMEM: natsMsg_Nak(msg, NULL); break; /* out of memory: nak, never drop */
     }
     held_free(h);
 }
