@@ -146,8 +146,8 @@ write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create,
                 *rev = cur.revision;
             return SA_OK; /* our own write went through */
         }
-        if (create || cur.revision != last)
-            return SA_EEXIST; /* someone else wrote first */
+        if (create || cur.revision != last) /* someone else wrote first */
+            return sa_fail(err, SA_EEXIST, "claim %s: %s wrote first", key, cur.consumer);
         /* still at the revision we expected: our update did not happen, say why */
     }
     return sa_nats_fail(err, s, 0, create ? "create claim" : "update claim");

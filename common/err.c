@@ -26,14 +26,3 @@ sa_err_clear(struct sa_err *err)
     err->code = SA_OK;
     err->msg[0] = '\0';
 }
-
-const char *
-sa_code_name(enum sa_code code)
-{
-    static const char *names[] = {"OK",     "EINVAL", "ENOMEM",    "ENATS", "ECRYPTO",
-                                  "ERETRY", "EPERM",  "ENOTFOUND", "EEXIST"};
-
-    if ((unsigned)code < sizeof(names) / sizeof(names[0]))
-        return names[code];
-    return "E?";
-}

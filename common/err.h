@@ -29,7 +29,4 @@ enum sa_code sa_fail(struct sa_err *err, enum sa_code code, const char *fmt, ...
 /* Clears err so the next sa_fail is kept. */
 void sa_err_clear(struct sa_err *err);
 
-/* A short name for a code ("EINVAL"), for logs. */
-const char *sa_code_name(enum sa_code code);
-
 #endif

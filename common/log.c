@@ -33,12 +33,6 @@ sa_log_init(const char *prog)
         min_level = SA_LOG_ERROR;
 }
 
-int
-sa_log_enabled(enum sa_log_level level)
-{
-    return level >= min_level;
-}
-
 /* Appends s as a JSON string body (without quotes). */
 static size_t
 json_escape(char *out, size_t cap, const char *s, size_t n)

@@ -11,8 +11,6 @@ enum sa_log_level { SA_LOG_DEBUG = 0, SA_LOG_INFO, SA_LOG_WARN, SA_LOG_ERROR };
  * (logfmt|json, default logfmt). Call once at start. */
 void sa_log_init(const char *prog);
 
-int sa_log_enabled(enum sa_log_level level);
-
 /* fmt is a list of key=value pairs ("task=%s attempt=%d"); msg is the event name. */
 void sa_log(enum sa_log_level level, const char *event, const char *fmt, ...) SA_PRINTF(3, 4);
 

@@ -1,6 +1,7 @@
 /* The recurrence half of a task: an occurrence carries its series' cron and zone, so the
  * consumer that finishes it can compute and publish the next one (invariant 4) without
  * reading anything else. */
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,8 @@ sa_task_copy(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
     *out = NULL;
     if (rc == SA_OK)
         rc = sa_task_decode(buf, len, out, err);
+    if (buf)
+        sodium_memzero(buf, len); /* the encoded task is plaintext: recipients and bodies */
     free(buf);
     return rc;
 }

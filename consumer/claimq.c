@@ -90,7 +90,7 @@ claimq_send(struct claimq *q, struct claim_job *job, struct sa_err *err)
     jsPubOptions po;
     uint64_t key;
     natsStatus s;
-    int put;
+    enum seqset_put put;
     enum sa_code rc = sa_claim_message(&m, job->h->task->id, &job->rec, job->last, err);
 
     if (rc != SA_OK)
@@ -98,9 +98,9 @@ claimq_send(struct claimq *q, struct claim_job *job, struct sa_err *err)
     key = (uint64_t)(uintptr_t)m;
     pthread_mutex_lock(&q->lock);
     put = seqset_put(&q->flying, key, job); /* before the publish: its PubAck may come first */
-    q->pending += put == 1;
+    q->pending += put == SEQSET_ADDED;
     pthread_mutex_unlock(&q->lock);
-    if (put != 1) {
+    if (put != SEQSET_ADDED) {
         natsMsg_Destroy(m);
         return sa_fail(err, SA_ENOMEM, "no memory for a claim in flight");
     }

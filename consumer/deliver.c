@@ -165,7 +165,8 @@ send_now(struct deliver *d, struct held *h, const char *host, int lease, uint64_
 
     if (transfer_start(d->multi, d->c, h, rev, sa_now_ms(), host, lease, &err) != SA_OK) {
         limits_release(d->c->limits, host, lease);
-        return finish_dead(d->c, h, rev, err.msg, 0);
+        finish_dead(d->c, h, rev, err.msg, 0);
+        return;
     }
     d->inflight++;
 }
@@ -177,7 +178,7 @@ hold_ready(struct deliver *d, struct held *h, const char *host, int lease, uint6
     struct ready_entry e = {.h = h, .rev = rev, .lease = lease};
 
     snprintf(e.host, sizeof(e.host), "%s", host);
-    return ready_push(&d->ready, &e) == SA_OK;
+    return ready_push(&d->ready, &e, NULL) == SA_OK;
 }
 
 /* Sends what is due among the claimed tasks, a few per turn of the loop. Hundreds of
@@ -203,11 +204,13 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
         break;
     case TAKE_SKIP:
         limits_release(d->c->limits, host, lease);
-        return finish_skip(d->c, h, seen);
+        finish_skip(d->c, h, seen);
+        return;
     case TAKE_UNKNOWN:
         limits_release(d->c->limits, host, lease);
-        return finish_dead(d->c, h, seen->revision,
-                           "outcome unknown: a consumer died while sending (at-most-once)", 0);
+        finish_dead(d->c, h, seen->revision,
+                    "outcome unknown: a consumer died while sending (at-most-once)", 0);
+        return;
     case TAKE_LATER:
         limits_release(d->c->limits, host, lease);
         natsMsg_NakWithDelay(h->msg, 1000, NULL);
@@ -221,20 +224,22 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
 
 /* Publishes the "sending" claim without waiting; take_done goes on when the PubAck is in. */
 static enum sa_code
-take_async(struct deliver *d, struct held *h, const char *host, int lease)
+take_async(struct deliver *d, struct held *h, const char *host, int lease, struct sa_err *err)
 {
     struct claim_job *j = calloc(1, sizeof(*j));
+    enum sa_code rc;
 
     if (!j)
-        return SA_ENOMEM;
+        return sa_fail(err, SA_ENOMEM, "no memory to claim %s", h->task->id);
     j->op = CLAIM_TAKE;
     j->h = h;
     claims_fill(&j->rec, d->c, h, SA_CLAIM_SENDING);
     snprintf(j->host, sizeof(j->host), "%s", host);
     j->lease = lease;
-    if (claimq_send(d->c->claimq, j, NULL) != SA_OK) {
+    rc = claimq_send(d->c->claimq, j, err);
+    if (rc != SA_OK) {
         free(j);
-        return SA_ENATS;
+        return rc;
     }
     d->taking++;
     return SA_OK;
@@ -286,14 +291,19 @@ start(struct deliver *d, struct held *h, int64_t now)
 
     if (series_cancelled(d->c, h->task)) {
         seen.state = SA_CLAIM_CANCELLED;
-        return finish_skip(d->c, h, &seen);
+        finish_skip(d->c, h, &seen);
+        return;
     }
-    if (h->task->not_after_ms && now > h->task->not_after_ms)
-        return finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
+    if (h->task->not_after_ms && now > h->task->not_after_ms) {
+        finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
+        return;
+    }
     transfer_host(d->c, h->task, host, sizeof(host));
-    if (!limits_acquire(d->c->limits, host, now, &retry_at, &lease))
-        return defer(d, h, retry_at);
-    if (take_async(d, h, host, lease) == SA_OK)
+    if (!limits_acquire(d->c->limits, host, now, &retry_at, &lease)) {
+        defer(d, h, retry_at);
+        return;
+    }
+    if (take_async(d, h, host, lease, NULL) == SA_OK) /* else: claimed synchronously below */
         return;
     take = claims_take(d->c, h, &rev, &seen);
     claimed(d, h, host, lease, take, rev, &seen);
@@ -312,11 +322,14 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const struct tran
     atomic_fetch_add(&c->counters.failed[h->task->channel], 1);
     if (h->task->attempt >= c->cfg.max_attempts) {
         snprintf(why, sizeof(why), "gave up after %d attempts: %s", h->task->attempt, error);
-        return finish_dead(c, h, rev, why, status);
+        finish_dead(c, h, rev, why, status);
+        return;
     }
     if (retry_again(c, h, error, r->started_ms, r->retry_after_ms, &due, &err) != SA_OK) {
-        if (err.code == SA_EPERM)
-            return finish_dead(c, h, rev, err.msg, status);
+        if (err.code == SA_EPERM) {
+            finish_dead(c, h, rev, err.msg, status);
+            return;
+        }
         sa_log(SA_LOG_WARN, "retry_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
         natsMsg_NakWithDelay(h->msg, 1000, NULL);
         held_free(h);
@@ -340,10 +353,14 @@ deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct tran
     int64_t delivery = sa_now_ms() - due;
     struct sa_claim rec;
 
-    if (r->permanent)
-        return finish_dead(c, h, rev, r->error, (int)r->status);
-    if (!r->ok)
-        return finish_retry(c, h, rev, r);
+    if (r->permanent) {
+        finish_dead(c, h, rev, r->error, (int)r->status);
+        return;
+    }
+    if (!r->ok) {
+        finish_retry(c, h, rev, r);
+        return;
+    }
     claims_outcome(&rec, c, h, SA_CLAIM_SENT, (int)r->status, NULL, dispatch);
     rec.delivery_lateness_ms = delivery;
     atomic_fetch_add(&c->counters.sent[t->channel], 1);

@@ -1,5 +1,7 @@
-/* sendat-consumer: configuration, signals and orderly shutdown. Three threads: the puller
- * (pull.c), the cancel watcher (cancel.c) and this one, which fires and sends (deliver.c).
+/* sendat-consumer: configuration, signals and orderly shutdown. Its own threads: the puller
+ * (pull.c), the cancel watcher (cancel.c), the health server's (health.c, libmicrohttpd) and
+ * this one, which fires and sends (deliver.c); nats.c's threads run the PubAck callbacks of
+ * mover.c and claimq.c.
  * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
 #include <signal.h>
 #include <stdio.h>

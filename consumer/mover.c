@@ -91,7 +91,7 @@ mover_send(struct mover *m, natsMsg **orig, const char *subject, const char *msg
     pthread_mutex_lock(&m->lock);
     put = seqset_put(&m->flying, key, *orig); /* before the publish: its PubAck may come first */
     pthread_mutex_unlock(&m->lock);
-    if (put != 1) {
+    if (put != SEQSET_ADDED) {
         natsMsg_Destroy(copy);
         return sa_fail(err, SA_ENOMEM, "no memory for a move in flight");
     }

@@ -60,7 +60,8 @@ await_key(struct puller *p, natsMsg *msg, const char *id, const char *reason)
     jsMsgMetaData_Destroy(meta);
     if (keywait_waited_ms(delivered) >= KEYWAIT_GIVE_UP_MS) {
         snprintf(why, sizeof(why), "%s: no fleet member held that key for an hour", reason);
-        return dead_letter(p, msg, id, why);
+        dead_letter(p, msg, id, why);
+        return;
     }
     if (now >= p->next_key_reload_ms) {
         p->next_key_reload_ms = now + KEYWAIT_RELOAD_EVERY_MS;
@@ -119,14 +120,14 @@ hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
     h->moved_ms = m.moved_ms;
     h->seq = relay_seq(msg);
     switch (wheel_post(p->c->wheel, h)) {
-    case 1: atomic_fetch_add(&p->c->counters.held, 1); return;
-    case 0: /* redelivered while we still hold it: the copy we hold settles it */
+    case WHEEL_TAKEN: atomic_fetch_add(&p->c->counters.held, 1); return;
+    case WHEEL_HELD: /* redelivered while we still hold it: the copy we hold settles it */
         sa_log(SA_LOG_DEBUG, "redelivered_while_held", "task=%s seq=%" PRIu64, t->id, h->seq);
         atomic_fetch_add(&p->c->counters.redelivered_held, 1);
         h->msg = NULL; /* neither acked nor nakked: the held copy answers for the sequence */
         natsMsg_Destroy(msg);
         break;
-    default: natsMsg_Nak(msg, NULL); break; /* out of memory: nak, never drop */
+    case WHEEL_NOMEM: natsMsg_Nak(msg, NULL); break; /* out of memory: nak, never drop */
     }
     held_free(h);
 }
@@ -143,18 +144,24 @@ handle(struct puller *p, natsMsg *msg)
     int key_unknown;
 
     atomic_fetch_add(&p->c->counters.pulled, 1);
-    if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK)
-        return dead_letter(p, msg, NULL, err.msg);
+    if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK) {
+        dead_letter(p, msg, NULL, err.msg);
+        return;
+    }
     pthread_rwlock_rdlock(&p->c->ring_lock);
     rc = sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
                       (size_t)natsMsg_GetDataLength(msg), &t, &err);
     key_unknown = rc != SA_OK && sa_envelope_key_unknown(p->c->ring, (const uint8_t *)natsMsg_GetData(msg),
                                                          (size_t)natsMsg_GetDataLength(msg));
     pthread_rwlock_unlock(&p->c->ring_lock);
-    if (key_unknown)
-        return await_key(p, msg, place.id, err.msg);
-    if (rc != SA_OK)
-        return dead_letter(p, msg, place.id, err.msg);
+    if (key_unknown) {
+        await_key(p, msg, place.id, err.msg);
+        return;
+    }
+    if (rc != SA_OK) {
+        dead_letter(p, msg, place.id, err.msg);
+        return;
+    }
     if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) { /* a series' own occurrence:
                                                                                settled at its time */
         sa_log(SA_LOG_INFO, "dropped_cancelled", "task=%s", t->id);
@@ -178,8 +185,8 @@ handle(struct puller *p, natsMsg *msg)
  * burst outright.) A level that came back empty is pulled again only when its durable holds
  * undelivered tasks, or, while tasks of it are held somewhere (a holder may die and leave them
  * for redelivery, or release them at SIGTERM), every EMPTY_RECHECK_MS. A consumer info costs
- * one round trip, not 91 ms; a level nobody holds tasks of is asked once a second, so an idle
- * consumer stays idle, one whose tasks are held every ASK_HELD_MS. */
+ * one round trip, not 91 ms; a level nobody holds tasks of is asked every ASK_IDLE_MS (500 ms),
+ * so an idle consumer stays nearly idle, one whose tasks are held every ASK_HELD_MS (250 ms). */
 static int
 worth_pulling(struct puller *p, struct target *t, int64_t now)
 {

@@ -19,7 +19,7 @@ swap(struct ready *r, size_t a, size_t b)
 }
 
 enum sa_code
-ready_push(struct ready *r, const struct ready_entry *e)
+ready_push(struct ready *r, const struct ready_entry *e, struct sa_err *err)
 {
     size_t i;
 
@@ -28,7 +28,7 @@ ready_push(struct ready *r, const struct ready_entry *e)
         struct ready_entry *heap = realloc(r->heap, cap * sizeof(*heap));
 
         if (!heap)
-            return SA_ENOMEM;
+            return sa_fail(err, SA_ENOMEM, "no memory to hold %zu claimed tasks", cap);
         r->heap = heap;
         r->cap = cap;
     }

@@ -48,20 +48,20 @@ find(const struct seqset *s, uint64_t key)
     return -1;
 }
 
-int
+enum seqset_put
 seqset_put(struct seqset *s, uint64_t key, void *val)
 {
     struct seqset_entry e = {key, val};
 
     if (!key || find(s, key) >= 0)
-        return 0;
+        return SEQSET_PRESENT;
     if ((s->len + 1) * 2 > s->cap && grow(s) != 0)
-        return -1;
+        return SEQSET_NOMEM;
     place(s, e);
-    return 1;
+    return SEQSET_ADDED;
 }
 
-int
+enum seqset_put
 seqset_add(struct seqset *s, uint64_t key)
 {
     return seqset_put(s, key, NULL);

@@ -1,7 +1,7 @@
 /* A set of non-zero 64-bit keys, each with an optional value. The wheel keeps in it the stream
  * sequences it holds, so a redelivery of one it still holds (its ack wait ran out during a
- * broker election, say) is not held twice; the claim pipeline maps its publishes in flight to
- * their tasks. Open addressing with linear probing; removal shifts the run back, so there are
+ * broker election, say) is not held twice; the claim pipeline (claimq.c) and the mover
+ * (mover.c) map their publishes in flight to their tasks. Open addressing with linear probing; removal shifts the run back, so there are
  * no tombstones. Not thread-safe: the owner guards it with its lock. */
 #ifndef SEQSET_H
 #define SEQSET_H
@@ -20,11 +20,15 @@ struct seqset {
     size_t len;
 };
 
-/* 1 if seq was added (with val), 0 if it was there already (nothing changes), -1 if out of
- * memory. */
-int seqset_put(struct seqset *s, uint64_t seq, void *val);
+enum seqset_put {
+    SEQSET_ADDED,   /* seq was added (with val) */
+    SEQSET_PRESENT, /* it was there already (or is 0): nothing changes */
+    SEQSET_NOMEM,   /* out of memory: nothing changes */
+};
+
+enum seqset_put seqset_put(struct seqset *s, uint64_t seq, void *val);
 /* seqset_put with no value. */
-int seqset_add(struct seqset *s, uint64_t seq);
+enum seqset_put seqset_add(struct seqset *s, uint64_t seq);
 /* Removes seq if present and returns its value (NULL if absent or stored without one). */
 void *seqset_take(struct seqset *s, uint64_t seq);
 /* Removes seq if present. */

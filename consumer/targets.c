@@ -12,8 +12,6 @@
 #include "timeparse.h"
 
 #define INACTIVE_NS (3600LL * 1000000000LL) /* durables nobody pulled for an hour go away */
-#define PROBE_EVERY_MS 5000
-#define PROBE_MAX_WINDOWS 256
 
 int
 targets_find(const struct puller *p, int64_t window, int64_t slot)

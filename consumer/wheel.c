@@ -61,17 +61,17 @@ wheel_free(struct wheel *w)
     free(w);
 }
 
-int
+enum wheel_post
 wheel_post(struct wheel *w, struct held *h)
 {
-    int added;
+    enum seqset_put added;
 
     h->next = NULL;
     pthread_mutex_lock(&w->lock);
     added = seqset_add(&w->held_seqs, h->seq);
-    if (added != 1) {
+    if (added != SEQSET_ADDED) {
         pthread_mutex_unlock(&w->lock);
-        return added;
+        return added == SEQSET_PRESENT ? WHEEL_HELD : WHEEL_NOMEM;
     }
     h->owner = w;
     if (w->inbox_tail)
@@ -83,7 +83,7 @@ wheel_post(struct wheel *w, struct held *h)
     atomic_fetch_add(&w->count, 1);
     if (w->wake)
         w->wake(w->wake_arg);
-    return 1;
+    return WHEEL_TAKEN;
 }
 
 void

@@ -37,10 +37,16 @@ enum sa_code wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg,
 /* Naks and frees whatever is still held (the fleet gets it at once). */
 void wheel_free(struct wheel *w);
 
-/* Any thread: hands h to the wheel and wakes the owner, taking ownership; returns 1. Returns
- * 0 and takes nothing if a message with the same h->seq is held already (a redelivery of a
- * task this process still holds or sends: the first copy settles it), -1 if out of memory. */
-int wheel_post(struct wheel *w, struct held *h);
+enum wheel_post {
+    WHEEL_TAKEN,   /* the wheel owns h now */
+    WHEEL_HELD,    /* a message with the same h->seq is held already (a redelivery of a task
+                    * this process still holds or sends: the first copy settles it) */
+    WHEEL_NOMEM,   /* out of memory */
+};
+
+/* Any thread: hands h to the wheel and wakes the owner, taking ownership (WHEEL_TAKEN);
+ * otherwise takes nothing. */
+enum wheel_post wheel_post(struct wheel *w, struct held *h);
 
 /* Any thread: wakes the owner thread (to look at a flag such as consumer.reload). */
 void wheel_wake(struct wheel *w);

@@ -1,10 +1,45 @@
 /* Shared plumbing of the producer commands: one line per error, exit codes that scripts can
  * rely on, connection and key ring from flags or environment. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
+#include "layout.h"
+
+int
+cli_parse_id(int argc, char **argv, const char *usage, int with_json, struct cli *c,
+             const char **id)
+{
+    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int o;
+
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (o == 'S') {
+            c->server = optarg;
+        } else if (o == 'j' && with_json) {
+            c->json = 1;
+        } else if (o == 'h') {
+            fputs(usage, stdout);
+            return EXIT_OK;
+        } else {
+            return cli_error(EXIT_USAGE, "%s: unknown option %s", argv[0], argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return cli_error(EXIT_USAGE, "%s: give exactly one task id", argv[0]);
+    *id = argv[optind];
+    if (!sa_layout_id_valid(*id)) {
+        puts("unknown id");
+        return EXIT_UNKNOWN;
+    }
+    return CLI_GO_ON;
+}
 
 int
 cli_error(int code, const char *fmt, ...)

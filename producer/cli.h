@@ -8,6 +8,7 @@
 #include "natsconn.h"
 
 enum {
+    CLI_GO_ON = -1, /* not an exit code: the command goes on */
     EXIT_OK = 0,
     EXIT_FAIL = 1,     /* the broker or a file failed us */
     EXIT_USAGE = 2,    /* bad flags or bad input: nothing was published */
@@ -21,6 +22,13 @@ struct cli {
     const char *key_file;
     int json;
 };
+
+/* Parses `sendat VERB ID [--server URL]` (and --json if with_json) into c and *id, for the
+ * commands that look up one task (cancel, status). Returns CLI_GO_ON, or the exit code to
+ * return at once: EXIT_OK after --help printed usage, EXIT_USAGE for bad flags, EXIT_UNKNOWN
+ * (having printed "unknown id") for an id no task can have. */
+int cli_parse_id(int argc, char **argv, const char *usage, int with_json, struct cli *c,
+                 const char **id);
 
 /* Prints "sendat: <message>" on stderr and returns code. */
 int cli_error(int code, const char *fmt, ...) SA_PRINTF(2, 3);
@@ -47,5 +55,6 @@ int cmd_status(int argc, char **argv);
 int cmd_dlq(int argc, char **argv);
 int cmd_preview(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_token(int argc, char **argv);
 
 #endif

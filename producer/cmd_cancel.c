@@ -1,7 +1,6 @@
 /* sendat cancel ID: races the consumers for the task's claim (invariant 3). Exactly one of
  * cancel and send wins the create-if-absent; a claim left "retrying" between attempts is
  * taken over on its revision. Answers cancelled (0), too late (3) or unknown id (4). */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -52,7 +51,7 @@ sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* One round of the race. Returns an exit code, or -1 to look again. */
+/* One round of the race. Returns an exit code, or CLI_GO_ON to look again. */
 static int
 try_cancel(struct sa_nats *n, const char *id, int64_t deadline)
 {
@@ -74,7 +73,7 @@ try_cancel(struct sa_nats *n, const char *id, int64_t deadline)
         }
         if (rc == SA_OK)
             rc = sa_claim_create(n->claims, id, &mine, NULL, &err);
-        return rc == SA_OK ? answer_cancelled(n, id) : rc == SA_EEXIST ? -1 : cli_error(EXIT_FAIL, "%s", err.msg);
+        return rc == SA_OK ? answer_cancelled(n, id) : rc == SA_EEXIST ? CLI_GO_ON : cli_error(EXIT_FAIL, "%s", err.msg);
     }
     if (rc != SA_OK)
         return cli_error(EXIT_FAIL, "%s", err.msg);
@@ -85,42 +84,30 @@ try_cancel(struct sa_nats *n, const char *id, int64_t deadline)
         if (sa_now_ms() > deadline)
             return answer_too_late(&c);
         sleep_ms(50);
-        return -1;
+        return CLI_GO_ON;
     default: /* retrying or dead: no send is under way, so cancel takes the claim over */
         rc = sa_claim_update(n->claims, id, &mine, c.revision, NULL, &err);
-        return rc == SA_OK ? answer_cancelled(n, id) : rc == SA_EEXIST ? -1 : cli_error(EXIT_FAIL, "%s", err.msg);
+        return rc == SA_OK ? answer_cancelled(n, id) : rc == SA_EEXIST ? CLI_GO_ON : cli_error(EXIT_FAIL, "%s", err.msg);
     }
 }
 
 int
 cmd_cancel(int argc, char **argv)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct cli cli = {0};
     struct sa_nats *n = NULL;
-    int c, code = -1;
+    const char *id = NULL;
+    int code = cli_parse_id(argc, argv, usage, 0, &cli, &id);
     int64_t deadline;
 
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'S')
-            cli.server = optarg;
-        else if (c == 'h')
-            return fputs(usage, stdout), EXIT_OK;
-        else
-            return cli_error(EXIT_USAGE, "cancel: unknown option %s", argv[optind - 1]);
-    }
-    if (optind != argc - 1)
-        return cli_error(EXIT_USAGE, "cancel: give exactly one task id");
-    if (!sa_layout_id_valid(argv[optind]))
-        return puts("unknown id"), EXIT_UNKNOWN;
+    if (code != CLI_GO_ON)
+        return code;
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
     deadline = sa_now_ms() + SENDING_WAIT_MS;
-    for (int round = 0; round < 2000 && (code = try_cancel(n, argv[optind], deadline)) < 0; round++)
+    for (int round = 0; round < 2000 && (code = try_cancel(n, id, deadline)) == CLI_GO_ON; round++)
         ;
-    if (code < 0)
+    if (code == CLI_GO_ON)
         code = cli_error(EXIT_FAIL, "cancel: the claim kept changing; try again");
     cli_close(n);
     return code;

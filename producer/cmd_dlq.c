@@ -86,8 +86,11 @@ run(struct dlq_opts *o, struct sa_nats *n)
 {
     if (!strcmp(o->verb, "list"))
         return dlq_list(n, o->cli.json, o->limit);
-    if (!strcmp(o->verb, "purge"))
-        return need_one(o, 1) ?: dlq_purge(n, o->id);
+    if (!strcmp(o->verb, "purge")) {
+        int code = need_one(o, 1);
+
+        return code ? code : dlq_purge(n, o->id);
+    }
     if (!strcmp(o->verb, "show") || !strcmp(o->verb, "replay")) {
         struct sa_keyring *ring = NULL;
         int64_t at = 0;

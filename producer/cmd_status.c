@@ -2,7 +2,6 @@
  * waits now comes from a direct get by subject (its headers say when it was scheduled and
  * moved); what happened after comes from the claim record's revisions and the dead-letter
  * stream. Text prints one line per event; --json prints the same events for programs. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,42 +194,27 @@ collect(struct sa_nats *n, const char *id, json_t *events)
 int
 cmd_status(int argc, char **argv)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct cli cli = {0};
     struct sa_nats *n = NULL;
     json_t *events = NULL;
-    int c, code;
+    const char *id = NULL;
+    int code = cli_parse_id(argc, argv, usage, 1, &cli, &id);
 
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'S')
-            cli.server = optarg;
-        else if (c == 'j')
-            cli.json = 1;
-        else if (c == 'h')
-            return fputs(usage, stdout), EXIT_OK;
-        else
-            return cli_error(EXIT_USAGE, "status: unknown option %s", argv[optind - 1]);
-    }
-    if (optind != argc - 1)
-        return cli_error(EXIT_USAGE, "status: give exactly one task id");
-    if (!sa_layout_id_valid(argv[optind]))
-        return puts("unknown id"), EXIT_UNKNOWN;
+    if (code != CLI_GO_ON)
+        return code;
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
     events = json_array();
-    code = collect(n, argv[optind], events);
+    code = collect(n, id, events);
     if (code == EXIT_OK && json_array_size(events) == 0) {
         int series = 0;
-        code = series_events(n, argv[optind], events, &series);
+        code = series_events(n, id, events, &series);
     }
     if (code == EXIT_OK && json_array_size(events) == 0) {
         puts(cli.json ? "{\"id\":null,\"error\":\"unknown id\"}" : "unknown id");
         code = EXIT_UNKNOWN;
     } else if (code == EXIT_OK && cli.json) {
-        json_t *o = json_pack("{s:s, s:O}", "id", argv[optind], "events", events);
+        json_t *o = json_pack("{s:s, s:O}", "id", id, "events", events);
         json_dumpf(o, stdout, JSON_COMPACT);
         putchar('\n');
         json_decref(o);

@@ -27,7 +27,7 @@ first_found(struct sa_nats *n, const char *stream, char (*subjects)[SA_SUBJECT_M
             break;
     }
     if (s == NATS_NOT_FOUND)
-        return SA_ENOTFOUND;
+        return sa_fail(err, SA_ENOTFOUND, "no task waits under that id");
     return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "look up task");
 }
 

@@ -33,7 +33,7 @@ series_get(struct sa_nats *n, const char *id, struct series_info *out, struct sa
 
     memset(out, 0, sizeof(*out));
     if (s == NATS_NOT_FOUND)
-        return SA_ENOTFOUND;
+        return sa_fail(err, SA_ENOTFOUND, "no series %s", id);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "read series");
     o = json_loadb(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, NULL);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 #include <curl/curl.h>
+#include <sodium.h>
 
 #include "check.h"
 #include "fixture.h"
@@ -185,6 +186,13 @@ fx_stop(struct fx *f)
 }
 
 void
+fx_finish(struct fx *f)
+{
+    assert_int_equal(fx_stop_consumers(f), 0);
+    fx_stop(f);
+}
+
+void
 fx_smtp_sink(struct fx *f, struct proc *sink, char *env, size_t cap)
 {
     char script[400], maildir[400], portfile[400], *port;
@@ -261,4 +269,19 @@ fx_consumer_metric(struct fx *f, int i, const char *name)
     snprintf(want, sizeof(want), "\n%s ", name);
     p = strstr(body, want);
     return p ? atol(p + strlen(want)) : -1;
+}
+
+int
+fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
+       CMFixtureFunction teardown)
+{
+    int rc;
+
+    if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return 1;
+    nats_Open(-1);
+    rc = _cmocka_run_group_tests("tests", tests, n, setup, teardown);
+    nats_CloseAndWait(5000);
+    curl_global_cleanup();
+    return rc;
 }

@@ -4,8 +4,12 @@
 #ifndef FIXTURE_H
 #define FIXTURE_H
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include <cmocka.h>
 #include <nats/nats.h>
 
 #include "natsd.h"
@@ -28,9 +32,12 @@ struct fx {
 };
 
 /* Starts a server (clustered: 3 nodes and replicas 3), writes a key and runs sendat init
- * with window 10s, slot 2s, lead 1s, ack-wait 5s. Returns 0 or fails the test. */
+ * with window 10s, slot 2s, lead 1s, ack-wait 5s. Fails the test if any step fails. */
 void fx_start(struct fx *f, int clustered);
 void fx_stop(struct fx *f);
+
+/* The usual end of a test: every consumer exits 0 on SIGTERM (drained), then fx_stop. */
+void fx_finish(struct fx *f);
 
 /* Starts consumer number i with name c<i> (extra "K=V" env entries may be NULL). */
 void fx_consumer(struct fx *f, int i, char *const extra_env[]);
@@ -63,6 +70,12 @@ long fx_consumer_metric(struct fx *f, int i, const char *name);
 
 /* A counter from the consumer's final "event=counters" log line (consumer must have exited). */
 long fx_counter(struct fx *f, int i, const char *name);
+
+/* An integration test's main: libsodium, libcurl and nats.c set up around the cmocka group
+ * (setup and teardown may be NULL); returns the group's result for main to return. */
+int fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
+           CMFixtureFunction teardown);
+#define FX_RUN(tests) fx_run((tests), sizeof(tests) / sizeof((tests)[0]), NULL, NULL)
 
 /* Path of the sendat binaries. */
 const char *fx_sendat_bin(void);

@@ -199,12 +199,6 @@ main(void)
         cmocka_unit_test(test_cli_refuses_bad_input),
         cmocka_unit_test(test_consumer_dead_letters_garbage),
     };
-    int rc;
 
-    if (sodium_init() < 0)
-        return 1;
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

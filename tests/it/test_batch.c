@@ -64,8 +64,7 @@ test_ndjson_twice_and_strict(void **state)
     assert_non_null(strstr(err, "nothing published"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", "batch-5", NULL), 0);
     assert_null(strstr(out, "waiting")); /* batch-5 was sent; the strict run did not add it again */
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 static void
@@ -98,8 +97,7 @@ test_csv_template(void **state)
             assert_string_equal(h.body, "Hello, Kim");
         receiver_hit_free(&h);
     }
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 int
@@ -109,10 +107,6 @@ main(void)
         cmocka_unit_test(test_ndjson_twice_and_strict),
         cmocka_unit_test(test_csv_template),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -44,8 +44,7 @@ test_cancel_before_after_unknown(void **state)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "no-such-id", NULL), 4);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", id1, NULL), 0);
     assert_non_null(strstr(out, "cancelled"));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 /* Cancels fired at the due instant, in parallel with two consumers sending. */
@@ -111,10 +110,6 @@ main(void)
         cmocka_unit_test(test_cancel_before_after_unknown),
         cmocka_unit_test(test_cancel_races_send),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -74,10 +74,6 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_past_window_and_next_year)};
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

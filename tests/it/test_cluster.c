@@ -59,10 +59,6 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_cluster_delivers_once)};
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

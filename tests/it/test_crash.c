@@ -99,8 +99,7 @@ test_kill9_loses_nothing(void **state)
     fprintf(stderr, "after kill -9: worst lateness %" PRId64 " ms (ack wait %d ms)\n", worst, ACK_WAIT_MS);
     assert_true(worst >= 1000); /* they came by redelivery, so c0 did hold them */
     assert_true(worst <= ACK_WAIT_MS + (int64_t)(3000 * test_timeout_multiplier()));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 static void
@@ -122,8 +121,7 @@ test_sigterm_hands_over(void **state)
     assert_true(wait_until(all_arrived, NULL, 60000));
     worst = check_once_and_max_lateness(due);
     fprintf(stderr, "after SIGTERM: worst lateness %" PRId64 " ms\n", worst);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 int
@@ -133,10 +131,6 @@ main(void)
         cmocka_unit_test(test_kill9_loses_nothing),
         cmocka_unit_test(test_sigterm_hands_over),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

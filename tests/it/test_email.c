@@ -154,10 +154,6 @@ main(void)
         cmocka_unit_test(test_mail_arrives_intact),
         cmocka_unit_test(test_refusals),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

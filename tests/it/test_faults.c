@@ -296,11 +296,8 @@ main(void)
         cmocka_unit_test(test_cluster_leader_killed),
         cmocka_unit_test(test_kill9_again_and_again),
     };
-    int rc;
+    int rc = FX_RUN(tests);
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
     free(seen);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include <nats/nats.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "natsconn.h"
 #include "natsd.h"
 
@@ -139,10 +140,6 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_fetch_with_messages_waiting)};
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -74,8 +74,7 @@ test_rate(void **state)
     assert_true(last.at_ms - first.at_ms >= 1500); /* a burst of 4, then 8 more at 4/s: >= 2 s */
     receiver_hit_free(&first);
     receiver_hit_free(&last);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 int
@@ -85,10 +84,6 @@ main(void)
         cmocka_unit_test(test_fleet_concurrency),
         cmocka_unit_test(test_rate),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

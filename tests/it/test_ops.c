@@ -69,8 +69,7 @@ test_health_and_metrics(void **state)
     assert_non_null(strstr(body, "sendat_held "));
     assert_non_null(strstr(body, "sendat_backlog "));
     assert_int_equal(get("/nothing", body), 404);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 static int
@@ -110,8 +109,7 @@ test_sighup_rotates_keys(void **state)
     assert_true(wait_until(reloaded, NULL, 20000));
     assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/rotated", id, sizeof(id)), 0);
     assert_true(wait_until(hook_arrived, "/rotated", 30000));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 static void
@@ -148,12 +146,6 @@ main(void)
         cmocka_unit_test(test_sighup_rotates_keys),
         cmocka_unit_test(test_bad_settings),
     };
-    int rc;
 
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    curl_global_cleanup();
-    return rc;
+    return FX_RUN(tests);
 }

@@ -99,10 +99,6 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_300_tasks_three_consumers)};
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

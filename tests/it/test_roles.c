@@ -409,10 +409,6 @@ main(void)
         cmocka_unit_test(test_consumer_user_administers_no_stream),
         cmocka_unit_test(test_roles_read_only_their_own_inboxes),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, stop_all);
-    nats_CloseAndWait(5000);
-    return rc;
+    return fx_run(tests, sizeof(tests) / sizeof(tests[0]), NULL, stop_all);
 }

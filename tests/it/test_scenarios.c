@@ -153,8 +153,7 @@ test_10000_at_one_instant(void **state)
             late[n / 2], late[n * 9 / 10], late[n * 99 / 100], late[n - 1], late[0]);
     assert_int_equal(n, SUBSCRIBERS);
     free(late);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 int
@@ -164,10 +163,6 @@ main(void)
         cmocka_unit_test(test_seoul_mail_to_10000),
         cmocka_unit_test(test_10000_at_one_instant),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -63,8 +63,7 @@ test_same_id_schedules_once(void **state)
     assert_non_null(strstr(status, "\"event\":\"sent\""));
     assert_non_null(strstr(status, "\"lateness_ms\":"));
     assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "no-such-task", NULL), 4);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 int
@@ -74,10 +73,6 @@ main(void)
         cmocka_unit_test(test_init_everywhere_at_once),
         cmocka_unit_test(test_same_id_schedules_once),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -90,8 +90,7 @@ test_cancel_stops_series(void **state)
     later = test_now_ms() + 7000;
     assert_true(wait_until_ms(later, 20000));
     assert_true(receiver_count(F.recv) <= at_cancel + 1); /* at most the one already being sent */
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
+    fx_finish(&F);
 }
 
 static void
@@ -124,10 +123,6 @@ main(void)
         cmocka_unit_test(test_cancel_stops_series),
         cmocka_unit_test(test_preview_and_refusals),
     };
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

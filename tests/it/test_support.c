@@ -15,6 +15,7 @@
 #include <nats/nats.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "natsd.h"
 #include "proc.h"
 #include "receiver.h"
@@ -472,12 +473,6 @@ main(void)
         cmocka_unit_test(test_proc_run),
         cmocka_unit_test(test_proc_spawn),
     };
-    int rc;
 
-    nats_Open(-1);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    curl_global_cleanup();
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -150,26 +150,13 @@ test_signed_retried_dead_replayed(void **state)
     assert_non_null(strstr(out, " sent "));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "purge", "--all", NULL), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", gone, NULL), 4);
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    fx_stop(&F);
-}
-
-/* The receiver's signature check uses libsodium's HMAC and Ed25519. */
-static int
-crypto_ready(void **state)
-{
-    (void)state;
-    return sodium_init() < 0 ? -1 : 0;
+    fx_finish(&F);
 }
 
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_signed_retried_dead_replayed)};
-    int rc;
 
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, crypto_ready, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests); /* fx_run initialises libsodium, which the signature check uses */
 }

@@ -20,10 +20,10 @@ test_not_before_due(void **state)
     (void)state;
     assert_true(ready_next_due(&r) == INT64_MAX);
     assert_int_equal(ready_pop_due(&r, INT64_MAX, &out), 0);
-    assert_int_equal(ready_push(&r, &e), SA_OK);
+    assert_int_equal(ready_push(&r, &e, NULL), SA_OK);
     e.h = &b;
     e.rev = 8;
-    assert_int_equal(ready_push(&r, &e), SA_OK);
+    assert_int_equal(ready_push(&r, &e, NULL), SA_OK);
     assert_true(ready_next_due(&r) == 500);
     assert_int_equal(ready_pop_due(&r, 499, &out), 0);
     assert_int_equal(ready_pop_due(&r, 500, &out), 1);
@@ -56,7 +56,7 @@ test_due_order(void **state)
         if (pushed < N && (rand_r(&seed) % 3 || r.len == 0)) {
             hs[pushed].due_ms = clock + (int64_t)(rand_r(&seed) % 1000);
             e.h = &hs[pushed++];
-            assert_int_equal(ready_push(&r, &e), SA_OK);
+            assert_int_equal(ready_push(&r, &e, NULL), SA_OK);
             continue;
         }
         clock = ready_next_due(&r);

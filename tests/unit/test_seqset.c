@@ -13,11 +13,11 @@
 static int
 contains(struct seqset *s, uint64_t seq)
 {
-    int added = seqset_add(s, seq);
+    enum seqset_put added = seqset_add(s, seq);
 
-    if (added == 1)
+    if (added == SEQSET_ADDED)
         seqset_remove(s, seq);
-    return added == 0;
+    return added == SEQSET_PRESENT;
 }
 
 static void
@@ -26,17 +26,17 @@ test_add_twice(void **state)
     struct seqset s = {0};
 
     (void)state;
-    assert_int_equal(seqset_add(&s, 42), 1);
-    assert_int_equal(seqset_add(&s, 42), 0);
+    assert_int_equal(seqset_add(&s, 42), SEQSET_ADDED);
+    assert_int_equal(seqset_add(&s, 42), SEQSET_PRESENT);
     assert_int_equal(s.len, 1);
     seqset_remove(&s, 42);
     assert_int_equal(s.len, 0);
-    assert_int_equal(seqset_add(&s, 42), 1);
+    assert_int_equal(seqset_add(&s, 42), SEQSET_ADDED);
     seqset_remove(&s, 7); /* absent: nothing happens */
     assert_int_equal(s.len, 1);
-    assert_int_equal(seqset_add(&s, 0), 0); /* 0 marks an empty slot: never a key */
-    assert_int_equal(seqset_put(&s, 9, &s), 1);
-    assert_int_equal(seqset_put(&s, 9, NULL), 0); /* the first value stays */
+    assert_int_equal(seqset_add(&s, 0), SEQSET_PRESENT); /* 0 marks an empty slot: never a key */
+    assert_int_equal(seqset_put(&s, 9, &s), SEQSET_ADDED);
+    assert_int_equal(seqset_put(&s, 9, NULL), SEQSET_PRESENT); /* the first value stays */
     assert_ptr_equal(seqset_take(&s, 9), &s);
     assert_null(seqset_take(&s, 9));
     seqset_free(&s);
@@ -55,7 +55,7 @@ test_against_reference(void **state)
     for (int step = 0; step < 200000; step++) {
         uint64_t seq = 1 + (uint64_t)(rand_r(&seed) % RANGE);
         if (rand_r(&seed) % 3) {
-            assert_int_equal(seqset_add(&s, seq), in[seq] ? 0 : 1);
+            assert_int_equal(seqset_add(&s, seq), in[seq] ? SEQSET_PRESENT : SEQSET_ADDED);
             in[seq] = 1;
         } else {
             seqset_remove(&s, seq);
