@@ -15,8 +15,8 @@ int
 sa_sweep_record_format(char *out, size_t cap, const struct sa_sweep_record *r)
 {
     return snprintf(out, cap,
-                    "next_seq=%" PRIu64 " found=%" PRIu64 " checked=%" PRIu64 " last_run_ms=%" PRId64
-                    " cursor=%" PRId64,
+                    "next_seq=%" PRIu64 " found=%" PRIu64 " checked=%" PRIu64
+                    " last_run_ms=%" PRId64 " cursor=%" PRId64,
                     r->next_seq, r->found, r->checked, r->last_run_ms, r->cursor);
 }
 

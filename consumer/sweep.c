@@ -34,7 +34,7 @@ struct run {
     struct sa_sweep_record rec;
     uint64_t rev;
     int64_t now;
-    int64_t passed;     /* the cursor at the previous turn: windows before it are pulled by nobody */
+    int64_t passed; /* the cursor at the previous turn: windows before it are pulled by nobody */
     uint64_t undecided; /* the first message to look at again next turn (0: none) */
     uint64_t found;
 };
@@ -45,6 +45,14 @@ static int
 stopping(const struct sweep *s)
 {
     return atomic_load(&s->stop) || atomic_load(&s->c->stopping);
+}
+
+/* A turn ends early while due tasks wait for a send slot: the sends get the CPU, the rest of
+ * the walk comes next turn. */
+static int
+give_way(const struct sweep *s)
+{
+    return stopping(s) || atomic_load(&s->c->sender_busy);
 }
 
 /* A window over but not before the previous turn's cursor may still be caught up: undecided.
@@ -134,7 +142,7 @@ walk(struct run *r)
     uint64_t seq = r->rec.next_seq;
     int n = 0, stop = 0;
 
-    while (!stop && n < SWEEP_MAX_PER_RUN && !stopping(r->s)) {
+    while (!stop && n < SWEEP_MAX_PER_RUN && !give_way(r->s)) {
         natsMsg *m = NULL;
         uint64_t got;
 
@@ -146,7 +154,8 @@ walk(struct run *r)
         got = natsMsg_GetSequence(m);
         n++;
         if (got < seq) { /* an answer without its sequence: cannot go on */
-            sa_log(SA_LOG_ERROR, "sweep_failed", "seq=%" PRIu64 " error=\"no sequence in the answer\"", seq);
+            sa_log(SA_LOG_ERROR, "sweep_failed",
+                   "seq=%" PRIu64 " error=\"no sequence in the answer\"", seq);
             stop = 1;
         } else {
             stop = look(r, m, got) != 0;

@@ -24,9 +24,9 @@ static struct fx F;
 static natsConnection *nc;
 static jsCtx *js;
 static char junk[N_JUNK][SA_SUBJECT_MAX];
-static const char *const why[N_JUNK] = {"the window is not a time in ms", "is not a multiple of window_ms",
-                                        "the level is neither w nor a slot start",
-                                        "is before the catch-up cursor"};
+static const char *const why[N_JUNK] = {
+    "the window is not a time in ms", "is not a multiple of window_ms",
+    "the level is neither w nor a slot start", "is before the catch-up cursor"};
 
 static int64_t
 cursor(void)
@@ -108,7 +108,8 @@ stats_count(void *arg)
     char out[8192], err[1024], want[64];
 
     snprintf(want, sizeof(want), "unread tasks dead-lettered: %d ", (int)(intptr_t)arg);
-    return fx_sendat(&F, out, sizeof(out), err, sizeof(err), "stats", NULL) == 0 && strstr(out, want);
+    return fx_sendat(&F, out, sizeof(out), err, sizeof(err), "stats", NULL) == 0 &&
+           strstr(out, want);
 }
 
 static void
@@ -128,7 +129,8 @@ test_unread_tasks_are_dead_lettered(void **state)
     if (!wait_until(all_swept, NULL, 30000))
         for (int i = 0; i < N_JUNK; i++) {
             dead_reason(junk[i], reason, sizeof(reason));
-            fprintf(stderr, "%s: in stream %d, dead letter \"%s\"\n", junk[i], in_stream(junk[i]), reason);
+            fprintf(stderr, "%s: in stream %d, dead letter \"%s\"\n", junk[i], in_stream(junk[i]),
+                    reason);
         }
     assert_true(all_swept(NULL));
     for (int i = 0; i < N_JUNK; i++) {
