@@ -34,6 +34,7 @@ struct run {
     struct sa_sweep_record rec;
     uint64_t rev;
     int64_t now;
+    int64_t until;  /* a turn ends within half an interval, so the next member's never overlaps */
     int64_t passed; /* the cursor at the previous turn: windows before it are pulled by nobody */
     uint64_t undecided; /* the first message to look at again next turn (0: none) */
     uint64_t found;
@@ -142,7 +143,7 @@ walk(struct run *r)
     uint64_t seq = r->rec.next_seq;
     int n = 0, stop = 0;
 
-    while (!stop && n < SWEEP_MAX_PER_RUN && !give_way(r->s)) {
+    while (!stop && n < SWEEP_MAX_PER_RUN && !give_way(r->s) && sa_now_ms() < r->until) {
         natsMsg *m = NULL;
         uint64_t got;
 
@@ -213,7 +214,8 @@ read_cursor(struct consumer *c)
 static void
 turn(struct sweep *s)
 {
-    struct run r = {.s = s, .now = sa_now_ms()};
+    int64_t now = sa_now_ms();
+    struct run r = {.s = s, .now = now, .until = now + s->interval_ms / 2};
     char text[200];
     uint64_t rev, from;
 
