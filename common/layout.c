@@ -137,28 +137,77 @@ parse_ms(const char *s, size_t n, int64_t *out)
     return 0;
 }
 
+/* Splits sendat.task.<window>.<level>.<id> at its dots; -1 if it is not shaped so. */
+static int
+split_subject(const char *subject, const char **w, const char **lvl, const char **id)
+{
+    static const char prefix[] = "sendat.task.";
+
+    if (strncmp(subject, prefix, sizeof(prefix) - 1) != 0)
+        return -1;
+    *w = subject + sizeof(prefix) - 1;
+    *lvl = strchr(*w, '.');
+    *id = *lvl ? strchr(*lvl + 1, '.') : NULL;
+    if (!*id)
+        return -1;
+    (*lvl)++;
+    (*id)++;
+    return 0;
+}
+
 enum sa_code
 sa_layout_parse_subject(struct sa_place *p, const char *subject, struct sa_err *err)
 {
-    static const char prefix[] = "sendat.task.";
     const char *w, *lvl, *id;
 
-    if (strncmp(subject, prefix, sizeof(prefix) - 1) != 0)
+    if (split_subject(subject, &w, &lvl, &id) != 0)
         return sa_fail(err, SA_EINVAL, "subject %.100s is not a task subject", subject);
-    w = subject + sizeof(prefix) - 1;
-    lvl = strchr(w, '.');
-    id = lvl ? strchr(lvl + 1, '.') : NULL;
-    if (!lvl || !id || parse_ms(w, (size_t)(lvl - w), &p->window) != 0)
+    if (parse_ms(w, (size_t)(lvl - 1 - w), &p->window) != 0)
         return sa_fail(err, SA_EINVAL, "subject %.100s has no window", subject);
-    lvl++;
-    if (id - lvl == 1 && *lvl == 'w')
+    if (id - lvl == 2 && *lvl == 'w')
         p->slot = 0;
-    else if (parse_ms(lvl, (size_t)(id - lvl), &p->slot) != 0)
+    else if (parse_ms(lvl, (size_t)(id - 1 - lvl), &p->slot) != 0)
         return sa_fail(err, SA_EINVAL, "subject %.100s has no level", subject);
-    id++;
     if (!sa_layout_id_valid(id))
         return sa_fail(err, SA_EINVAL, "subject %.100s has no valid task id", subject);
     memcpy(p->id, id, strlen(id) + 1);
+    return SA_OK;
+}
+
+/* A number as this layout writes it: digits only, no leading zero (a durable's filter is
+ * built from the number, so "0600000" is never matched by the filter of window 600000). */
+static int
+canonical_ms(const char *s, size_t n, int64_t *out)
+{
+    char buf[24];
+
+    if (parse_ms(s, n, out) != 0)
+        return -1;
+    return (size_t)snprintf(buf, sizeof(buf), "%" PRId64, *out) == n ? 0 : -1;
+}
+
+enum sa_code
+sa_layout_level_of(const struct sa_layout *l, const char *subject, int64_t *window, int64_t *slot,
+                   struct sa_err *err)
+{
+    const char *w, *lvl, *id;
+
+    if (split_subject(subject, &w, &lvl, &id) != 0)
+        return sa_fail(err, SA_EINVAL, "not shaped sendat.task.<window>.<level>.<id>");
+    if (canonical_ms(w, (size_t)(lvl - 1 - w), window) != 0)
+        return sa_fail(err, SA_EINVAL, "the window is not a time in ms");
+    if (*window % l->window_ms != 0)
+        return sa_fail(err, SA_EINVAL, "window %" PRId64 " is not a multiple of window_ms %" PRId64,
+                       *window, l->window_ms);
+    if (id - lvl == 2 && *lvl == 'w') {
+        *slot = 0;
+        return SA_OK;
+    }
+    if (canonical_ms(lvl, (size_t)(id - 1 - lvl), slot) != 0)
+        return sa_fail(err, SA_EINVAL, "the level is neither w nor a slot start");
+    if (*slot <= 0 || *slot % l->slot_ms != 0 || *slot < *window || *slot >= *window + l->window_ms)
+        return sa_fail(err, SA_EINVAL, "slot %" PRId64 " is not a slot start inside window %" PRId64,
+                       *slot, *window);
     return SA_OK;
 }
 

@@ -64,6 +64,13 @@ int sa_layout_durable(char *out, size_t cap, int64_t window, int64_t slot);
 enum sa_code sa_layout_parse_subject(struct sa_place *p, const char *subject,
                                      struct sa_err *err) SA_MUST_CHECK;
 
+/* Which level pulls subject: its window and slot (0: the window level) if both are written as
+ * this layout writes them (aligned, no leading zero, the slot inside its window). Otherwise
+ * SA_EINVAL, and err says what is wrong without quoting the subject: no durable's filter
+ * matches such a subject, so no consumer ever reads it. The id is not looked at. */
+enum sa_code sa_layout_level_of(const struct sa_layout *l, const char *subject, int64_t *window,
+                                int64_t *slot, struct sa_err *err) SA_MUST_CHECK;
+
 /* A task id is 1..64 of [A-Za-z0-9_-]: one subject token, one KV key. */
 int sa_layout_id_valid(const char *id);
 

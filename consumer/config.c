@@ -48,6 +48,9 @@ static const char usage[] =
     "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
     "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
     "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
+    "  SENDAT_SWEEP_INTERVAL      how often the fleet looks for tasks no level will read (bad\n"
+    "                             subjects, windows behind the catch-up cursor) and dead-letters\n"
+    "                             them; one member per turn (default 60s; off: never)\n"
     "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default :8080;\n"
     "                             8 connections per client, idle ones closed after 10 s)\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
@@ -109,6 +112,15 @@ policy_load(struct sa_netpolicy **out)
     return -1;
 }
 
+static int
+env_dur_or_off(const char *name, int64_t def, int64_t *out)
+{
+    const char *v = getenv(name);
+
+    *out = 0;
+    return v && !strcmp(v, "off") ? 0 : env_dur(name, def, out);
+}
+
 int
 config_load(struct config *cfg)
 {
@@ -135,6 +147,7 @@ config_load(struct config *cfg)
     bad |= env_int("SENDAT_CLAIM_LEAD_MS", 50, 0, 1000, &cfg->claim_lead_ms);
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
+    bad |= env_dur_or_off("SENDAT_SWEEP_INTERVAL", 60000, &cfg->sweep_interval_ms);
     bad |= smtp_config_load(&cfg->smtp);
     bad |= policy_load(&cfg->policy);
     if (!cfg->key_file || !*cfg->key_file) {

@@ -1,7 +1,7 @@
 /* sendat-consumer: configuration, signals and orderly shutdown. Its own threads: the puller
- * (pull.c), the cancel watcher (cancel.c), the health server's (health.c, libmicrohttpd) and
- * this one, which fires and sends (deliver.c); nats.c's threads run the PubAck callbacks of
- * mover.c and claimq.c.
+ * (pull.c), the cancel watcher (cancel.c), the sweep for tasks nobody reads (sweep.c), the
+ * health server's (health.c, libmicrohttpd) and this one, which fires and sends (deliver.c);
+ * nats.c's threads run the PubAck callbacks of mover.c and claimq.c.
  * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@
 #include "health.h"
 #include "limits.h"
 #include "sign.h"
+#include "sweep.h"
 #include "wheel.h"
 
 static struct consumer the;
@@ -102,6 +103,7 @@ run(struct consumer *c)
 {
     struct puller p;
     struct health *http = NULL;
+    struct sweep *sweep = NULL;
     struct sa_err err = {0};
     struct sigaction sa;
 
@@ -123,8 +125,11 @@ run(struct consumer *c)
         log_start_failed(c, &err);
         return 1;
     }
+    if (sweep_start(&sweep, c, c->cfg.sweep_interval_ms, &err) != SA_OK)
+        sa_log(SA_LOG_WARN, "no_sweep", "error=\"%s\"", err.msg); /* sends go on without it */
     sa_log(SA_LOG_INFO, "started", "consumer=%s", c->cfg.name);
     deliver_run(the_deliver); /* returns once stopping and drained */
+    sweep_stop(sweep);
     pull_join(&p);
     if (mover_wait(c->mover, c->cfg.drain_ms) > 0)
         sa_log(SA_LOG_WARN, "moves_unconfirmed", "error=\"no PubAck: redelivered after the ack wait\"");

@@ -34,6 +34,8 @@ relay_seq(natsMsg *msg)
 
     if (natsMsg_GetMetaData(&meta, msg) == NATS_OK)
         seq = meta->Sequence.Stream;
+    else
+        seq = natsMsg_GetSequence(msg); /* read by direct get (the sweep): it carries its own */
     jsMsgMetaData_Destroy(meta);
     return seq;
 }

@@ -18,7 +18,7 @@ struct relay_meta {
  * durable, made when the slot is taken up, delivers what waited in it. */
 void relay_subject(const struct consumer *c, char *out, size_t cap, int64_t due_ms, const char *id);
 
-/* The stream sequence of a fetched message (0 if it carries no JetStream metadata). */
+/* The stream sequence of a fetched message, or of one read by direct get (0 if neither). */
 uint64_t relay_seq(natsMsg *msg);
 
 /* Reads the metadata headers of a task message. */

@@ -1,6 +1,7 @@
 /* sendat stats: the backlog by window and slot (from the stream's per-subject counts), the
  * level durables with their pending, unacked and waiting pulls (what the fleet is doing now),
- * the oldest level that holds tasks, and the dead-letter count. */
+ * the oldest level that holds tasks, the dead-letter count, and what the consumers' sweep found
+ * that no level would ever read (the meta record "sweep"). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "sweeprec.h"
 #include "timeparse.h"
 
 #define LEVELS_MAX 4096
@@ -102,6 +104,25 @@ print_dead(struct sa_nats *n)
     jsStreamInfo_Destroy(si);
 }
 
+static void
+print_sweep(struct sa_nats *n)
+{
+    struct sa_sweep_record r;
+    kvEntry *e = NULL;
+    char at[40];
+
+    if (kvStore_Get(&e, n->meta, SA_SWEEP_KEY) != NATS_OK ||
+        sa_sweep_record_parse(&r, kvEntry_ValueString(e), NULL) != SA_OK) {
+        printf("unread tasks: not swept yet\n");
+    } else {
+        sa_time_format(at, sizeof(at), r.last_run_ms);
+        printf("unread tasks dead-lettered: %" PRIu64 " (last sweep %s, at sequence %" PRIu64
+               ", %" PRIu64 " looked at)\n",
+               r.found, at, r.next_seq, r.checked);
+    }
+    kvEntry_Destroy(e);
+}
+
 int
 cmd_stats(int argc, char **argv)
 {
@@ -129,6 +150,7 @@ cmd_stats(int argc, char **argv)
         print_levels(lv, count, tasks, bytes);
         print_durables(n);
         print_dead(n);
+        print_sweep(n);
     }
     cli_close(n);
     return code;

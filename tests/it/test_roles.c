@@ -161,7 +161,7 @@ static void
 start_consumer_as(int i, const char *user)
 {
     static char env_user[FX_MAX_CONSUMERS][64], env_pass[FX_MAX_CONSUMERS][128];
-    char *env[3] = {env_user[i], env_pass[i], NULL};
+    char *env[4] = {env_user[i], env_pass[i], "SENDAT_SWEEP_INTERVAL=1s", NULL};
 
     snprintf(env_user[i], sizeof(env_user[i]), "SENDAT_NATS_USER=%s", user);
     snprintf(env_pass[i], sizeof(env_pass[i]), "SENDAT_NATS_PASSWORD=%s", role(user)->password);
@@ -224,6 +224,47 @@ producer_cancels(void)
     assert_non_null(strstr(out, "cancelled"));
 }
 
+static void connect_js(const char *user, natsConnection **nc, jsCtx **js);
+
+static int
+junk_in_stream(void *arg)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    natsMsg *m = NULL;
+    natsStatus s;
+
+    connect_js("admin", &nc, &js);
+    s = js_GetLastMsg(&m, js, "SENDAT_TASKS", arg, NULL, NULL);
+    natsMsg_Destroy(m);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return s == NATS_OK;
+}
+
+static int
+junk_swept(void *arg)
+{
+    return !junk_in_stream(arg);
+}
+
+/* A subject no level reads, as a producer may publish it: the consumers' sweep dead-letters
+ * and deletes it (its record, the dead letter and the delete need the consumer's rights). */
+static void
+producer_publishes_junk(void)
+{
+    static char subject[] = "sendat.task.abc.w.roles";
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+
+    connect_js("producer", &nc, &js);
+    assert_int_equal(js_Publish(NULL, js, subject, "junk", 4, NULL, NULL), NATS_OK);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    assert_true(junk_in_stream(subject));
+    assert_true(wait_until(junk_swept, subject, 30000));
+}
+
 static void
 test_roles_do_their_work(void **state)
 {
@@ -243,6 +284,7 @@ test_roles_do_their_work(void **state)
         assert_int_equal(fx_schedule(&F, start + k * 150, path, id, sizeof(id)), 0);
     }
     producer_cancels();
+    producer_publishes_junk();
     assert_true(wait_until(all_arrived, NULL, 60000));
     assert_int_equal(fx_stop_consumers(&F), 0); /* the drain waits for the "sent" claims */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", id, NULL), 0);

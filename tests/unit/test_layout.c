@@ -71,6 +71,41 @@ test_bad_subjects(void **state)
         assert_int_equal(sa_layout_parse_subject(&p, bad[i], NULL), SA_EINVAL);
 }
 
+/* Subjects inside the stream's filter that no level's durable ever matches. */
+static void
+test_level_of(void **state)
+{
+    static const struct {
+        const char *subject, *why;
+    } unread[] = {
+        {"sendat.task.abc.w.x", "not a time"},
+        {"sendat.task.600001.w.x", "not a multiple"},
+        {"sendat.task.0600000.w.x", "not a time"},
+        {"sendat.task.600000.zz.x", "neither w nor"},
+        {"sendat.task.600000.ww.x", "neither w nor"},
+        {"sendat.task.600000.610001.x", "not a slot start"},
+        {"sendat.task.600000.1200000.x", "not a slot start"},
+        {"sendat.task.600000.590000.x", "not a slot start"},
+        {"sendat.task.600000.0610000.x", "neither w nor"},
+        {"sendat.task.0.0.x", "not a slot start"},
+        {"sendat.task.600000.w", "not shaped"},
+    };
+    struct sa_err err = {0};
+    int64_t w, s;
+
+    (void)state;
+    assert_int_equal(sa_layout_level_of(&L, "sendat.task.600000.w.x", &w, &s, NULL), SA_OK);
+    assert_true(w == 600000 && s == 0);
+    assert_int_equal(sa_layout_level_of(&L, "sendat.task.600000.1190000.a.b", &w, &s, NULL), SA_OK);
+    assert_true(w == 600000 && s == 1190000); /* a bad id is read, and dead-lettered by the puller */
+    for (size_t i = 0; i < sizeof(unread) / sizeof(unread[0]); i++) {
+        memset(&err, 0, sizeof(err));
+        assert_int_equal(sa_layout_level_of(&L, unread[i].subject, &w, &s, &err), SA_EINVAL);
+        if (!strstr(err.msg, unread[i].why))
+            fail_msg("%s: \"%s\" lacks \"%s\"", unread[i].subject, err.msg, unread[i].why);
+    }
+}
+
 static void
 test_ids(void **state)
 {
@@ -133,7 +168,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_floor),       cmocka_unit_test(test_subjects),
-        cmocka_unit_test(test_bad_subjects), cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_bad_subjects), cmocka_unit_test(test_level_of), cmocka_unit_test(test_ids),
         cmocka_unit_test(test_layout_record), cmocka_unit_test(test_msgids),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

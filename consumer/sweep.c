@@ -1,0 +1,298 @@
+/* Invariant 5 (nothing is dropped silently) for messages nobody reads: a subject the layout
+ * never writes (no durable's filter matches it) or a window the catch-up cursor has passed.
+ * One fleet member at a time walks the task stream by sequence, from the record "sweep" in
+ * the meta bucket on (compare-and-set on its revision), so each message is looked at once in
+ * its life; dead letter first, and only after its PubAck the delete (invariant 1). */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "retry.h"
+#include "sweep.h"
+#include "sweeprec.h"
+#include "timeparse.h"
+
+#define SWEEP_MAX_PER_RUN 20000 /* ~2 s of direct gets on loopback; the rest next time */
+#define TASKS_ALL "sendat.task.>"
+
+struct sweep {
+    struct consumer *c;
+    int64_t interval_ms;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    atomic_int stop;
+};
+
+/* One turn: the record as it will be written, and what the walk found. */
+struct run {
+    struct sweep *s;
+    struct sa_sweep_record rec;
+    uint64_t rev;
+    int64_t now;
+    int64_t until;  /* a turn ends within half an interval, so the next member's never overlaps */
+    int64_t passed; /* the cursor at the previous turn: windows before it are pulled by nobody */
+    uint64_t undecided; /* the first message to look at again next turn (0: none) */
+    uint64_t found;
+};
+
+enum verdict { READ_LATER, UNDECIDED, UNREAD };
+
+static int
+stopping(const struct sweep *s)
+{
+    return atomic_load(&s->stop) || atomic_load(&s->c->stopping);
+}
+
+/* A turn ends early while due tasks wait for a send slot: the sends get the CPU, the rest of
+ * the walk comes next turn. */
+static int
+give_way(const struct sweep *s)
+{
+    return stopping(s) || atomic_load(&s->c->sender_busy);
+}
+
+/* A window over but not before the previous turn's cursor may still be caught up: undecided.
+ * The previous turn's cursor, not the current one: a member drops a level within a second
+ * of finding it drained, so a cursor that stood for a whole interval is passed by everyone. */
+static enum verdict
+classify(const struct run *r, const char *subject, char *why, size_t cap)
+{
+    const struct sa_layout *l = &r->s->c->n->layout;
+    struct sa_err err = {0};
+    int64_t w, slot;
+
+    if (sa_layout_level_of(l, subject, &w, &slot, &err) != SA_OK) {
+        snprintf(why, cap, "never read: %s", err.msg);
+        return UNREAD;
+    }
+    if (w < r->passed) {
+        snprintf(why, cap, "never read: window %" PRId64 " is before the catch-up cursor %" PRId64,
+                 w, r->passed);
+        return UNREAD;
+    }
+    return w + l->window_ms <= r->now ? UNDECIDED : READ_LATER;
+}
+
+/* Subjects come from whoever could publish: bytes outside printable ASCII become '?'. */
+static void
+printable(char *out, size_t cap, const char *in)
+{
+    size_t i = 0;
+
+    for (; in[i] && i + 1 < cap; i++)
+        out[i] = in[i] > 0x20 && in[i] < 0x7f ? in[i] : '?';
+    out[i] = '\0';
+}
+
+/* Dead-letters m and then deletes it from the task stream; -1 if either failed (it stays). */
+static int
+settle(struct run *r, natsMsg *m, const char *why)
+{
+    struct consumer *c = r->s->c;
+    struct sa_place place;
+    struct sa_err err = {0};
+    char shown[SA_SUBJECT_MAX];
+    uint64_t seq = natsMsg_GetSequence(m);
+    jsErrCode jerr = 0;
+    natsStatus s;
+    int named = sa_layout_parse_subject(&place, natsMsg_GetSubject(m), NULL) == SA_OK;
+
+    printable(shown, sizeof(shown), natsMsg_GetSubject(m));
+    sa_log(SA_LOG_WARN, "unread_task", "seq=%" PRIu64 " subject=%s reason=\"%s\"", seq, shown, why);
+    if (retry_dead_letter(c, m, named ? place.id : NULL, 0, 0, why, &err) != SA_OK) {
+        sa_log(SA_LOG_ERROR, "dead_letter_failed", "seq=%" PRIu64 " error=\"%s\"", seq, err.msg);
+        return -1;
+    }
+    s = js_DeleteMsg(c->n->js, SA_TASKS_STREAM, seq, NULL, &jerr);
+    if (s != NATS_OK && jerr != JSNoMessageFoundErr) { /* gone already: nothing left to do */
+        sa_nats_fail(&err, s, jerr, "delete");
+        sa_log(SA_LOG_ERROR, "unread_delete_failed", "seq=%" PRIu64 " error=\"%s\"", seq, err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Judges one message (sequence got) and settles it if nobody reads it; -1 if the walk
+ * must stop here (the broker failed a dead letter or a delete: the message stays). */
+static int
+look(struct run *r, natsMsg *m, uint64_t got)
+{
+    char why[320];
+    enum verdict v = classify(r, natsMsg_GetSubject(m), why, sizeof(why));
+    int failed = v == UNREAD && settle(r, m, why) != 0;
+
+    if (v == UNREAD && !failed)
+        r->found++;
+    if ((v == UNDECIDED || failed) && !r->undecided)
+        r->undecided = got;
+    return failed ? -1 : 0;
+}
+
+/* Looks at up to SWEEP_MAX_PER_RUN messages from rec.next_seq on and moves next_seq past
+ * what is settled for good. A direct get "next by subject" skips deleted sequences on the
+ * server, so a drained stream costs nothing to walk. */
+static void
+walk(struct run *r)
+{
+    jsDirectGetMsgOptions o;
+    uint64_t seq = r->rec.next_seq;
+    int n = 0, stop = 0;
+
+    while (!stop && n < SWEEP_MAX_PER_RUN && !give_way(r->s) && sa_now_ms() < r->until) {
+        natsMsg *m = NULL;
+        uint64_t got;
+
+        jsDirectGetMsgOptions_Init(&o);
+        o.Sequence = seq;
+        o.NextBySubject = TASKS_ALL;
+        if (js_DirectGetMsg(&m, r->s->c->n->js, SA_TASKS_STREAM, NULL, &o) != NATS_OK)
+            break; /* the end of the stream, or no answer: again next turn */
+        got = natsMsg_GetSequence(m);
+        n++;
+        if (got < seq) { /* an answer without its sequence: cannot go on */
+            sa_log(SA_LOG_ERROR, "sweep_failed",
+                   "seq=%" PRIu64 " error=\"no sequence in the answer\"", seq);
+            stop = 1;
+        } else {
+            stop = look(r, m, got) != 0;
+            seq = got + 1;
+        }
+        natsMsg_Destroy(m);
+    }
+    r->rec.checked += (uint64_t)n;
+    r->rec.found += r->found;
+    r->rec.next_seq = r->undecided ? r->undecided : seq;
+}
+
+/* Takes this turn for the fleet: reads the record and, unless another member swept within
+ * the last interval, writes the start time on its revision. -1: not this member's turn. */
+static int
+claim(struct run *r)
+{
+    kvStore *meta = r->s->c->n->meta;
+    kvEntry *e = NULL;
+    char text[200];
+    natsStatus s = kvStore_Get(&e, meta, SA_SWEEP_KEY);
+    uint64_t rev = 0;
+
+    sa_sweep_record_init(&r->rec);
+    if (s == NATS_OK) {
+        rev = kvEntry_Revision(e);
+        if (sa_sweep_record_parse(&r->rec, kvEntry_ValueString(e), NULL) != SA_OK)
+            sa_sweep_record_init(&r->rec); /* not ours to read: start over, junk is found again */
+    }
+    kvEntry_Destroy(e);
+    if (s != NATS_OK && s != NATS_NOT_FOUND)
+        return -1;
+    if (r->rec.last_run_ms && r->now < r->rec.last_run_ms + r->s->interval_ms * 9 / 10)
+        return -1; /* swept lately by another member */
+    r->passed = r->rec.cursor;
+    r->rec.last_run_ms = r->now;
+    sa_sweep_record_format(text, sizeof(text), &r->rec);
+    s = rev ? kvStore_UpdateString(&r->rev, meta, SA_SWEEP_KEY, text, rev)
+            : kvStore_CreateString(&r->rev, meta, SA_SWEEP_KEY, text);
+    return s == NATS_OK ? 0 : -1; /* refused: another member took the turn first */
+}
+
+static int64_t
+read_cursor(struct consumer *c)
+{
+    kvEntry *e = NULL;
+    int64_t cursor = 0;
+
+    if (kvStore_Get(&e, c->n->meta, "cursor") == NATS_OK)
+        cursor = strtoll(kvEntry_ValueString(e), NULL, 10);
+    kvEntry_Destroy(e);
+    return cursor;
+}
+
+static void
+turn(struct sweep *s)
+{
+    int64_t now = sa_now_ms();
+    struct run r = {.s = s, .now = now, .until = now + s->interval_ms / 2};
+    char text[200];
+    uint64_t rev, from;
+
+    if (claim(&r) != 0)
+        return;
+    r.rec.cursor = read_cursor(s->c); /* what the next turn may take as passed by everyone */
+    from = r.rec.next_seq;
+    walk(&r);
+    sa_sweep_record_format(text, sizeof(text), &r.rec);
+    if (kvStore_UpdateString(&rev, s->c->n->meta, SA_SWEEP_KEY, text, r.rev) != NATS_OK)
+        sa_log(SA_LOG_WARN, "sweep_not_recorded", "error=\"the record changed during the turn\"");
+    sa_log(r.found ? SA_LOG_INFO : SA_LOG_DEBUG, "sweep",
+           "from=%" PRIu64 " next=%" PRIu64 " found=%" PRIu64 " ms=%" PRId64, from, r.rec.next_seq,
+           r.found, sa_now_ms() - r.now);
+}
+
+static void *
+sweep_loop(void *arg)
+{
+    struct sweep *s = arg;
+    struct timespec at;
+
+    pthread_mutex_lock(&s->lock);
+    while (!stopping(s)) {
+        clock_gettime(CLOCK_REALTIME, &at);
+        at.tv_sec += s->interval_ms / 1000;
+        at.tv_nsec += (s->interval_ms % 1000) * 1000000L;
+        if (at.tv_nsec >= 1000000000L) {
+            at.tv_sec++;
+            at.tv_nsec -= 1000000000L;
+        }
+        while (!stopping(s) && pthread_cond_timedwait(&s->wake, &s->lock, &at) == 0)
+            ; /* woken early: only sweep_stop signals */
+        if (stopping(s))
+            break;
+        pthread_mutex_unlock(&s->lock);
+        turn(s);
+        pthread_mutex_lock(&s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+enum sa_code
+sweep_start(struct sweep **out, struct consumer *c, int64_t interval_ms, struct sa_err *err)
+{
+    struct sweep *s = NULL;
+
+    *out = NULL;
+    if (interval_ms <= 0)
+        return SA_OK;
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return sa_fail(err, SA_ENOMEM, "no memory for the sweep");
+    s->c = c;
+    s->interval_ms = interval_ms;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    if (pthread_create(&s->thread, NULL, sweep_loop, s) != 0) {
+        free(s);
+        return sa_fail(err, SA_ENOMEM, "cannot start the sweep thread");
+    }
+    *out = s;
+    return SA_OK;
+}
+
+void
+sweep_stop(struct sweep *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    atomic_store(&s->stop, 1);
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->wake);
+    free(s);
+}

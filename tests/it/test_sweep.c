@@ -1,0 +1,164 @@
+/* Tasks the fleet never reads are found and dead-lettered (invariant 5). Four messages inside
+ * the stream's filter that no level's durable matches (a window that is not a number, a window
+ * off by 1 ms, an unknown level, a window behind the catch-up cursor) are published raw: the
+ * consumers' sweep dead-letters each with a reason naming the problem and deletes it from the
+ * task stream, and `sendat stats` counts 4 (two consumers, one sweeping at a time), while a
+ * task due soon is delivered and one due later stays in the stream. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+
+#define N_JUNK 4
+
+static struct fx F;
+static natsConnection *nc;
+static jsCtx *js;
+static char junk[N_JUNK][SA_SUBJECT_MAX];
+static const char *const why[N_JUNK] = {
+    "the window is not a time in ms", "is not a multiple of window_ms",
+    "the level is neither w nor a slot start", "is before the catch-up cursor"};
+
+static int64_t
+cursor(void)
+{
+    kvStore *meta = NULL;
+    kvEntry *e = NULL;
+    int64_t v;
+
+    assert_int_equal(js_KeyValue(&meta, js, SA_META_BUCKET), NATS_OK);
+    assert_int_equal(kvStore_Get(&e, meta, "cursor"), NATS_OK);
+    v = strtoll(kvEntry_ValueString(e), NULL, 10);
+    kvEntry_Destroy(e);
+    kvStore_Destroy(meta);
+    return v;
+}
+
+static void
+publish_junk(void)
+{
+    int64_t ahead = (test_now_ms() / 10000 + 3) * 10000; /* three windows ahead (fixture: 10 s) */
+
+    snprintf(junk[0], SA_SUBJECT_MAX, "sendat.task.abc.w.x");
+    snprintf(junk[1], SA_SUBJECT_MAX, "sendat.task.%" PRId64 ".w.off1", ahead + 1);
+    snprintf(junk[2], SA_SUBJECT_MAX, "sendat.task.%" PRId64 ".zz.lvl", ahead);
+    snprintf(junk[3], SA_SUBJECT_MAX, "sendat.task.%" PRId64 ".w.old", cursor() - 50000);
+    for (int i = 0; i < N_JUNK; i++)
+        assert_int_equal(js_Publish(NULL, js, junk[i], "sealed?", 7, NULL, NULL), NATS_OK);
+}
+
+static int
+in_stream(const char *subject)
+{
+    natsMsg *m = NULL;
+    natsStatus s = js_GetLastMsg(&m, js, SA_TASKS_STREAM, subject, NULL, NULL);
+
+    natsMsg_Destroy(m);
+    return s == NATS_OK;
+}
+
+/* The reason of the dead letter whose source is subject, into out ("" if none yet). */
+static void
+dead_reason(const char *subject, char *out, size_t cap)
+{
+    jsStreamInfo *si = NULL;
+    uint64_t last = 0;
+
+    out[0] = '\0';
+    if (js_GetStreamInfo(&si, js, SA_DLQ_STREAM, NULL, NULL) == NATS_OK)
+        last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    for (uint64_t seq = 1; seq <= last; seq++) {
+        natsMsg *m = NULL;
+        const char *src = NULL, *reason = NULL;
+        if (js_GetMsg(&m, js, SA_DLQ_STREAM, seq, NULL, NULL) == NATS_OK &&
+            natsMsgHeader_Get(m, "Sendat-Source", &src) == NATS_OK && !strcmp(src, subject) &&
+            natsMsgHeader_Get(m, "Sendat-Reason", &reason) == NATS_OK)
+            snprintf(out, cap, "%s", reason);
+        natsMsg_Destroy(m);
+    }
+}
+
+static int
+all_swept(void *arg)
+{
+    char reason[300];
+
+    (void)arg;
+    for (int i = 0; i < N_JUNK; i++) {
+        dead_reason(junk[i], reason, sizeof(reason));
+        if (!reason[0] || in_stream(junk[i]))
+            return 0;
+    }
+    return 1;
+}
+
+static int
+stats_count(void *arg)
+{
+    char out[8192], err[1024], want[64];
+
+    snprintf(want, sizeof(want), "unread tasks dead-lettered: %d ", (int)(intptr_t)arg);
+    return fx_sendat(&F, out, sizeof(out), err, sizeof(err), "stats", NULL) == 0 &&
+           strstr(out, want);
+}
+
+static void
+test_unread_tasks_are_dead_lettered(void **state)
+{
+    char *env[] = {"SENDAT_SWEEP_INTERVAL=1s", NULL};
+    char id[80], later[80], reason[300], subject[SA_SUBJECT_MAX];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    publish_junk();
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 3000, "/ok", id, sizeof(id)), 0);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 600000, "/later", later, sizeof(later)), 0);
+    fx_consumer(&F, 0, env);
+    fx_consumer(&F, 1, env); /* two members, one turn at a time: each found is counted once */
+    if (!wait_until(all_swept, NULL, 30000))
+        for (int i = 0; i < N_JUNK; i++) {
+            dead_reason(junk[i], reason, sizeof(reason));
+            fprintf(stderr, "%s: in stream %d, dead letter \"%s\"\n", junk[i], in_stream(junk[i]),
+                    reason);
+        }
+    assert_true(all_swept(NULL));
+    for (int i = 0; i < N_JUNK; i++) {
+        dead_reason(junk[i], reason, sizeof(reason));
+        if (!strstr(reason, why[i]))
+            fail_msg("%s: reason \"%s\" lacks \"%s\"", junk[i], reason, why[i]);
+    }
+    assert_true(wait_until(stats_count, (void *)(intptr_t)N_JUNK, 10000));
+    assert_true(receiver_wait(F.recv, "/ok", 1, 30000));
+    sa_layout_id_filter(subject, sizeof(subject), later);
+    assert_true(in_stream(subject)); /* well-formed and due later: the sweep leaves it */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unread_tasks_are_dead_lettered),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_CloseAndWait(5000);
+    return rc;
+}
