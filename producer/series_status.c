@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "claim.h"
-#include "cli.h"
 #include "cron.h"
 #include "events.h"
 #include "find.h"
@@ -107,50 +106,48 @@ finished_at(struct sa_nats *n, const char *id, const struct fires *f)
     return settled ? fire_at(f, f->k - 1) : 0;
 }
 
-int
-series_cancel(struct sa_nats *n, const char *id, int *found)
+enum sa_code
+series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, struct sa_err *err)
 {
     struct series_info s;
     struct fires f;
-    struct sa_err err = {0};
     char now[40];
     uint64_t rev;
-    int64_t done;
-    enum sa_code rc = series_get(n, id, &s, &err);
+    enum sa_code rc = series_get(n, id, &s, err);
 
-    *found = rc == SA_OK;
-    if (rc == SA_ENOTFOUND)
-        return EXIT_UNKNOWN;
-    if (rc == SA_OK)
-        rc = compute_fires(&s, sa_now_ms(), &f, &err);
-    if (rc != SA_OK)
-        return cli_error(EXIT_FAIL, "cancel: %s", err.msg);
-    if ((done = finished_at(n, id, &f)) != 0) {
-        sa_time_format(now, sizeof(now), done);
-        printf("too late: the series finished at %s\n", now);
-        return EXIT_TOO_LATE;
+    if (rc == SA_ENOTFOUND) {
+        sa_err_clear(err);
+        out->outcome = CANCEL_UNKNOWN;
+        return SA_OK;
     }
-    sa_time_format(now, sizeof(now), sa_now_ms());
+    if (rc == SA_OK)
+        rc = compute_fires(&s, sa_now_ms(), &f, err);
+    if (rc != SA_OK)
+        return rc;
+    if ((out->at_ms = finished_at(n, id, &f)) != 0) {
+        out->outcome = CANCEL_SERIES_FINISHED;
+        return SA_OK;
+    }
+    out->at_ms = sa_now_ms();
+    sa_time_format(now, sizeof(now), out->at_ms);
     if (kvStore_PutString(&rev, n->cancel, id, now) != NATS_OK)
-        return cli_error(EXIT_FAIL, "cancel: the cancel map did not take %s", id);
-    puts("cancelled");
-    return EXIT_OK;
+        return sa_fail(err, SA_ENATS, "the cancel map did not take %s", id);
+    out->outcome = CANCEL_DONE;
+    return SA_OK;
 }
 
-int
-series_events(struct sa_nats *n, const char *id, json_t *events, int *found)
+enum sa_code
+series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
 {
     struct series_info s;
     struct fires f;
-    struct sa_err err = {0};
     int64_t cancelled, done;
-    enum sa_code rc = series_get(n, id, &s, &err);
+    enum sa_code rc = series_get(n, id, &s, err);
 
-    *found = rc == SA_OK;
+    if (rc == SA_OK)
+        rc = compute_fires(&s, sa_now_ms(), &f, err);
     if (rc != SA_OK)
-        return rc == SA_ENOTFOUND ? EXIT_OK : cli_error(EXIT_FAIL, "status: %s", err.msg);
-    if (compute_fires(&s, sa_now_ms(), &f, &err) != SA_OK)
-        return cli_error(EXIT_FAIL, "status: %s", err.msg);
+        return rc;
     events_add(events, s.created_ms, "series",
                json_pack("{s:s, s:s, s:i}", "cron", s.cron, "tz", s.tz, "count", s.count));
     cancelled = cancelled_at(n, id);
@@ -167,5 +164,5 @@ series_events(struct sa_nats *n, const char *id, json_t *events, int *found)
     else if ((done = finished_at(n, id, &f)) != 0)
         events_add(events, done, "series-finished", NULL);
     events_sort(events);
-    return EXIT_OK;
+    return SA_OK;
 }

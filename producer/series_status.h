@@ -4,11 +4,17 @@
 
 #include <jansson.h>
 
+#include "cancel.h"
 #include "natsconn.h"
 
-/* SA_ENOTFOUND if id is no series; else stops it and prints "cancelled". */
-int series_cancel(struct sa_nats *n, const char *id, int *found);
-/* Adds the series and its occurrences (their claim states) to events; *found says if id is one. */
-int series_events(struct sa_nats *n, const char *id, json_t *events, int *found);
+/* Stops the series id: CANCEL_DONE, CANCEL_SERIES_FINISHED (its last occurrence was sent
+ * already) or CANCEL_UNKNOWN (no series has this id) in *out; else a broker error. */
+enum sa_code series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out,
+                           struct sa_err *err) SA_MUST_CHECK;
+
+/* Adds the series and its occurrences (their claim states) to events; SA_ENOTFOUND if id
+ * names no series. */
+enum sa_code series_events(struct sa_nats *n, const char *id, json_t *events,
+                           struct sa_err *err) SA_MUST_CHECK;
 
 #endif

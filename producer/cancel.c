@@ -1,0 +1,126 @@
+/* The cancel race (see cancel.h). A claim left "retrying" or "dead" between attempts is taken
+ * over on its revision; a claim "sending" is waited for, up to SENDING_WAIT_MS. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cancel.h"
+#include "claim.h"
+#include "find.h"
+#include "series_status.h"
+#include "timeparse.h"
+
+#define SENDING_WAIT_MS 30000 /* how long to wait for a send in progress to finish */
+#define ROUNDS_MAX 2000
+
+enum round { ROUND_DECIDED, ROUND_AGAIN };
+
+static enum round
+decided(struct sa_nats *n, const char *id, struct cancel_result *out)
+{
+    char now[40];
+    uint64_t rev;
+
+    /* The claim decided; the cancel map lets every consumer drop a held copy at once. */
+    sa_time_format(now, sizeof(now), sa_now_ms());
+    kvStore_PutString(&rev, n->cancel, id, now);
+    out->outcome = CANCEL_DONE;
+    out->at_ms = sa_now_ms();
+    return ROUND_DECIDED;
+}
+
+static enum round
+too_late(const struct sa_claim *c, struct cancel_result *out)
+{
+    out->outcome = c->state == SA_CLAIM_SENT ? CANCEL_SENT : CANCEL_SENDING;
+    out->at_ms = c->at_ms;
+    snprintf(out->by, sizeof(out->by), "%s", c->consumer);
+    return ROUND_DECIDED;
+}
+
+static void
+sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* No claim yet: the task must exist (else it may be a series), then cancel creates the claim. */
+static enum sa_code
+unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine,
+          struct cancel_result *out, enum round *r, struct sa_err *err)
+{
+    natsMsg *msg = NULL;
+    enum sa_code rc = find_task(n, id, &msg, err);
+
+    natsMsg_Destroy(msg);
+    *r = ROUND_DECIDED;
+    if (rc == SA_ENOTFOUND) {
+        sa_err_clear(err);
+        return series_cancel(n, id, out, err);
+    }
+    if (rc == SA_OK)
+        rc = sa_claim_create(n->claims, id, mine, NULL, err);
+    if (rc == SA_EEXIST) {
+        *r = ROUND_AGAIN;
+        return SA_OK;
+    }
+    if (rc == SA_OK)
+        *r = decided(n, id, out);
+    return rc;
+}
+
+/* One round of the race; *r says whether to look again. */
+static enum sa_code
+one_round(struct sa_nats *n, const char *id, int64_t deadline, struct cancel_result *out,
+          enum round *r, struct sa_err *err)
+{
+    struct sa_claim c = {0}, mine = {.state = SA_CLAIM_CANCELLED, .at_ms = sa_now_ms()};
+    enum sa_code rc = sa_claim_get(n->claims, id, &c, err);
+
+    snprintf(mine.consumer, sizeof(mine.consumer), "sendat cancel");
+    *r = ROUND_DECIDED;
+    if (rc == SA_ENOTFOUND) {
+        sa_err_clear(err);
+        return unclaimed(n, id, &mine, out, r, err);
+    }
+    if (rc != SA_OK)
+        return rc;
+    switch (c.state) {
+    case SA_CLAIM_SENT: *r = too_late(&c, out); return SA_OK;
+    case SA_CLAIM_CANCELLED: *r = decided(n, id, out); return SA_OK;
+    case SA_CLAIM_SENDING:
+        if (sa_now_ms() > deadline) {
+            *r = too_late(&c, out);
+            return SA_OK;
+        }
+        sleep_ms(50);
+        *r = ROUND_AGAIN;
+        return SA_OK;
+    default: /* retrying or dead: no send is under way, so cancel takes the claim over */
+        rc = sa_claim_update(n->claims, id, &mine, c.revision, NULL, err);
+        if (rc == SA_EEXIST) {
+            *r = ROUND_AGAIN;
+            return SA_OK;
+        }
+        if (rc == SA_OK)
+            *r = decided(n, id, out);
+        return rc;
+    }
+}
+
+enum sa_code
+cancel_run(struct sa_nats *n, const char *id, struct cancel_result *out, struct sa_err *err)
+{
+    int64_t deadline = sa_now_ms() + SENDING_WAIT_MS;
+    enum round r = ROUND_AGAIN;
+    enum sa_code rc = SA_OK;
+
+    memset(out, 0, sizeof(*out));
+    for (int round = 0; round < ROUNDS_MAX && r == ROUND_AGAIN && rc == SA_OK; round++)
+        rc = one_round(n, id, deadline, out, &r, err);
+    if (rc == SA_OK && r == ROUND_AGAIN)
+        return sa_fail(err, SA_ERETRY, "cancel %s: the claim kept changing; try again", id);
+    return rc;
+}

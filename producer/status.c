@@ -1,0 +1,197 @@
+/* A task's history without an index written at schedule time, for `sendat status` and
+ * `GET /v1/tasks/{id}`. Where it waits now comes from a direct get by subject (its headers say
+ * when it was scheduled and moved); what happened after comes from the claim record's
+ * revisions and the dead-letter stream. A series id falls back to the series' occurrences. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "claim.h"
+#include "events.h"
+#include "find.h"
+#include "series_status.h"
+#include "status.h"
+#include "task.h"
+#include "timeparse.h"
+
+/* What the task itself says: its due time and not-after, when the waiting copy opens with
+ * SENDAT_KEY_FILE (status works without a key; it then knows the due time from the claim or a
+ * generated id). */
+struct facts {
+    int64_t due_ms, not_after_ms;
+};
+
+static void
+open_facts(natsMsg *msg, const char *id, struct facts *f)
+{
+    const char *path = getenv("SENDAT_KEY_FILE");
+    struct sa_keyring *ring = NULL;
+    struct sa_task *t = NULL;
+
+    if (!path || !*path || sa_keyring_load(&ring, path, NULL) != SA_OK)
+        return;
+    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(msg),
+                     (size_t)natsMsg_GetDataLength(msg), &t, NULL) == SA_OK) {
+        f->due_ms = t->attempt > 1 ? 0 : t->due_ms; /* a retry's due is its backoff's end */
+        f->not_after_ms = t->not_after_ms;
+    }
+    sa_task_free(t);
+    sa_keyring_free(ring);
+}
+
+static void
+add_due(json_t *events, const char *id, const struct facts *f, const struct sa_claim *first)
+{
+    int64_t due = first ? first->due_ms : f->due_ms;
+    json_t *fields = json_object();
+    char text[40];
+
+    if (!due)
+        due = f->due_ms ? f->due_ms : sa_layout_id_due(id);
+    if (due <= 0) {
+        json_decref(fields);
+        return;
+    }
+    if (f->not_after_ms) {
+        sa_time_format(text, sizeof(text), f->not_after_ms);
+        json_object_set_new(fields, "not_after", json_string(text));
+    }
+    events_add(events, due, "due", fields);
+}
+
+static void
+add_origin(json_t *events, int64_t scheduled, int moves, int64_t moved, int64_t slot)
+{
+    if (scheduled)
+        events_add(events, scheduled, "scheduled", NULL);
+    if (moves > 0)
+        events_add(events, moved, "moved",
+                   json_pack("{s:i, s:I}", "moves", moves, "slot", (json_int_t)slot));
+}
+
+/* Where the task waits now, stamped with the time it began waiting there: after the last
+ * event before it (its scheduling, its move, or the attempt that failed). */
+static void
+add_waiting(json_t *events, natsMsg *msg, int origin)
+{
+    struct sa_place p;
+
+    if (sa_layout_parse_subject(&p, natsMsg_GetSubject(msg), NULL) != SA_OK)
+        return;
+    if (origin)
+        add_origin(events, find_header_i64(msg, "Sendat-Scheduled"),
+                   (int)find_header_i64(msg, "Sendat-Moves"), find_header_i64(msg, "Sendat-Moved"),
+                   p.slot);
+    events_add(events, events_latest(events), "waiting",
+               json_pack("{s:s, s:I}", "level", p.slot ? "slot" : "window", "from",
+                         (json_int_t)(p.slot ? p.slot : p.window)));
+}
+
+static int
+by_cli(const struct sa_claim *c)
+{
+    return !strncmp(c->consumer, "sendat ", 7); /* "sendat cancel", "sendat dlq replay" */
+}
+
+static json_t *
+claim_fields(const struct sa_claim *c)
+{
+    json_t *f = json_pack("{s:s}", "consumer", c->consumer);
+
+    if (!by_cli(c))
+        json_object_set_new(f, "attempt", json_integer(c->attempt));
+    if (c->state == SA_CLAIM_SENT) {
+        json_object_set_new(f, "lateness_ms", json_integer(c->lateness_ms));
+        json_object_set_new(f, "delivery_lateness_ms", json_integer(c->delivery_lateness_ms));
+        json_object_set_new(f, "http_status", json_integer(c->http_status));
+    }
+    if (c->error[0])
+        json_object_set_new(f, "error", json_string(c->error));
+    return f;
+}
+
+static const char *
+claim_event(const struct sa_claim *c)
+{
+    static const char *names[] = {"", "claimed", "sent", "failed", "cancelled", "dead-lettered"};
+
+    if (c->state == SA_CLAIM_RETRYING && by_cli(c))
+        return "replayed";
+    return names[c->state];
+}
+
+static void
+add_claims(json_t *events, const struct sa_claim *list, size_t count, int origin)
+{
+    if (count > 0 && origin)
+        add_origin(events, list[0].scheduled_ms, list[0].moves, list[0].moved_ms, 0);
+    for (size_t i = 0; i < count; i++)
+        events_add(events, list[i].at_ms, claim_event(&list[i]), claim_fields(&list[i]));
+}
+
+static int
+settled(const struct sa_claim *list, size_t count)
+{
+    enum sa_claim_state last = count ? list[count - 1].state : SA_CLAIM_NONE;
+
+    return last == SA_CLAIM_SENT || last == SA_CLAIM_CANCELLED || last == SA_CLAIM_DEAD;
+}
+
+static enum sa_code
+add_dead(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
+{
+    natsMsg *dead = NULL;
+    const char *why = NULL;
+    enum sa_code rc = find_dead(n, id, &dead, err);
+
+    if (rc == SA_OK) {
+        natsMsgHeader_Get(dead, "Sendat-Reason", &why);
+        events_add(events, find_header_i64(dead, "Sendat-Failed"), "dead-lettered",
+                   json_pack("{s:s}", "error", why ? why : ""));
+    }
+    natsMsg_Destroy(dead);
+    return rc == SA_ENOTFOUND ? SA_OK : rc;
+}
+
+static enum sa_code
+task_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
+{
+    struct sa_claim *list = NULL;
+    struct facts f = {0};
+    natsMsg *msg = NULL;
+    size_t count = 0;
+    enum sa_code rc = find_task(n, id, &msg, err);
+
+    if (rc == SA_OK)
+        open_facts(msg, id, &f);
+    if (rc == SA_ENOTFOUND)
+        sa_err_clear(err);
+    if (rc == SA_OK || rc == SA_ENOTFOUND)
+        rc = sa_claim_history(n->claims, id, &list, &count, err);
+    if (rc == SA_OK) {
+        add_claims(events, list, count, 1);
+        if (msg && !settled(list, count)) /* a copy left behind a cancel is not "waiting" */
+            add_waiting(events, msg, count == 0);
+        if (count == 0 || list[count - 1].state != SA_CLAIM_DEAD)
+            rc = add_dead(n, id, events, err);
+    }
+    if (rc == SA_OK && json_array_size(events) > 0) {
+        add_due(events, id, &f, count ? &list[0] : NULL);
+        events_sort(events);
+    }
+    natsMsg_Destroy(msg);
+    free(list);
+    return rc;
+}
+
+enum sa_code
+status_collect(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
+{
+    enum sa_code rc = task_events(n, id, events, err);
+
+    if (rc == SA_OK && json_array_size(events) == 0)
+        rc = series_events(n, id, events, err);
+    if (rc == SA_ENOTFOUND)
+        sa_fail(err, SA_ENOTFOUND, "unknown id");
+    return rc;
+}
