@@ -21,7 +21,8 @@ sa_listen_parse(const char *var, const char *addr, struct sockaddr_in *sin, stru
     if (colon > addr)
         snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
     port = strtol(colon + 1, &end, 10);
-    if (!colon[1] || *end || port < 0 || port > 65535 || inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+    if (!colon[1] || *end || port < 0 || port > 65535 ||
+        inet_pton(AF_INET, host, &sin->sin_addr) != 1)
         return sa_fail(err, SA_EINVAL, "%s=%s: want an IPv4 host and a port", var, addr);
     sin->sin_port = htons((uint16_t)port);
     return SA_OK;

@@ -48,8 +48,8 @@ sleep_ms(int ms)
 
 /* No claim yet: the task must exist (else it may be a series), then cancel creates the claim. */
 static enum sa_code
-unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine,
-          struct cancel_result *out, enum round *r, struct sa_err *err)
+unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine, struct cancel_result *out,
+          enum round *r, struct sa_err *err)
 {
     natsMsg *msg = NULL;
     enum sa_code rc = find_task(n, id, &msg, err);
@@ -88,8 +88,12 @@ one_round(struct sa_nats *n, const char *id, int64_t deadline, struct cancel_res
     if (rc != SA_OK)
         return rc;
     switch (c.state) {
-    case SA_CLAIM_SENT: *r = too_late(&c, out); return SA_OK;
-    case SA_CLAIM_CANCELLED: *r = decided(n, id, out); return SA_OK;
+    case SA_CLAIM_SENT:
+        *r = too_late(&c, out);
+        return SA_OK;
+    case SA_CLAIM_CANCELLED:
+        *r = decided(n, id, out);
+        return SA_OK;
     case SA_CLAIM_SENDING:
         if (sa_now_ms() > deadline) {
             *r = too_late(&c, out);

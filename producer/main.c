@@ -19,6 +19,7 @@ static const char usage[] =
     "  dlq        list, show, replay or purge dead letters\n"
     "  preview    the next fires of a cron expression in a time zone\n"
     "  stats      backlog by window and slot, levels being pulled, dead letters\n"
+    "  serve      the HTTP API for applications that book and cancel sends\n"
     "  token      create a bearer token for `sendat serve`\n"
     "\n"
     "`sendat <command> --help` lists a command's options.\n"
@@ -35,7 +36,8 @@ struct verb {
 static const struct verb verbs[] = {
     {"init", cmd_init},     {"keygen", cmd_keygen}, {"schedule", cmd_schedule},
     {"cancel", cmd_cancel}, {"status", cmd_status}, {"dlq", cmd_dlq},
-    {"preview", cmd_preview}, {"stats", cmd_stats}, {"token", cmd_token}, {NULL, NULL},
+    {"preview", cmd_preview}, {"stats", cmd_stats}, {"token", cmd_token},
+    {"serve", cmd_serve},     {NULL, NULL},
 };
 
 int

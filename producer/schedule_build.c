@@ -53,10 +53,20 @@ schedule_check(const struct sched_opts *o, struct sa_err *err)
     return SA_OK;
 }
 
+/* A time option; an error names the option ("--at: bad time ..."). */
+static enum sa_code
+time_opt(const char *flag, const char *text, int64_t now, int64_t *out, struct sa_err *err)
+{
+    struct sa_err why = {0};
+    enum sa_code rc = sa_time_parse(text, now, out, &why);
+
+    return rc == SA_OK ? SA_OK : sa_fail(err, rc, "%s: %s", flag, why.msg);
+}
+
 static enum sa_code
 set_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct sa_err *err)
 {
-    enum sa_code rc = sa_time_parse(o->at, now, &t->due_ms, err);
+    enum sa_code rc = time_opt("--at", o->at, now, &t->due_ms, err);
 
     if (rc != SA_OK)
         return rc;
@@ -65,7 +75,7 @@ set_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct sa_
                        o->at, (now - t->due_ms) / 1000, PAST_LIMIT_MS / 1000);
     if (t->due_ms > now + FUTURE_LIMIT_MS)
         return sa_fail(err, SA_EINVAL, "--at %s is more than ten years ahead", o->at);
-    if (o->not_after && (rc = sa_time_parse(o->not_after, now, &t->not_after_ms, err)) != SA_OK)
+    if (o->not_after && (rc = time_opt("--not-after", o->not_after, now, &t->not_after_ms, err)) != SA_OK)
         return rc;
     if (o->not_after && t->not_after_ms < t->due_ms)
         return sa_fail(err, SA_EINVAL, "--not-after %s is before --at", o->not_after);
@@ -90,10 +100,10 @@ series_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct 
         return sa_fail(err, SA_EINVAL, "--not-after is for single tasks, not with --cron");
     if (o->count && ((count = strtol(o->count, &end, 10)) < 1 || *end || count > 1000000))
         return sa_fail(err, SA_EINVAL, "--count %.20s must be 1 to 1000000", o->count);
-    if (o->at && (rc = sa_time_parse(o->at, now, &start, err)) == SA_OK)
+    if (o->at && (rc = time_opt("--at", o->at, now, &start, err)) == SA_OK)
         start -= 1; /* --at itself may be the first fire */
     if (rc == SA_OK && o->until)
-        rc = sa_time_parse(o->until, now, &until, err);
+        rc = time_opt("--until", o->until, now, &until, err);
     if (rc == SA_OK)
         rc = sa_task_set_recurrence(t, o->cron, o->tz, until, (int)count, err);
     if (rc == SA_OK)

@@ -12,13 +12,14 @@
 #include "natsconn.h"
 #include "tokens.h"
 
-#define SERVE_BODY_MAX (1024 * 1024)          /* one task: a 256 KiB body and its envelope */
-#define SERVE_BATCH_MAX (64 * 1024 * 1024)    /* a batch: up to 64 MiB of NDJSON */
+#define SERVE_BODY_MAX (1024 * 1024)       /* one task: a 256 KiB body and its envelope */
+#define SERVE_BATCH_MAX (64 * 1024 * 1024) /* a batch: up to 64 MiB of NDJSON */
 #define SERVE_PATH_PARTS 6
 
 struct server {
     struct sa_nats *n;
-    struct sa_keyring *ring;
+    struct sa_keyring *ring; /* swapped on SIGHUP under ring_lock */
+    pthread_rwlock_t ring_lock;
     struct tokens *tokens; /* swapped on SIGHUP under tokens_lock */
     pthread_rwlock_t tokens_lock;
     const char *tokens_file;
@@ -31,8 +32,8 @@ struct request {
     const char *method;
     char *parts[SERVE_PATH_PARTS]; /* the path below /v1 split at '/', decoded */
     int n_parts;
-    void *conn;        /* struct MHD_Connection */
-    char *body;        /* NUL-terminated */
+    void *conn; /* struct MHD_Connection */
+    char *body; /* NUL-terminated */
     size_t body_len;
     enum token_role role;
     char who[TOKEN_NAME_MAX + 1]; /* the token's name, for logs */

@@ -70,7 +70,8 @@ open_append(const char *path, FILE **out, struct sa_err *err)
     *out = NULL;
     if (fd < 0)
         return sa_fail(err, SA_EINVAL, "tokens file %s: %s", path, strerror(errno));
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) || st.st_uid != geteuid()) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) ||
+        st.st_uid != geteuid()) {
         close(fd);
         return sa_fail(err, SA_EINVAL,
                        "tokens file %s must be a regular file of this user with mode 0600", path);
@@ -97,8 +98,8 @@ tokens_create(const char *path, enum token_role role, const char *name, char out
     if (!name)
         name = tokens_role_name(role);
     if (!name_ok(name))
-        return sa_fail(err, SA_EINVAL,
-                       "--name must be 1 to %d characters of A-Z a-z 0-9 _ . @ -", TOKEN_NAME_MAX);
+        return sa_fail(err, SA_EINVAL, "--name must be 1 to %d characters of A-Z a-z 0-9 _ . @ -",
+                       TOKEN_NAME_MAX);
     if ((rc = open_append(path, &f, err)) != SA_OK)
         return rc;
     randombytes_buf(raw, sizeof(raw));
@@ -126,7 +127,8 @@ parse_line(char *line, struct record *r, struct sa_err *err, long at)
         strlen(hex) != HASH_BYTES * 2 ||
         sodium_hex2bin(r->hash, HASH_BYTES, hex, strlen(hex), NULL, &bin_len, NULL) != 0 ||
         bin_len != HASH_BYTES)
-        return sa_fail(err, SA_EINVAL, "tokens file line %ld is not \"v1 ROLE NAME HASH TIME\"", at);
+        return sa_fail(err, SA_EINVAL, "tokens file line %ld is not \"v1 ROLE NAME HASH TIME\"",
+                       at);
     snprintf(r->name, sizeof(r->name), "%s", name);
     return SA_OK;
 }
@@ -171,7 +173,8 @@ tokens_load(struct tokens **out, const char *path, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "tokens file %s: %s (make one with `sendat token create`)",
                        path, strerror(errno));
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) || st.st_uid != geteuid()) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) ||
+        st.st_uid != geteuid()) {
         close(fd);
         tokens_free(t);
         return sa_fail(err, SA_EINVAL,

@@ -29,7 +29,8 @@ enum sa_code tokens_load(struct tokens **out, const char *path, struct sa_err *e
 
 /* The role of a presented token (compared in constant time), TOKEN_NONE if it is unknown.
  * name (may be NULL) gets the token's name. */
-enum token_role tokens_check(const struct tokens *t, const char *token, char name[TOKEN_NAME_MAX + 1]);
+enum token_role tokens_check(const struct tokens *t, const char *token,
+                             char name[TOKEN_NAME_MAX + 1]);
 
 size_t tokens_count(const struct tokens *t);
 void tokens_free(struct tokens *t);

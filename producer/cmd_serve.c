@@ -1,0 +1,118 @@
+/* sendat serve: the producer role over HTTP for the applications that book sends (serve.c,
+ * serve_routes.c). Configured from the environment like the consumer; SIGHUP reads the tokens
+ * file and the key file again, SIGTERM/SIGINT finish the requests in progress and exit 0. Any
+ * number may run behind a load balancer: each booking is one publish, ids are idempotency keys. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+#include "serve.h"
+
+static const char usage[] =
+    "usage: sendat serve\n"
+    "  the HTTP API (JSON under /v1, bearer tokens from `sendat token create`). Environment:\n"
+    "  SENDAT_API_ADDR         host:port or :port to listen on (default :8090; :0 any free port)\n"
+    "  SENDAT_API_TOKENS_FILE  the tokens file (required; read again on SIGHUP)\n"
+    "  SENDAT_API_THREADS      requests served at once (default 8)\n"
+    "  SENDAT_KEY_FILE         the key ring tasks are sealed with (read again on SIGHUP)\n"
+    "  SENDAT_NATS_URL and the NATS credentials, as for every command\n";
+
+static int
+threads_from_env(void)
+{
+    const char *v = getenv("SENDAT_API_THREADS");
+    char *end = NULL;
+    long n = v && *v ? strtol(v, &end, 10) : 8;
+
+    return (end && *end) || n < 1 || n > 256 ? -1 : (int)n;
+}
+
+static void
+reload(struct server *s, const struct cli *cli)
+{
+    struct sa_keyring *ring = NULL, *old;
+    struct sa_err err = {0};
+
+    if (serve_reload_tokens(s, &err) != SA_OK)
+        sa_log(SA_LOG_ERROR, "reload_failed", "error=\"%s\" (the old tokens stay)", err.msg);
+    if (cli_keyring(cli, &ring) != EXIT_OK)
+        return; /* cli_keyring said why; the old keys stay */
+    pthread_rwlock_wrlock(&s->ring_lock);
+    old = s->ring;
+    s->ring = ring;
+    pthread_rwlock_unlock(&s->ring_lock);
+    sa_keyring_free(old);
+    sa_log(SA_LOG_INFO, "reloaded", "tokens=%zu", tokens_count(s->tokens));
+}
+
+/* Waits for signals in this thread (the server's threads have them blocked). */
+static void
+wait_for_signals(struct server *s, const struct cli *cli, const sigset_t *set)
+{
+    int sig = 0;
+
+    while (sigwait(set, &sig) == 0) {
+        if (sig == SIGHUP)
+            reload(s, cli);
+        else
+            return;
+    }
+}
+
+static int
+run(struct server *s, const struct cli *cli, const char *addr, int threads)
+{
+    struct sa_err err = {0};
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread starts: they inherit it */
+    if (serve_reload_tokens(s, &err) != SA_OK)
+        return cli_error(EXIT_USAGE, "serve: %s", err.msg);
+    if (serve_start(s, addr, threads, &err) != SA_OK)
+        return cli_error(EXIT_USAGE, "serve: %s", err.msg);
+    sa_log(SA_LOG_INFO, "api_listening", "addr=%s port=%u tokens=%zu", addr, serve_port(s),
+           tokens_count(s->tokens));
+    wait_for_signals(s, cli, &set);
+    serve_stop(s);
+    sa_log(SA_LOG_INFO, "stopped", "api=sendat-serve");
+    return EXIT_OK;
+}
+
+int
+cmd_serve(int argc, char **argv)
+{
+    struct server s = {0};
+    struct cli cli = {0};
+    const char *addr = getenv("SENDAT_API_ADDR");
+    int threads = threads_from_env(), code;
+
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+        return fputs(usage, stdout), EXIT_OK;
+    if (argc > 1)
+        return cli_error(EXIT_USAGE, "serve: takes no arguments (see sendat serve --help)");
+    s.tokens_file = getenv("SENDAT_API_TOKENS_FILE");
+    if (!s.tokens_file || !*s.tokens_file)
+        return cli_error(EXIT_USAGE, "serve: set SENDAT_API_TOKENS_FILE (make tokens with "
+                                     "`sendat token create --role producer`)");
+    if (threads < 0)
+        return cli_error(EXIT_USAGE, "serve: SENDAT_API_THREADS must be 1 to 256");
+    sa_log_init("sendat-serve");
+    pthread_rwlock_init(&s.tokens_lock, NULL);
+    pthread_rwlock_init(&s.ring_lock, NULL);
+    if ((code = cli_keyring(&cli, &s.ring)) == EXIT_OK &&
+        (code = cli_connect(&cli, &s.n)) == EXIT_OK)
+        code = run(&s, &cli, addr && *addr ? addr : ":8090", threads);
+    cli_close(s.n);
+    sa_keyring_free(s.ring);
+    tokens_free(s.tokens);
+    pthread_rwlock_destroy(&s.tokens_lock);
+    pthread_rwlock_destroy(&s.ring_lock);
+    return code;
+}

@@ -1,0 +1,259 @@
+/* The routes of `sendat serve` under /v1. Roles: reader reads, producer also books and
+ * cancels, admin also replays and purges dead letters. Field names are those of the NDJSON
+ * batch lines, and a task's history is what `sendat status --json` prints. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "book.h"
+#include "cancel.h"
+#include "log.h"
+#include "serve.h"
+#include "status.h"
+#include "timeparse.h"
+
+#define BATCH_LINES_MAX 100000
+
+static const char *const keys[] = {"at",        "webhook", "data",  "header",       "id",
+                                   "not-after", "email",   "cc",    "bcc",          "subject",
+                                   "text",      "html",    "from",  "reply-to",     "cron",
+                                   "tz",        "until",   "count", "at-most-once", NULL};
+
+/* The request field an error message names: an unknown key, a "--key" or "\"key\"" of the
+ * batch keys, or a message that starts with one; NULL if it names none. */
+static const char *
+field_of(const char *msg, char *buf, size_t cap)
+{
+    if (sscanf(msg, "unknown key \"%40[^\"]\"", buf) == 1 && cap > 40)
+        return buf;
+    for (int i = 0; keys[i]; i++) {
+        char flag[32], quoted[32];
+        size_t n = strlen(keys[i]);
+        snprintf(flag, sizeof(flag), "--%s", keys[i]);
+        snprintf(quoted, sizeof(quoted), "\"%s\"", keys[i]);
+        if (strstr(msg, quoted) || (!strncmp(msg, keys[i], n) && (msg[n] == ' ' || msg[n] == ':')))
+            return keys[i];
+        const char *at = strstr(msg, flag);
+        if (at && !((at[2 + n] >= 'a' && at[2 + n] <= 'z') || at[2 + n] == '-'))
+            return keys[i];
+    }
+    return NULL;
+}
+
+/* The message in the API's words: the CLI's "--at" is the field "at". */
+static void
+api_words(char *out, size_t cap, const char *msg)
+{
+    size_t w = 0;
+
+    for (const char *p = msg; *p && w + 1 < cap; p++) {
+        if (p[0] == '-' && p[1] == '-' && p[2] >= 'a' && p[2] <= 'z' && (p == msg || p[-1] == ' '))
+            p++;
+        else
+            out[w++] = *p;
+    }
+    out[w] = '\0';
+}
+
+static int
+need(struct request *r, enum token_role role)
+{
+    if (r->role >= role)
+        return 1;
+    serve_fail(r, 403, NULL, "forbidden");
+    return 0;
+}
+
+static json_t *
+error_object(int status, const struct sa_err *err)
+{
+    char msg[300], buf[48];
+    const char *field = field_of(err->msg, buf, sizeof(buf));
+
+    api_words(msg, sizeof(msg), err->msg);
+    return json_pack("{s:i, s:s, s:o}", "status", status, "message", msg, "field",
+                     field ? json_string(field) : json_null());
+}
+
+/* The HTTP status for a booking that failed: bad input 400, a broker error 503. */
+static int
+status_for(enum sa_code rc)
+{
+    return rc == SA_EINVAL ? 400 : rc == SA_EEXIST ? 409 : 503;
+}
+
+static void
+task_create(struct request *r)
+{
+    struct sa_err err = {0};
+    char id[SA_ID_MAX + 1];
+    json_error_t jerr;
+    json_t *obj;
+    enum sa_code rc;
+
+    if (!need(r, TOKEN_PRODUCER))
+        return;
+    obj = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj) {
+        serve_fail(r, 400, NULL, "the body is not JSON: %s", jerr.text);
+        return;
+    }
+    pthread_rwlock_rdlock(&r->s->ring_lock);
+    rc = book_json(r->s->n, r->s->ring, obj, id, &err);
+    pthread_rwlock_unlock(&r->s->ring_lock);
+    json_decref(obj);
+    if (rc == SA_OK)
+        serve_reply(r, 201, json_pack("{s:s}", "id", id));
+    else if (rc == SA_EEXIST) /* the very same series: its chain runs already */
+        serve_reply(r, 200, json_pack("{s:s, s:b}", "id", id, "already_scheduled", 1));
+    else
+        serve_reply(r, status_for(rc),
+                    json_pack("{s:o}", "error", error_object(status_for(rc), &err)));
+}
+
+static json_t *
+batch_line(struct request *r, long line, char *text)
+{
+    struct sa_err err = {0};
+    char id[SA_ID_MAX + 1];
+    json_error_t jerr;
+    json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    enum sa_code rc;
+
+    if (!obj) {
+        sa_fail(&err, SA_EINVAL, "not JSON: %s", jerr.text);
+        return json_pack("{s:I, s:o}", "line", (json_int_t)line, "error", error_object(400, &err));
+    }
+    pthread_rwlock_rdlock(&r->s->ring_lock);
+    rc = book_json(r->s->n, r->s->ring, obj, id, &err);
+    pthread_rwlock_unlock(&r->s->ring_lock);
+    json_decref(obj);
+    if (rc == SA_OK || rc == SA_EEXIST)
+        return json_pack("{s:I, s:s}", "line", (json_int_t)line, "id", id);
+    return json_pack("{s:I, s:o}", "line", (json_int_t)line, "error",
+                     error_object(status_for(rc), &err));
+}
+
+/* NDJSON, one task per line: one result per line, the id or the refusal. */
+static void
+batch_create(struct request *r)
+{
+    json_t *results = json_array();
+    long line = 0, ok = 0, refused = 0;
+    char *save = NULL;
+
+    if (!need(r, TOKEN_PRODUCER)) {
+        json_decref(results);
+        return;
+    }
+    for (char *text = strtok_r(r->body ? r->body : (char[]){0}, "\n", &save); text;
+         text = strtok_r(NULL, "\n", &save)) {
+        json_t *res;
+        line++;
+        if (text[strspn(text, " \t\r")] == '\0')
+            continue;
+        if (line > BATCH_LINES_MAX) {
+            json_decref(results);
+            serve_fail(r, 413, NULL, "a batch holds at most %d lines", BATCH_LINES_MAX);
+            return;
+        }
+        res = batch_line(r, line, text);
+        json_object_get(res, "id") ? ok++ : refused++;
+        json_array_append_new(results, res);
+    }
+    serve_reply(r, 200,
+                json_pack("{s:I, s:I, s:o}", "scheduled", (json_int_t)ok, "refused",
+                          (json_int_t)refused, "results", results));
+}
+
+static void
+task_get(struct request *r, const char *id)
+{
+    struct sa_err err = {0};
+    json_t *events;
+    enum sa_code rc;
+
+    if (!need(r, TOKEN_READER))
+        return;
+    if (!sa_layout_id_valid(id)) {
+        serve_fail(r, 404, NULL, "unknown id");
+        return;
+    }
+    events = json_array();
+    rc = status_collect(r->s->n, id, events, &err);
+    if (rc == SA_OK)
+        serve_reply(r, 200, json_pack("{s:s, s:O}", "id", id, "events", events));
+    else if (rc == SA_ENOTFOUND)
+        serve_fail(r, 404, NULL, "unknown id");
+    else
+        serve_fail(r, 503, NULL, "%s", err.msg);
+    json_decref(events);
+}
+
+static void
+task_delete(struct request *r, const char *id)
+{
+    struct cancel_result res;
+    struct sa_err err = {0};
+    char at[40];
+
+    if (!need(r, TOKEN_PRODUCER))
+        return;
+    if (!sa_layout_id_valid(id)) {
+        serve_fail(r, 404, NULL, "unknown id");
+        return;
+    }
+    if (cancel_run(r->s->n, id, &res, &err) != SA_OK) {
+        serve_fail(r, 503, NULL, "%s", err.msg);
+        return;
+    }
+    sa_time_format(at, sizeof(at), res.at_ms);
+    switch (res.outcome) {
+    case CANCEL_DONE:
+        serve_reply(r, 200, json_pack("{s:s, s:s}", "id", id, "result", "cancelled"));
+        break;
+    case CANCEL_SENT:
+        serve_reply(r, 409,
+                    json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "sent_at", at));
+        break;
+    case CANCEL_SENDING:
+        serve_reply(
+            r, 409,
+            json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "sending_since", at));
+        break;
+    case CANCEL_SERIES_FINISHED:
+        serve_reply(
+            r, 409,
+            json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "finished_at", at));
+        break;
+    case CANCEL_UNKNOWN:
+        serve_fail(r, 404, NULL, "unknown id");
+        break;
+    }
+}
+
+static int
+is(const struct request *r, const char *method, int n_parts, const char *first)
+{
+    return !strcmp(r->method, method) && r->n_parts == n_parts &&
+           (!first || (n_parts > 0 && !strcmp(r->parts[0], first)));
+}
+
+void
+serve_route(struct request *r)
+{
+    if (is(r, "POST", 1, "tasks"))
+        task_create(r);
+    else if (is(r, "POST", 1, "batches"))
+        batch_create(r);
+    else if (is(r, "GET", 2, "tasks"))
+        task_get(r, r->parts[1]);
+    else if (is(r, "DELETE", 2, "tasks"))
+        task_delete(r, r->parts[1]);
+    else
+        serve_fail(r, 404, NULL, "no such resource: %s /v1/%s%s", r->method,
+                   r->n_parts ? r->parts[0] : "", r->n_parts > 1 ? "/..." : "");
+    if (r->status && r->status != 404 && r->status < 500)
+        sa_log(SA_LOG_INFO, "api", "method=%s route=%s status=%d token=%s", r->method,
+               r->n_parts ? r->parts[0] : "-", r->status, r->who);
+}
