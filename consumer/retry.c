@@ -53,7 +53,7 @@ retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt,
     natsStatus s;
 
     if (!id) {
-        snprintf(seqid, sizeof(seqid), "seq-%" PRIu64, natsMsg_GetSequence(msg));
+        snprintf(seqid, sizeof(seqid), "seq-%" PRIu64, relay_seq(msg)); /* the stream sequence: unique */
         id = seqid;
     }
     snprintf(subject, sizeof(subject), "sendat.dlq.%s", id);
