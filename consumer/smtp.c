@@ -211,6 +211,8 @@ smtp_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_resu
     r->ok = cc == CURLE_OK;
     if (r->ok)
         return;
-    snprintf(r->error, sizeof(r->error), "SMTP %ld: %s: %.180s", r->status, curl_easy_strerror(cc), x->errbuf);
+    (void)x; /* curl's error buffer can name the server and a reply can quote a recipient: the
+               reason goes to the broker, so it carries the code and curl's generic text only */
+    snprintf(r->error, sizeof(r->error), "SMTP %ld: %s", r->status, curl_easy_strerror(cc));
     r->permanent = r->status >= 500 && r->status < 600;
 }
