@@ -49,6 +49,8 @@ check_bare(const char *a, struct sa_err *err)
 
     if (n == 0 || n > SA_ADDRESS_MAX || !at || local == 0 || !at[1])
         return sa_fail(err, SA_EINVAL, "not an email address (want local@domain)");
+    if (strchr(at + 1, '@'))
+        return sa_fail(err, SA_EINVAL, "more than one @");
     if (local > 64)
         return sa_fail(err, SA_EINVAL, "the part before @ is longer than 64 characters");
     for (const char *p = a; p < at; p++)

@@ -88,6 +88,9 @@ test_cli_refuses_bad_input(void **state)
     refused("no host", "--at", "+1h", "--webhook", "http://", NULL);
     refused("header CR LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\r\nX-Injected: c", NULL);
     refused("header LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\nc", NULL);
+    refused("header ESC", "--at", "+1h", "--webhook", url, "--header", "X-A: \x1b[31mred", NULL);
+    refused("header DEL", "--at", "+1h", "--webhook", url, "--header", "X-A: b\x7f", NULL);
+    refused("header 0xff", "--at", "+1h", "--webhook", url, "--header", "X-A: b\xff", NULL);
     refused("oversized body", "--at", "+1h", "--webhook", url, "--data-file", bigfile, NULL);
     refused("unknown flag", "--at", "+1h", "--webhook", url, "--bogus", NULL);
     refused("bad id", "--at", "+1h", "--webhook", url, "--id", "a.b", NULL);
@@ -192,12 +195,55 @@ test_consumer_dead_letters_garbage(void **state)
     fx_stop(&F);
 }
 
+/* The seq-N ids of a dlq list, in order. */
+static int
+seq_ids(const char *list, char ids[][32], int max)
+{
+    int n = 0;
+
+    for (const char *p = list; n < max && (p = strstr(p, " seq-")); p += 5)
+        sscanf(p + 1, "%31[a-z0-9-]", ids[n++]);
+    return n;
+}
+
+/* Two dead letters without a task id (junk task ids on valid window subjects) have ids of
+ * their own that dlq show finds, and the escape code in one is printed escaped. */
+static void
+test_dead_letters_without_id(void **state)
+{
+    char out[4096], ids[4][32];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    fx_consumer(&F, 0, NULL);
+    publish_raw("\x1b[2Jcleared", "junk one", 8);
+    publish_raw("bad~id", "junk two", 8);
+    assert_true(wait_until(dlq_has, (void *)(intptr_t)2, 30000));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", NULL), 0);
+    assert_null(strchr(out, '\x1b'));
+    assert_non_null(strstr(out, "\\x1b[2Jcleared"));
+    assert_int_equal(seq_ids(out, ids, 4), 2);
+    assert_string_not_equal(ids[0], ids[1]);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", ids[0], NULL), 0);
+    assert_non_null(strstr(out, "cleared"));
+    assert_null(strchr(out, '\x1b'));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", ids[1], NULL), 0);
+    assert_non_null(strstr(out, "bad~id"));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_refuses_bad_input),
         cmocka_unit_test(test_consumer_dead_letters_garbage),
+        cmocka_unit_test(test_dead_letters_without_id),
     };
     int rc;
 
