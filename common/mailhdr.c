@@ -12,11 +12,11 @@
 #include "mailhdr.h"
 #include "task.h"
 
-#define LINE_SOFT 78   /* RFC 5322 2.1.1: a line SHOULD be at most 78 characters */
-#define LINE_HARD 998  /* and MUST be at most 998 */
-#define WORD_BYTES 45  /* 45 bytes -> 60 base64 chars -> 72 with =?UTF-8?B??= (RFC 2047: 75) */
-#define WORD_MIN 12    /* a shorter word is not worth it: fold first */
-#define WORD_FRAME 12  /* strlen("=?UTF-8?B?") + strlen("?=") */
+#define LINE_SOFT 78  /* RFC 5322 2.1.1: a line SHOULD be at most 78 characters */
+#define LINE_HARD 998 /* and MUST be at most 998 */
+#define WORD_BYTES 45 /* 45 bytes -> 60 base64 chars -> 72 with =?UTF-8?B??= (RFC 2047: 75) */
+#define WORD_MIN 12   /* a shorter word is not worth it: fold first */
+#define WORD_FRAME 12 /* strlen("=?UTF-8?B?") + strlen("?=") */
 
 struct fold {
     const char *name; /* the field, for messages */

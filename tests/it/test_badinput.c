@@ -167,15 +167,30 @@ dlq_has(void *arg)
 }
 
 static void
+start_with_consumer(void)
+{
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    fx_consumer(&F, 0, NULL);
+}
+
+static void
+stop_with_consumer(void)
+{
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
+static void
 test_consumer_dead_letters_garbage(void **state)
 {
     char id[80];
 
     (void)state;
-    fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    fx_consumer(&F, 0, NULL);
+    start_with_consumer();
     publish_raw("garbage-1", "this is not an envelope", 23);
     publish_raw("garbage-2", "\x01\x02", 2);
     publish_foreign("foreign-key", 0);
@@ -189,10 +204,7 @@ test_consumer_dead_letters_garbage(void **state)
     assert_true(receiver_wait(F.recv, "/after", 1, 30000));
     assert_int_equal(receiver_count_path(F.recv, "/forged"), 0);
     assert_true(proc_alive(&F.consumers[0]));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    fx_stop(&F);
+    stop_with_consumer();
 }
 
 /* The seq-N ids of a dlq list, in order. */
@@ -214,10 +226,7 @@ test_dead_letters_without_id(void **state)
     char out[4096], ids[4][32];
 
     (void)state;
-    fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    fx_consumer(&F, 0, NULL);
+    start_with_consumer();
     publish_raw("\x1b[2Jcleared", "junk one", 8);
     publish_raw("bad~id", "junk two", 8);
     assert_true(wait_until(dlq_has, (void *)(intptr_t)2, 30000));
@@ -231,10 +240,7 @@ test_dead_letters_without_id(void **state)
     assert_null(strchr(out, '\x1b'));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", ids[1], NULL), 0);
     assert_non_null(strstr(out, "bad~id"));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    fx_stop(&F);
+    stop_with_consumer();
 }
 
 int

@@ -55,7 +55,8 @@ decode_words(const char *s, char *out, size_t cap)
         assert_true(end - s + 2 <= 75);
         assert_int_equal(sodium_base642bin((unsigned char *)out + used, cap - used - 1, s + 10,
                                            (size_t)(end - s - 10), NULL, &bin, NULL,
-                                           sodium_base64_VARIANT_ORIGINAL), 0);
+                                           sodium_base64_VARIANT_ORIGINAL),
+                         0);
         used += bin;
         s = end + 2;
     }
@@ -71,7 +72,8 @@ test_fold_400_recipients(void **state)
     (void)state;
     for (int i = 0; i < 400; i++) {
         char a[64];
-        snprintf(a, sizeof(a), i % 2 ? "user%03d@example.test" : "Name %03d <user%03d@example.test>", i, i);
+        snprintf(a, sizeof(a),
+                 i % 2 ? "user%03d@example.test" : "Name %03d <user%03d@example.test>", i, i);
         list[i] = strdup(a);
         used += (size_t)snprintf(want + used, sizeof(want) - used, " %s%s", a, i < 399 ? "," : "");
     }
@@ -173,10 +175,19 @@ test_display_names(void **state)
 static void
 test_addresses(void **state)
 {
-    static const char *bad[] = {"a@evil.example.net@example.org", "Name <a@b@example.org>",
-                                ".a@example.org", "a.@example.org", "a..b@example.org",
-                                "a@-example.org", "a@example-.org", "a@example..org", "a@example",
-                                "a@exa_mple.org", "Na\"me <a@example.org>", "a\x01@example.org", NULL};
+    static const char *bad[] = {"a@evil.example.net@example.org",
+                                "Name <a@b@example.org>",
+                                ".a@example.org",
+                                "a.@example.org",
+                                "a..b@example.org",
+                                "a@-example.org",
+                                "a@example-.org",
+                                "a@example..org",
+                                "a@example",
+                                "a@exa_mple.org",
+                                "Na\"me <a@example.org>",
+                                "a\x01@example.org",
+                                NULL};
     char name[256], addr[SA_ADDRESS_MAX + 1];
     struct sa_task *t = NULL;
     struct sa_err err = {0};
@@ -184,11 +195,13 @@ test_addresses(void **state)
     (void)state;
     for (int i = 0; bad[i]; i++) {
         struct sa_err e = {0};
-        assert_int_not_equal(sa_address_parse(bad[i], name, sizeof(name), addr, sizeof(addr), &e), SA_OK);
+        assert_int_not_equal(sa_address_parse(bad[i], name, sizeof(name), addr, sizeof(addr), &e),
+                             SA_OK);
         assert_null(strstr(e.msg, "example")); /* the reason never quotes the address */
     }
-    assert_int_equal(sa_address_parse("Ann O'Neil <ann.o-neil+x@mail.example.org>", name, sizeof(name),
-                                      addr, sizeof(addr), NULL), SA_OK);
+    assert_int_equal(sa_address_parse("Ann O'Neil <ann.o-neil+x@mail.example.org>", name,
+                                      sizeof(name), addr, sizeof(addr), NULL),
+                     SA_OK);
     assert_string_equal(addr, "ann.o-neil+x@mail.example.org");
     assert_int_equal(sa_task_new(&t, NULL), SA_OK);
     assert_int_equal(sa_task_add_rcpt(t, SA_RCPT_TO, "ok@example.org", NULL), SA_OK);
@@ -200,8 +213,15 @@ test_addresses(void **state)
 static void
 test_webhook_header_values(void **state)
 {
-    static const char *bad[] = {"a\x01" "b", "\x1b[31mred", "del\x7f", "bad \xff byte", "c1 \xc2\x9b",
-                                "overlong \xc0\xaf", "cut \xe2\x82", NULL};
+    static const char *bad[] = {"a\x01"
+                                "b",
+                                "\x1b[31mred",
+                                "del\x7f",
+                                "bad \xff byte",
+                                "c1 \xc2\x9b",
+                                "overlong \xc0\xaf",
+                                "cut \xe2\x82",
+                                NULL};
     struct sa_task *t = NULL;
 
     (void)state;
@@ -209,7 +229,8 @@ test_webhook_header_values(void **state)
     for (int i = 0; bad[i]; i++) {
         struct sa_err err = {0};
         assert_int_equal(sa_task_add_header(t, "X-Test", bad[i], &err), SA_EINVAL);
-        assert_string_equal(err.msg, "header X-Test has a control byte or broken UTF-8 in its value");
+        assert_string_equal(err.msg,
+                            "header X-Test has a control byte or broken UTF-8 in its value");
     }
     assert_int_equal(sa_task_add_header(t, "X-Name", "김철수 \tok", NULL), SA_OK);
     assert_int_equal(sa_task_add_header(t, "X-Emoji", "\xf0\x9f\x98\x80", NULL), SA_OK);
@@ -220,12 +241,9 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fold_400_recipients),
-        cmocka_unit_test(test_fold_korean_subject),
-        cmocka_unit_test(test_fold_ascii_subject),
-        cmocka_unit_test(test_field_cap),
-        cmocka_unit_test(test_display_names),
-        cmocka_unit_test(test_addresses),
+        cmocka_unit_test(test_fold_400_recipients),   cmocka_unit_test(test_fold_korean_subject),
+        cmocka_unit_test(test_fold_ascii_subject),    cmocka_unit_test(test_field_cap),
+        cmocka_unit_test(test_display_names),         cmocka_unit_test(test_addresses),
         cmocka_unit_test(test_webhook_header_values),
     };
 
