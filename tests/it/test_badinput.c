@@ -157,6 +157,8 @@ dead_reason(const char *id, const char *want)
     assert_int_equal(natsMsgHeader_Get(m, "Sendat-Reason", &why), NATS_OK);
     if (!strstr(why, want))
         fail_msg("dead letter %s: reason \"%s\" lacks \"%s\"", id, why, want);
+    if (strstr(why, "mple.test"))
+        fail_msg("dead letter %s: reason \"%s\" names an address", id, why);
     natsMsg_Destroy(m);
 }
 
@@ -207,6 +209,33 @@ test_consumer_dead_letters_garbage(void **state)
     stop_with_consumer();
 }
 
+/* A sealed email task (the real key) whose second To address a producer would refuse. */
+static void
+publish_bad_recipient(const char *id)
+{
+    struct sa_keyring *ring = NULL;
+    struct sa_task *t = NULL;
+    uint8_t *env = NULL;
+    size_t len = 0;
+
+    assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
+    assert_int_equal(sa_task_new(&t, NULL), SA_OK);
+    snprintf(t->id, sizeof(t->id), "%s", id);
+    t->due_ms = test_now_ms();
+    t->created_ms = t->due_ms;
+    assert_int_equal(sa_task_add_rcpt(t, SA_RCPT_TO, "ok@example.test", NULL), SA_OK);
+    assert_int_equal(sa_task_set_email(t, SA_EMAIL_SUBJECT, "s", NULL), SA_OK);
+    assert_int_equal(sa_task_set_email(t, SA_EMAIL_TEXT, "t", NULL), SA_OK);
+    t->rcpt[SA_RCPT_TO] = realloc(t->rcpt[SA_RCPT_TO], 2 * sizeof(char *));
+    t->rcpt[SA_RCPT_TO][1] = strdup("d@ex\x0fmple.test");
+    t->n_rcpt[SA_RCPT_TO] = 2;
+    assert_int_equal(sa_task_seal(ring, t, &env, &len, NULL), SA_OK);
+    publish_raw(id, env, (int)len);
+    free(env);
+    sa_task_free(t);
+    sa_keyring_free(ring);
+}
+
 /* The seq-N ids of a dlq list, in order. */
 static int
 seq_ids(const char *list, char ids[][32], int max)
@@ -229,7 +258,9 @@ test_dead_letters_without_id(void **state)
     start_with_consumer();
     publish_raw("\x1b[2Jcleared", "junk one", 8);
     publish_raw("bad~id", "junk two", 8);
-    assert_true(wait_until(dlq_has, (void *)(intptr_t)2, 30000));
+    publish_bad_recipient("bad-rcpt");
+    assert_true(wait_until(dlq_has, (void *)(intptr_t)3, 30000));
+    dead_reason("bad-rcpt", "recipient 2 of To: not a valid domain after @"); /* not the address */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", NULL), 0);
     assert_null(strchr(out, '\x1b'));
     assert_non_null(strstr(out, "\\x1b[2Jcleared"));
