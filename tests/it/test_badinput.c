@@ -209,31 +209,61 @@ test_consumer_dead_letters_garbage(void **state)
     stop_with_consumer();
 }
 
-/* A sealed email task (the real key) whose second To address a producer would refuse. */
-static void
-publish_bad_recipient(const char *id)
+static struct sa_task *
+task_due_now(const char *id)
 {
-    struct sa_keyring *ring = NULL;
     struct sa_task *t = NULL;
-    uint8_t *env = NULL;
-    size_t len = 0;
 
-    assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
     assert_int_equal(sa_task_new(&t, NULL), SA_OK);
     snprintf(t->id, sizeof(t->id), "%s", id);
     t->due_ms = test_now_ms();
     t->created_ms = t->due_ms;
+    return t;
+}
+
+/* Seals t with the real key, publishes it and frees it: what a producer would have refused. */
+static void
+publish_sealed(struct sa_task *t)
+{
+    struct sa_keyring *ring = NULL;
+    uint8_t *env = NULL;
+    size_t len = 0;
+
+    assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
+    assert_int_equal(sa_task_seal(ring, t, &env, &len, NULL), SA_OK);
+    publish_raw(t->id, env, (int)len);
+    free(env);
+    sa_task_free(t);
+    sa_keyring_free(ring);
+}
+
+/* An email task whose second To address a producer would refuse. */
+static void
+publish_bad_recipient(const char *id)
+{
+    struct sa_task *t = task_due_now(id);
+
     assert_int_equal(sa_task_add_rcpt(t, SA_RCPT_TO, "ok@example.test", NULL), SA_OK);
     assert_int_equal(sa_task_set_email(t, SA_EMAIL_SUBJECT, "s", NULL), SA_OK);
     assert_int_equal(sa_task_set_email(t, SA_EMAIL_TEXT, "t", NULL), SA_OK);
     t->rcpt[SA_RCPT_TO] = realloc(t->rcpt[SA_RCPT_TO], 2 * sizeof(char *));
     t->rcpt[SA_RCPT_TO][1] = strdup("d@ex\x0fmple.test");
     t->n_rcpt[SA_RCPT_TO] = 2;
-    assert_int_equal(sa_task_seal(ring, t, &env, &len, NULL), SA_OK);
-    publish_raw(id, env, (int)len);
-    free(env);
-    sa_task_free(t);
-    sa_keyring_free(ring);
+    publish_sealed(t);
+}
+
+/* A webhook task with an escape code in a header value. */
+static void
+publish_bad_header(const char *id)
+{
+    struct sa_task *t = task_due_now(id);
+    char url[300];
+
+    snprintf(url, sizeof(url), "%s/forged", receiver_url(F.recv));
+    assert_int_equal(sa_task_set_url(t, url, NULL), SA_OK);
+    assert_int_equal(sa_task_add_header(t, "X-Tenant", "acme", NULL), SA_OK);
+    t->headers[0].value[1] = '\x1b';
+    publish_sealed(t);
 }
 
 /* The seq-N ids of a dlq list, in order. */
@@ -248,7 +278,8 @@ seq_ids(const char *list, char ids[][32], int max)
 }
 
 /* Two dead letters without a task id (junk task ids on valid window subjects) have ids of
- * their own that dlq show finds, and the escape code in one is printed escaped. */
+ * their own that dlq show finds, and the escape code in one is printed escaped. Sealed tasks
+ * a producer would refuse are dead-lettered with reasons that name no value. */
 static void
 test_dead_letters_without_id(void **state)
 {
@@ -259,7 +290,10 @@ test_dead_letters_without_id(void **state)
     publish_raw("\x1b[2Jcleared", "junk one", 8);
     publish_raw("bad~id", "junk two", 8);
     publish_bad_recipient("bad-rcpt");
-    assert_true(wait_until(dlq_has, (void *)(intptr_t)3, 30000));
+    publish_bad_header("bad-header");
+    assert_true(wait_until(dlq_has, (void *)(intptr_t)4, 30000));
+    dead_reason("bad-header", "header X-Tenant has a control byte or broken UTF-8 in its value");
+    assert_int_equal(receiver_count_path(F.recv, "/forged"), 0);
     dead_reason("bad-rcpt", "recipient 2 of To: not a valid domain after @"); /* not the address */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", NULL), 0);
     assert_null(strchr(out, '\x1b'));
