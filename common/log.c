@@ -133,6 +133,9 @@ sa_log(enum sa_log_level level, const char *event, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof(line) - 2 - (size_t)n, fmt, ap);
     va_end(ap);
+    for (char *p = line + n; *p; p++) /* a junk subject's escape code must not drive a terminal */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     if (json_format)
         to_json(line, sizeof(line), &tm, ts.tv_nsec, names[level], event, line + n);
     n = (int)strlen(line);

@@ -305,6 +305,13 @@ test_dead_letters_without_id(void **state)
     assert_null(strchr(out, '\x1b'));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", ids[1], NULL), 0);
     assert_non_null(strstr(out, "bad~id"));
+    {   /* nor does the consumer's log carry it, nor an address */
+        char *log = proc_read_file(F.consumers[0].err_path);
+        assert_non_null(strstr(log, "cleared"));
+        assert_null(strchr(log, '\x1b'));
+        assert_null(strstr(log, "mple.test"));
+        free(log);
+    }
     stop_with_consumer();
 }
 
