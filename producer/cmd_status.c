@@ -91,6 +91,7 @@ print_text(const json_t *events)
     json_array_foreach(events, i, e) {
         const char *key;
         json_t *v;
+        char text[1024];
 
         printf("%s %s", json_string_value(json_object_get(e, "at")),
                json_string_value(json_object_get(e, "event")));
@@ -98,7 +99,7 @@ print_text(const json_t *events)
             if (!strcmp(key, "at") || !strcmp(key, "at_ms") || !strcmp(key, "event"))
                 continue;
             if (json_is_string(v))
-                printf(" %s=\"%s\"", key, json_string_value(v));
+                printf(" %s=\"%s\"", key, cli_escape(text, sizeof(text), json_string_value(v)));
             else
                 printf(" %s=%" JSON_INTEGER_FORMAT, key, json_integer_value(v));
         }
