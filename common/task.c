@@ -109,7 +109,8 @@ check_header(const char *name, const char *value, struct sa_err *err)
     if (strpbrk(value, "\r\n"))
         return sa_fail(err, SA_EINVAL, "header %.60s has CR or LF in its value", name);
     if (!value_ok(value))
-        return sa_fail(err, SA_EINVAL, "header %.60s has a control byte or broken UTF-8 in its value", name);
+        return sa_fail(err, SA_EINVAL,
+                       "header %.60s has a control byte or broken UTF-8 in its value", name);
     if (n + strlen(value) + 2 > SA_HEADER_MAX)
         return sa_fail(err, SA_EINVAL, "header %.60s is longer than %d bytes", name, SA_HEADER_MAX);
     return SA_OK;
@@ -177,7 +178,7 @@ sa_task_check_url(const char *url, struct sa_err *err)
     if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host)
-        rc = sa_fail(err, SA_EINVAL, "webhook URL does not parse"); /* no value: reasons reach the broker */
+        rc = sa_fail(err, SA_EINVAL, "webhook URL does not parse"); /* reasons reach the broker */
     else if (strcasecmp(scheme, "http") && strcasecmp(scheme, "https"))
         rc = sa_fail(err, SA_EINVAL, "webhook URL scheme %s is not http or https", scheme);
     curl_free(scheme);

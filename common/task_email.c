@@ -23,7 +23,8 @@ domain_ok(const char *d)
     if (!strchr(d, '.'))
         return 0;
     for (const char *p = d; *p; p++) {
-        int alnum = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+        int alnum =
+            (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
         if (*p == '.' && (label == 0 || p[-1] == '-'))
             return 0; /* empty label, or one ending in a hyphen */
         if (*p == '-' && label == 0)

@@ -101,7 +101,8 @@ add_list(struct transfer *x, const char *name, char **list, size_t n, struct sa_
 
     for (size_t i = 0; i < n; i++) {
         struct curl_slist *r;
-        if (sa_address_parse(list[i], name_buf, sizeof(name_buf), addr, sizeof(addr), NULL) != SA_OK)
+        if (sa_address_parse(list[i], name_buf, sizeof(name_buf), addr, sizeof(addr), NULL) !=
+            SA_OK)
             return sa_fail(err, SA_EPERM, "recipient %zu of %s is not a valid address", i + 1,
                            name ? name : "Bcc");
         if (!(r = curl_slist_append(x->rcpts, addr)))
@@ -117,7 +118,8 @@ static enum sa_code
 build_headers(struct transfer *x, const struct sa_task *t, const char *from, struct sa_err *err)
 {
     char value[256], *field = NULL, *one[1] = {(char *)from};
-    enum sa_code rc = add_field(&x->hdrs, &field, sa_mailhdr_addresses(&field, "From", one, 1, err), err);
+    enum sa_code rc =
+        add_field(&x->hdrs, &field, sa_mailhdr_addresses(&field, "From", one, 1, err), err);
 
     if (rc == SA_OK)
         rc = add_list(x, "To", t->rcpt[SA_RCPT_TO], t->n_rcpt[SA_RCPT_TO], err);
@@ -129,7 +131,8 @@ build_headers(struct transfer *x, const struct sa_task *t, const char *from, str
         rc = add_field(&x->hdrs, &field, sa_mailhdr_text(&field, "Subject", t->subject, err), err);
     if (rc == SA_OK && t->reply_to) {
         one[0] = t->reply_to;
-        rc = add_field(&x->hdrs, &field, sa_mailhdr_addresses(&field, "Reply-To", one, 1, err), err);
+        rc =
+            add_field(&x->hdrs, &field, sa_mailhdr_addresses(&field, "Reply-To", one, 1, err), err);
     }
     if (rc != SA_OK)
         return rc;

@@ -99,7 +99,8 @@ parse_opts(struct init_opts *o, int argc, char **argv)
 /* Takes si. An existing stream is kept as it is, except that a dead-letter stream made
  * before it had a byte limit gets one (once: a limit set since is never changed). */
 static enum sa_code
-keep_stream(jsCtx *js, jsStreamInfo *si, int workqueue, const struct init_opts *o, struct sa_err *err)
+keep_stream(jsCtx *js, jsStreamInfo *si, int workqueue, const struct init_opts *o,
+            struct sa_err *err)
 {
     jsStreamInfo *up = NULL;
     jsErrCode jerr = 0;

@@ -53,9 +53,10 @@ entry_json(natsMsg *m)
     char at[40];
 
     sa_time_format(at, sizeof(at), find_header_i64(m, "Sendat-Failed"));
-    return json_pack("{s:o, s:s, s:I, s:o, s:I}", "id", text_json(natsMsg_GetSubject(m) + strlen(DLQ_PREFIX)),
-                     "failed", at, "attempts", (json_int_t)find_header_i64(m, "Sendat-Attempts"),
-                     "reason", text_json(header(m, "Sendat-Reason")), "seq", (json_int_t)natsMsg_GetSequence(m));
+    return json_pack(
+        "{s:o, s:s, s:I, s:o, s:I}", "id", text_json(natsMsg_GetSubject(m) + strlen(DLQ_PREFIX)),
+        "failed", at, "attempts", (json_int_t)find_header_i64(m, "Sendat-Attempts"), "reason",
+        text_json(header(m, "Sendat-Reason")), "seq", (json_int_t)natsMsg_GetSequence(m));
 }
 
 /* The human form escapes what a junk subject or reason could carry (an escape code would
@@ -85,9 +86,11 @@ print_details(json_t *e)
     size_t i;
 
     if (json_object_get(e, "webhook"))
-        printf("  webhook %s\n", cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "webhook"))));
+        printf("  webhook %s\n",
+               cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "webhook"))));
     json_array_foreach(list, i, a)
-        printf("  attempt %" JSON_INTEGER_FORMAT " at %s: %s\n", json_integer_value(json_object_get(a, "attempt")),
+        printf("  attempt %" JSON_INTEGER_FORMAT " at %s: %s\n",
+               json_integer_value(json_object_get(a, "attempt")),
                json_string_value(json_object_get(a, "at")),
                cli_escape(text, sizeof(text), json_string_value(json_object_get(a, "error"))));
     if (json_object_get(e, "unreadable"))

@@ -70,12 +70,19 @@ test_dlq_byte_limit(void **state)
     jsStreamInfo_Destroy(up);
     jsStreamInfo_Destroy(si);
     assert_int_equal(dlq_max_bytes(js), -1);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "64M", NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "64M", NULL),
+        0);
     assert_int_equal(dlq_max_bytes(js), 64LL << 20);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "2G", NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "2G", NULL),
+        0);
     assert_int_equal(dlq_max_bytes(js), 64LL << 20); /* a limit once set is kept */
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "12x", NULL), 2);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "0", NULL), 2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "12x", NULL),
+        2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "0", NULL), 2);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
     fx_stop(&F);
