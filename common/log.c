@@ -186,6 +186,7 @@ sa_log(enum sa_log_level level, const char *event, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof(line) - 2 - (size_t)n, fmt, ap);
     va_end(ap);
+    /* control bytes (a junk subject's escape code) are escaped by requote and to_json */
     if (json_format)
         to_json(line, sizeof(line), &tm, ts.tv_nsec, names[level], event, line + n);
     else

@@ -6,33 +6,61 @@
 
 #include <sodium.h>
 
+#include "mailhdr.h"
 #include "task.h"
 
 static int
 addr_char_ok(unsigned char c)
 {
-    return c > 32 && c < 127 && !strchr("<>()[]\\,;:\"", c);
+    return c > 32 && c < 127 && !strchr("<>()[]\\,;:\"@", c);
 }
 
-/* A practical addr-spec check: local@domain, printable ASCII, a dotted domain of letters,
- * digits and hyphens (or a bracketed literal is refused: nobody schedules to those). */
+static int
+domain_ok(const char *d)
+{
+    size_t label = 0;
+
+    if (!strchr(d, '.'))
+        return 0;
+    for (const char *p = d; *p; p++) {
+        int alnum =
+            (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+        if (*p == '.' && (label == 0 || p[-1] == '-'))
+            return 0; /* empty label, or one ending in a hyphen */
+        if (*p == '-' && label == 0)
+            return 0;
+        if (!alnum && *p != '.' && *p != '-')
+            return 0;
+        label = *p == '.' ? 0 : label + 1;
+        if (label > 63)
+            return 0;
+    }
+    return label > 0 && d[strlen(d) - 1] != '-';
+}
+
+/* A practical addr-spec check: a dot-atom local part of at most 64 printable ASCII characters
+ * (one "@" in all), and a dotted domain of letters, digits and hyphens (a bracketed literal
+ * is refused: nobody schedules to those). Messages never quote the address (invariant: no
+ * recipient in a reason or a log). */
 static enum sa_code
 check_bare(const char *a, struct sa_err *err)
 {
-    const char *at = strrchr(a, '@');
-    size_t n = strlen(a);
+    const char *at = strchr(a, '@');
+    size_t n = strlen(a), local = at ? (size_t)(at - a) : 0;
 
-    if (n == 0 || n > SA_ADDRESS_MAX || !at || at == a || !at[1])
-        return sa_fail(err, SA_EINVAL, "\"%.80s\" is not an email address", a);
+    if (n == 0 || n > SA_ADDRESS_MAX || !at || local == 0 || !at[1])
+        return sa_fail(err, SA_EINVAL, "not an email address (want local@domain)");
+    if (strchr(at + 1, '@'))
+        return sa_fail(err, SA_EINVAL, "more than one @");
+    if (local > 64)
+        return sa_fail(err, SA_EINVAL, "the part before @ is longer than 64 characters");
     for (const char *p = a; p < at; p++)
         if (!addr_char_ok((unsigned char)*p))
-            return sa_fail(err, SA_EINVAL, "address \"%.80s\" has a character not allowed", a);
-    if (!strchr(at + 1, '.') || at[1] == '.' || a[n - 1] == '.' || strstr(at, ".."))
-        return sa_fail(err, SA_EINVAL, "address \"%.80s\" has no valid domain", a);
-    for (const char *p = at + 1; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '.' || *p == '-'))
-            return sa_fail(err, SA_EINVAL, "address \"%.80s\" has a character not allowed in a domain", a);
+            return sa_fail(err, SA_EINVAL, "a character not allowed before @");
+    if (a[0] == '.' || at[-1] == '.' || memmem(a, local, "..", 2))
+        return sa_fail(err, SA_EINVAL, "a misplaced dot before @");
+    if (!domain_ok(at + 1))
+        return sa_fail(err, SA_EINVAL, "not a valid domain after @");
     return SA_OK;
 }
 
@@ -44,7 +72,7 @@ sa_address_parse(const char *text, char *name, size_t name_cap, char *addr, size
     size_t nlen;
 
     if (strpbrk(text, "\r\n"))
-        return sa_fail(err, SA_EINVAL, "address has CR or LF");
+        return sa_fail(err, SA_EINVAL, "CR or LF in an address");
     if (!lt) {
         snprintf(name, name_cap, "%s", "");
         if (strlen(text) >= addr_cap)
@@ -53,28 +81,37 @@ sa_address_parse(const char *text, char *name, size_t name_cap, char *addr, size
         return check_bare(addr, err);
     }
     if (!gt || gt[1] != '\0' || (size_t)(gt - lt - 1) >= addr_cap)
-        return sa_fail(err, SA_EINVAL, "\"%.80s\" is not \"Name <address>\"", text);
+        return sa_fail(err, SA_EINVAL, "not \"Name <address>\"");
     snprintf(addr, addr_cap, "%.*s", (int)(gt - lt - 1), lt + 1);
     for (nlen = (size_t)(lt - text); nlen > 0 && text[nlen - 1] == ' '; nlen--)
         ;
     if (nlen >= name_cap || memchr(text, '"', nlen))
-        return sa_fail(err, SA_EINVAL, "display name in \"%.80s\" is too long or quoted", text);
+        return sa_fail(err, SA_EINVAL, "display name too long or quoted");
     snprintf(name, name_cap, "%.*s", (int)nlen, text);
     return check_bare(addr, err);
 }
 
+static const char *const rcpt_names[] = {"To", "Cc", "Bcc"};
+
+/* Checks one address; the message says where it is ("recipient 3 of To: ..."), not what. */
 static enum sa_code
-check_address(const char *text, struct sa_err *err)
+check_address(const char *text, const char *where, size_t i, struct sa_err *err)
 {
     char name[256], addr[SA_ADDRESS_MAX + 1];
+    struct sa_err why = {0};
+    enum sa_code rc = sa_address_parse(text, name, sizeof(name), addr, sizeof(addr), &why);
 
-    return sa_address_parse(text, name, sizeof(name), addr, sizeof(addr), err);
+    if (rc == SA_OK)
+        return rc;
+    if (i)
+        return sa_fail(err, rc, "recipient %zu of %s: %s", i, where, why.msg);
+    return sa_fail(err, rc, "%s: %s", where, why.msg);
 }
 
 enum sa_code
 sa_task_add_rcpt(struct sa_task *t, enum sa_rcpt kind, const char *addr, struct sa_err *err)
 {
-    enum sa_code rc = check_address(addr, err);
+    enum sa_code rc = check_address(addr, rcpt_names[kind], t->n_rcpt[kind] + 1, err);
     char **list;
 
     if (rc != SA_OK)
@@ -109,7 +146,7 @@ check_field(enum sa_email_field f, const char *v, struct sa_err *err)
     if (f <= SA_EMAIL_SUBJECT && strpbrk(v, "\r\n"))
         return sa_fail(err, SA_EINVAL, "%s has CR or LF", names[f]);
     if ((f == SA_EMAIL_FROM || f == SA_EMAIL_REPLY_TO) && *v)
-        return check_address(v, err);
+        return check_address(v, names[f], 0, err);
     if (f == SA_EMAIL_SUBJECT && strlen(v) > 998)
         return sa_fail(err, SA_EINVAL, "subject is longer than 998 bytes");
     if (strlen(v) > SA_BODY_MAX)
@@ -131,6 +168,26 @@ sa_task_set_email(struct sa_task *t, enum sa_email_field f, const char *value, s
     return *slot ? SA_OK : sa_fail(err, SA_ENOMEM, "no memory for an email field");
 }
 
+/* The folded To, Cc and Subject fields fit SA_MAILHDR_MAX: built here by the consumer's own
+ * code, so what the producer accepts the consumer can send (invariant 5). */
+static enum sa_code
+check_buildable(const struct sa_task *t, struct sa_err *err)
+{
+    char *field = NULL;
+    enum sa_code rc = SA_OK;
+
+    for (int k = SA_RCPT_TO; rc == SA_OK && k <= SA_RCPT_CC; k++) {
+        if (t->n_rcpt[k])
+            rc = sa_mailhdr_addresses(&field, rcpt_names[k], t->rcpt[k], t->n_rcpt[k], err);
+        free(field);
+        field = NULL;
+    }
+    if (rc == SA_OK)
+        rc = sa_mailhdr_text(&field, "Subject", t->subject, err);
+    free(field);
+    return rc;
+}
+
 enum sa_code
 sa_task_validate_email(const struct sa_task *t, struct sa_err *err)
 {
@@ -146,14 +203,14 @@ sa_task_validate_email(const struct sa_task *t, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "email has no text");
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < t->n_rcpt[k]; i++)
-            if ((rc = check_address(t->rcpt[k][i], err)) != SA_OK)
+            if ((rc = check_address(t->rcpt[k][i], rcpt_names[k], i + 1, err)) != SA_OK)
                 return rc;
     for (int f = SA_EMAIL_FROM; f <= SA_EMAIL_HTML; f++) {
         const char *v = *field_of((struct sa_task *)t, (enum sa_email_field)f);
         if (v && (rc = check_field((enum sa_email_field)f, v, err)) != SA_OK)
             return rc;
     }
-    return SA_OK;
+    return check_buildable(t, err);
 }
 
 void

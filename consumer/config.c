@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "consumer.h"
+#include "keywait.h"
 #include "sign.h"
 #include "log.h"
 #include "timeparse.h"
@@ -48,6 +49,9 @@ static const char usage[] =
     "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
     "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
     "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
+    "  SENDAT_UNKNOWN_KEY_WAIT    how long a task sealed with a key id no member has loaded is\n"
+    "                             handed around (a rotation in progress) before it is a dead\n"
+    "                             letter naming the key (default 1h)\n"
     "  SENDAT_SWEEP_INTERVAL      how often the fleet looks for tasks no level will read (bad\n"
     "                             subjects, windows behind the catch-up cursor) and dead-letters\n"
     "                             them; one member per turn (default 60s; off: never)\n"
@@ -148,6 +152,7 @@ config_load(struct config *cfg)
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
     bad |= env_dur_or_off("SENDAT_SWEEP_INTERVAL", 60000, &cfg->sweep_interval_ms);
+    bad |= env_dur("SENDAT_UNKNOWN_KEY_WAIT", KEYWAIT_GIVE_UP_MS, &cfg->key_wait_ms);
     bad |= smtp_config_load(&cfg->smtp);
     bad |= policy_load(&cfg->policy);
     if (!cfg->key_file || !*cfg->key_file) {

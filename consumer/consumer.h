@@ -33,6 +33,7 @@ struct config {
     int max_ack_pending;    /* per level durable; fleet-wide bound */
     int max_host_connections; /* connections to one host at once, 0: no cap */
     int64_t sweep_interval_ms; /* a turn at the sweep for unread tasks, 0: off */
+    int64_t key_wait_ms;       /* how long a task sealed with an unknown key id circulates */
     struct smtp_config smtp;
     struct sa_netpolicy *policy; /* SENDAT_WEBHOOK_ALLOW / _DENY (owned; freed at exit) */
 };

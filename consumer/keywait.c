@@ -17,11 +17,11 @@ keywait_delay_ms(uint64_t delivered)
 }
 
 int64_t
-keywait_waited_ms(uint64_t delivered)
+keywait_waited_ms(uint64_t delivered, int64_t limit_ms)
 {
     int64_t sum = 0;
 
-    for (uint64_t i = 1; i < delivered && sum < KEYWAIT_GIVE_UP_MS; i++)
+    for (uint64_t i = 1; i < delivered && sum < limit_ms; i++)
         sum += keywait_delay_ms(i);
     return sum;
 }

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* How long the fleet keeps handing a task around before it is dead-lettered as sealed with a
- * key nobody holds: an hour of redeliveries. */
+ * key nobody holds, unless SENDAT_UNKNOWN_KEY_WAIT says otherwise: an hour of redeliveries. */
 #define KEYWAIT_GIVE_UP_MS (3600LL * 1000)
 
 /* At most one reading of the key file per this interval, however many tasks ask for it. */
@@ -20,7 +20,7 @@
 int64_t keywait_delay_ms(uint64_t delivered);
 
 /* The least time the task has waited for its key when it arrives for the delivered-th time:
- * the sum of the delays of the deliveries before. */
-int64_t keywait_waited_ms(uint64_t delivered);
+ * the sum of the delays of the deliveries before, counted up to limit_ms at most. */
+int64_t keywait_waited_ms(uint64_t delivered, int64_t limit_ms);
 
 #endif

@@ -58,8 +58,9 @@ await_key(struct puller *p, natsMsg *msg, const char *id, const char *reason)
     if (natsMsg_GetMetaData(&meta, msg) == NATS_OK)
         delivered = meta->NumDelivered;
     jsMsgMetaData_Destroy(meta);
-    if (keywait_waited_ms(delivered) >= KEYWAIT_GIVE_UP_MS) {
-        snprintf(why, sizeof(why), "%s: no fleet member held that key for an hour", reason);
+    if (keywait_waited_ms(delivered, p->c->cfg.key_wait_ms) >= p->c->cfg.key_wait_ms) {
+        snprintf(why, sizeof(why), "%s: no fleet member held that key for %" PRId64 " s", reason,
+                 p->c->cfg.key_wait_ms / 1000);
         dead_letter(p, msg, id, why);
         return;
     }

@@ -53,7 +53,8 @@ retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt,
     natsStatus s;
 
     if (!id) {
-        snprintf(seqid, sizeof(seqid), "seq-%" PRIu64, natsMsg_GetSequence(msg));
+        /* the stream sequence: unique, so each dead letter without an id has its own name */
+        snprintf(seqid, sizeof(seqid), "seq-%" PRIu64, relay_seq(msg));
         id = seqid;
     }
     snprintf(subject, sizeof(subject), "sendat.dlq.%s", id);

@@ -62,10 +62,11 @@ smtp_config_load(struct smtp_config *s)
     return check_url(s, url, getenv("SENDAT_SMTP_EHLO"));
 }
 
+/* A short field (Date, Message-ID, Content-Type); curl copies it. */
 static int
 add_line(struct curl_slist **l, const char *name, const char *value)
 {
-    char line[SA_HEADER_MAX];
+    char line[256];
     struct curl_slist *n;
 
     if (snprintf(line, sizeof(line), "%s: %s", name, value) >= (int)sizeof(line))
@@ -77,51 +78,71 @@ add_line(struct curl_slist **l, const char *name, const char *value)
     return 0;
 }
 
-/* "To: a, Name <b>" from a recipient list; also adds each bare address to the envelope. */
-static int
-add_list(struct transfer *x, const char *name, char **list, size_t n)
+static enum sa_code
+add_field(struct curl_slist **l, char **field, enum sa_code rc, struct sa_err *err)
 {
-    char value[SA_HEADER_MAX] = "", box[1200], name_buf[256], addr[SA_ADDRESS_MAX + 1];
-    size_t used = 0;
+    struct curl_slist *n = rc == SA_OK ? curl_slist_append(*l, *field) : NULL;
+
+    free(*field);
+    *field = NULL;
+    if (rc != SA_OK)
+        return rc;
+    if (!n)
+        return sa_fail(err, SA_ENOMEM, "no memory for a header");
+    *l = n;
+    return SA_OK;
+}
+
+/* "To: a, Name <b>" from a recipient list, folded; also adds each bare address to the envelope. */
+static enum sa_code
+add_list(struct transfer *x, const char *name, char **list, size_t n, struct sa_err *err)
+{
+    char name_buf[256], addr[SA_ADDRESS_MAX + 1], *field = NULL;
 
     for (size_t i = 0; i < n; i++) {
         struct curl_slist *r;
-        if (sa_address_parse(list[i], name_buf, sizeof(name_buf), addr, sizeof(addr), NULL) != SA_OK ||
-            !(r = curl_slist_append(x->rcpts, addr)))
-            return -1;
+        if (sa_address_parse(list[i], name_buf, sizeof(name_buf), addr, sizeof(addr), NULL) !=
+            SA_OK)
+            return sa_fail(err, SA_EPERM, "recipient %zu of %s is not a valid address", i + 1,
+                           name ? name : "Bcc");
+        if (!(r = curl_slist_append(x->rcpts, addr)))
+            return sa_fail(err, SA_ENOMEM, "no memory for the recipients");
         x->rcpts = r;
-        if (!name)
-            continue; /* Bcc: envelope only */
-        if (mailhdr_mailbox(box, sizeof(box), list[i]) < 0 ||
-            used + strlen(box) + 3 >= sizeof(value))
-            return -1;
-        used += (size_t)snprintf(value + used, sizeof(value) - used, "%s%s", used ? ", " : "", box);
     }
-    return (name && n) ? add_line(&x->hdrs, name, value) : 0;
+    if (!name || !n)
+        return SA_OK; /* Bcc: envelope only */
+    return add_field(&x->hdrs, &field, sa_mailhdr_addresses(&field, name, list, n, err), err);
 }
 
-static int
-build_headers(struct transfer *x, const struct sa_task *t, const char *from)
+static enum sa_code
+build_headers(struct transfer *x, const struct sa_task *t, const char *from, struct sa_err *err)
 {
-    char value[2048];
+    char value[256], *field = NULL, *one[1] = {(char *)from};
+    enum sa_code rc =
+        add_field(&x->hdrs, &field, sa_mailhdr_addresses(&field, "From", one, 1, err), err);
 
-    if (mailhdr_mailbox(value, sizeof(value), from) < 0 || add_line(&x->hdrs, "From", value) ||
-        add_list(x, "To", t->rcpt[SA_RCPT_TO], t->n_rcpt[SA_RCPT_TO]) ||
-        add_list(x, "Cc", t->rcpt[SA_RCPT_CC], t->n_rcpt[SA_RCPT_CC]) ||
-        add_list(x, NULL, t->rcpt[SA_RCPT_BCC], t->n_rcpt[SA_RCPT_BCC]))
-        return -1;
-    if (mailhdr_encode(value, sizeof(value), t->subject) < 0 || add_line(&x->hdrs, "Subject", value))
-        return -1;
-    mailhdr_date(value, sizeof(value), x->started_ms);
+    if (rc == SA_OK)
+        rc = add_list(x, "To", t->rcpt[SA_RCPT_TO], t->n_rcpt[SA_RCPT_TO], err);
+    if (rc == SA_OK)
+        rc = add_list(x, "Cc", t->rcpt[SA_RCPT_CC], t->n_rcpt[SA_RCPT_CC], err);
+    if (rc == SA_OK)
+        rc = add_list(x, NULL, t->rcpt[SA_RCPT_BCC], t->n_rcpt[SA_RCPT_BCC], err);
+    if (rc == SA_OK)
+        rc = add_field(&x->hdrs, &field, sa_mailhdr_text(&field, "Subject", t->subject, err), err);
+    if (rc == SA_OK && t->reply_to) {
+        one[0] = t->reply_to;
+        rc =
+            add_field(&x->hdrs, &field, sa_mailhdr_addresses(&field, "Reply-To", one, 1, err), err);
+    }
+    if (rc != SA_OK)
+        return rc;
+    sa_mailhdr_date(value, sizeof(value), x->started_ms);
     if (add_line(&x->hdrs, "Date", value))
-        return -1;
+        return sa_fail(err, SA_ENOMEM, "no memory for the Date header");
     snprintf(value, sizeof(value), "<%s@sendat>", t->id); /* the same on every attempt */
     if (add_line(&x->hdrs, "Message-ID", value))
-        return -1;
-    if (t->reply_to && (mailhdr_mailbox(value, sizeof(value), t->reply_to) < 0 ||
-                        add_line(&x->hdrs, "Reply-To", value)))
-        return -1;
-    return 0;
+        return sa_fail(err, SA_ENOMEM, "no memory for the Message-ID header");
+    return SA_OK;
 }
 
 static int
@@ -175,8 +196,8 @@ smtp_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err)
         return sa_fail(err, SA_EPERM, "email task without a From (set --from or SENDAT_SMTP_FROM)");
     addr[0] = '<';
     strcat(addr, ">");
-    if (build_headers(x, t, from) != 0 || build_mime(e, x, t) != 0)
-        return sa_fail(err, SA_EPERM, "cannot build the message");
+    if (build_headers(x, t, from, err) != SA_OK || build_mime(e, x, t) != 0)
+        return sa_fail(err, SA_EPERM, "cannot build the message"); /* the first cause stays */
     set_connection(e, &c->cfg.smtp);
     curl_easy_setopt(e, CURLOPT_MAIL_FROM, addr);
     curl_easy_setopt(e, CURLOPT_MAIL_RCPT, x->rcpts);
@@ -193,6 +214,8 @@ smtp_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_resu
     r->ok = cc == CURLE_OK;
     if (r->ok)
         return;
-    snprintf(r->error, sizeof(r->error), "SMTP %ld: %s: %.180s", r->status, curl_easy_strerror(cc), x->errbuf);
+    (void)x; /* curl's error buffer can name the server and a reply can quote a recipient: the
+               reason goes to the broker, so it carries the code and curl's generic text only */
+    snprintf(r->error, sizeof(r->error), "SMTP %ld: %s", r->status, curl_easy_strerror(cc));
     r->permanent = r->status >= 500 && r->status < 600;
 }

@@ -19,15 +19,17 @@ struct init_opts {
     int64_t dedupe_ms;
     int64_t claims_ttl_ms;
     int64_t dlq_age_ms;
+    int64_t dlq_bytes;
 };
 
 static const char usage[] =
     "usage: sendat init [--server URL] [--replicas N] [--window DUR] [--slot DUR]\n"
     "                   [--ack-wait DUR] [--lead DUR] [--dedupe-window DUR]\n"
-    "                   [--claims-ttl DUR] [--dlq-max-age DUR]\n"
+    "                   [--claims-ttl DUR] [--dlq-max-age DUR] [--dlq-max-bytes SIZE]\n"
     "  creates streams and buckets; idempotent. DUR is like 250ms, 10s, 10m, 2h, 7d.\n"
     "  defaults: replicas 1, window 10m, slot 10s, ack-wait 30s, lead 2s,\n"
-    "            dedupe-window 1h, claims-ttl 7d, dlq-max-age 30d\n"
+    "            dedupe-window 1h, claims-ttl 7d, dlq-max-age 30d, dlq-max-bytes 1G\n"
+    "  SIZE is bytes, or with K, M or G (1024-based); a full dead-letter stream drops its oldest.\n"
     "  the layout (window, slot, ack-wait, lead) is written once; later runs keep it.\n";
 
 static int
@@ -40,6 +42,22 @@ parse_dur(const char *flag, const char *text, int64_t *out)
     return EXIT_OK;
 }
 
+/* "1G", "512M", "65536": at least 1 MiB, so a typo does not make every dead letter drop. */
+static int
+parse_size(const char *flag, const char *text, int64_t *out)
+{
+    char *end = NULL;
+    long long v = strtoll(text, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+
+    if (end == text || v < 1 || v > (1LL << 40) || (shift && end[1]) || (!shift && *end))
+        return cli_error(EXIT_USAGE, "init: --%s: want a size like 1G, 512M or 1048576", flag);
+    *out = (int64_t)v << shift;
+    if (*out < (1 << 20) || *out > (1LL << 50))
+        return cli_error(EXIT_USAGE, "init: --%s: want 1M to 1024T", flag);
+    return EXIT_OK;
+}
+
 static int
 parse_opts(struct init_opts *o, int argc, char **argv)
 {
@@ -48,7 +66,8 @@ parse_opts(struct init_opts *o, int argc, char **argv)
         {"window", required_argument, NULL, 'w'}, {"slot", required_argument, NULL, 's'},
         {"ack-wait", required_argument, NULL, 'a'}, {"lead", required_argument, NULL, 'l'},
         {"dedupe-window", required_argument, NULL, 'd'}, {"claims-ttl", required_argument, NULL, 't'},
-        {"dlq-max-age", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+        {"dlq-max-age", required_argument, NULL, 'q'}, {"dlq-max-bytes", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c, rc = EXIT_OK;
 
@@ -67,6 +86,7 @@ parse_opts(struct init_opts *o, int argc, char **argv)
         case 'd': rc = parse_dur("dedupe-window", optarg, &o->dedupe_ms); break;
         case 't': rc = parse_dur("claims-ttl", optarg, &o->claims_ttl_ms); break;
         case 'q': rc = parse_dur("dlq-max-age", optarg, &o->dlq_age_ms); break;
+        case 'b': rc = parse_size("dlq-max-bytes", optarg, &o->dlq_bytes); break;
         case 'h': fputs(usage, stdout); return -1;
         default: rc = cli_error(EXIT_USAGE, "init: bad option (see sendat init --help)");
         }
@@ -74,6 +94,26 @@ parse_opts(struct init_opts *o, int argc, char **argv)
     if (rc == EXIT_OK && optind != argc)
         rc = cli_error(EXIT_USAGE, "init: unexpected argument %s", argv[optind]);
     return rc;
+}
+
+/* Takes si. An existing stream is kept as it is, except that a dead-letter stream made
+ * before it had a byte limit gets one (once: a limit set since is never changed). */
+static enum sa_code
+keep_stream(jsCtx *js, jsStreamInfo *si, int workqueue, const struct init_opts *o,
+            struct sa_err *err)
+{
+    jsStreamInfo *up = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = NATS_OK;
+
+    if (!workqueue && si->Config->MaxBytes <= 0) {
+        si->Config->MaxBytes = o->dlq_bytes;
+        si->Config->Discard = js_DiscardOld;
+        s = js_UpdateStream(&up, js, si->Config, NULL, &jerr);
+        jsStreamInfo_Destroy(up);
+    }
+    jsStreamInfo_Destroy(si);
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, jerr, "dead-letter stream byte limit");
 }
 
 static enum sa_code
@@ -86,10 +126,8 @@ add_stream(jsCtx *js, const char *name, const char *subject, int workqueue, cons
     const char *subjects[] = {subject};
     natsStatus s;
 
-    if (js_GetStreamInfo(&si, js, name, NULL, &jerr) == NATS_OK) {
-        jsStreamInfo_Destroy(si);
-        return SA_OK; /* existing streams are kept as they are */
-    }
+    if (js_GetStreamInfo(&si, js, name, NULL, &jerr) == NATS_OK)
+        return keep_stream(js, si, workqueue, o, err); /* existing streams are kept as they are */
     jsStreamConfig_Init(&sc);
     sc.Name = name;
     sc.Subjects = subjects;
@@ -99,6 +137,8 @@ add_stream(jsCtx *js, const char *name, const char *subject, int workqueue, cons
     sc.Replicas = o->replicas;
     sc.Duplicates = (workqueue ? o->dedupe_ms : 120000) * 1000000LL;
     sc.MaxAge = workqueue ? 0 : o->dlq_age_ms * 1000000LL;
+    sc.MaxBytes = workqueue ? -1 : o->dlq_bytes;
+    sc.Discard = js_DiscardOld; /* the dead-letter stream drops its oldest, as with its max age */
     sc.AllowDirect = true;
     s = js_AddStream(&si, js, &sc, NULL, &jerr);
     jsStreamInfo_Destroy(si);
@@ -160,7 +200,7 @@ int
 cmd_init(int argc, char **argv)
 {
     struct init_opts o = {.replicas = 1, .dedupe_ms = 3600000, .claims_ttl_ms = 7 * 86400000LL,
-                          .dlq_age_ms = 30 * 86400000LL};
+                          .dlq_age_ms = 30 * 86400000LL, .dlq_bytes = 1LL << 30};
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
     enum sa_code rc;

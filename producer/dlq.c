@@ -37,29 +37,65 @@ header(natsMsg *m, const char *name)
     return natsMsgHeader_Get(m, name, &v) == NATS_OK && v ? v : "";
 }
 
+/* A JSON string of s; text that is not UTF-8 (a junk subject) goes in escaped. */
+static json_t *
+text_json(const char *s)
+{
+    char escaped[1024];
+    json_t *j = json_string(s);
+
+    return j ? j : json_string(cli_escape(escaped, sizeof(escaped), s));
+}
+
 static json_t *
 entry_json(natsMsg *m)
 {
     char at[40];
 
     sa_time_format(at, sizeof(at), find_header_i64(m, "Sendat-Failed"));
-    return json_pack("{s:s, s:s, s:I, s:s, s:I}", "id", natsMsg_GetSubject(m) + strlen(DLQ_PREFIX),
-                     "failed", at, "attempts", (json_int_t)find_header_i64(m, "Sendat-Attempts"),
-                     "reason", header(m, "Sendat-Reason"), "seq", (json_int_t)natsMsg_GetSequence(m));
+    return json_pack(
+        "{s:o, s:s, s:I, s:o, s:I}", "id", text_json(natsMsg_GetSubject(m) + strlen(DLQ_PREFIX)),
+        "failed", at, "attempts", (json_int_t)find_header_i64(m, "Sendat-Attempts"), "reason",
+        text_json(header(m, "Sendat-Reason")), "seq", (json_int_t)natsMsg_GetSequence(m));
 }
 
+/* The human form escapes what a junk subject or reason could carry (an escape code would
+ * drive the terminal); the JSON form is escaped by jansson. */
 static void
 print_entry(json_t *e, int json)
 {
+    char id[3 * SA_SUBJECT_MAX], reason[1024];
+
     if (json) {
         json_dumpf(e, stdout, JSON_COMPACT);
         putchar('\n');
         return;
     }
     printf("%s %s attempts=%" JSON_INTEGER_FORMAT " reason=\"%s\"\n",
-           json_string_value(json_object_get(e, "failed")), json_string_value(json_object_get(e, "id")),
+           json_string_value(json_object_get(e, "failed")),
+           cli_escape(id, sizeof(id), json_string_value(json_object_get(e, "id"))),
            json_integer_value(json_object_get(e, "attempts")),
-           json_string_value(json_object_get(e, "reason")));
+           cli_escape(reason, sizeof(reason), json_string_value(json_object_get(e, "reason"))));
+}
+
+static void
+print_details(json_t *e)
+{
+    char text[1024];
+    json_t *a, *list = json_object_get(e, "failed_attempts");
+    size_t i;
+
+    if (json_object_get(e, "webhook"))
+        printf("  webhook %s\n",
+               cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "webhook"))));
+    json_array_foreach(list, i, a)
+        printf("  attempt %" JSON_INTEGER_FORMAT " at %s: %s\n",
+               json_integer_value(json_object_get(a, "attempt")),
+               json_string_value(json_object_get(a, "at")),
+               cli_escape(text, sizeof(text), json_string_value(json_object_get(a, "error"))));
+    if (json_object_get(e, "unreadable"))
+        printf("  cannot open the task: %s\n",
+               cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "unreadable"))));
 }
 
 int
@@ -133,15 +169,7 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
         putchar('\n');
     } else {
         print_entry(e, 0);
-        json_t *a, *list = json_object_get(e, "failed_attempts");
-        size_t i;
-        if (json_object_get(e, "webhook"))
-            printf("  webhook %s\n", json_string_value(json_object_get(e, "webhook")));
-        json_array_foreach(list, i, a)
-            printf("  attempt %" JSON_INTEGER_FORMAT " at %s: %s\n", json_integer_value(json_object_get(a, "attempt")),
-                   json_string_value(json_object_get(a, "at")), json_string_value(json_object_get(a, "error")));
-        if (json_object_get(e, "unreadable"))
-            printf("  cannot open the task: %s\n", json_string_value(json_object_get(e, "unreadable")));
+        print_details(e);
     }
     json_decref(e);
     sa_task_free(t);

@@ -88,6 +88,9 @@ test_cli_refuses_bad_input(void **state)
     refused("no host", "--at", "+1h", "--webhook", "http://", NULL);
     refused("header CR LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\r\nX-Injected: c", NULL);
     refused("header LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\nc", NULL);
+    refused("header ESC", "--at", "+1h", "--webhook", url, "--header", "X-A: \x1b[31mred", NULL);
+    refused("header DEL", "--at", "+1h", "--webhook", url, "--header", "X-A: b\x7f", NULL);
+    refused("header 0xff", "--at", "+1h", "--webhook", url, "--header", "X-A: b\xff", NULL);
     refused("oversized body", "--at", "+1h", "--webhook", url, "--data-file", bigfile, NULL);
     refused("unknown flag", "--at", "+1h", "--webhook", url, "--bogus", NULL);
     refused("bad id", "--at", "+1h", "--webhook", url, "--id", "a.b", NULL);
@@ -154,6 +157,8 @@ dead_reason(const char *id, const char *want)
     assert_int_equal(natsMsgHeader_Get(m, "Sendat-Reason", &why), NATS_OK);
     if (!strstr(why, want))
         fail_msg("dead letter %s: reason \"%s\" lacks \"%s\"", id, why, want);
+    if (strstr(why, "mple.test"))
+        fail_msg("dead letter %s: reason \"%s\" names an address", id, why);
     natsMsg_Destroy(m);
 }
 
@@ -164,15 +169,32 @@ dlq_has(void *arg)
 }
 
 static void
+start_with_consumer(void)
+{
+    static char *env[] = {"SENDAT_UNKNOWN_KEY_WAIT=2s", NULL}; /* a made-up key id: not an hour */
+
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    fx_consumer(&F, 0, env);
+}
+
+static void
+stop_with_consumer(void)
+{
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
+static void
 test_consumer_dead_letters_garbage(void **state)
 {
     char id[80];
 
     (void)state;
-    fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    fx_consumer(&F, 0, NULL);
+    start_with_consumer();
     publish_raw("garbage-1", "this is not an envelope", 23);
     publish_raw("garbage-2", "\x01\x02", 2);
     publish_foreign("foreign-key", 0);
@@ -186,10 +208,113 @@ test_consumer_dead_letters_garbage(void **state)
     assert_true(receiver_wait(F.recv, "/after", 1, 30000));
     assert_int_equal(receiver_count_path(F.recv, "/forged"), 0);
     assert_true(proc_alive(&F.consumers[0]));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    fx_stop(&F);
+    stop_with_consumer();
+}
+
+static struct sa_task *
+task_due_now(const char *id)
+{
+    struct sa_task *t = NULL;
+
+    assert_int_equal(sa_task_new(&t, NULL), SA_OK);
+    snprintf(t->id, sizeof(t->id), "%s", id);
+    t->due_ms = test_now_ms();
+    t->created_ms = t->due_ms;
+    return t;
+}
+
+/* Seals t with the real key, publishes it and frees it: what a producer would have refused. */
+static void
+publish_sealed(struct sa_task *t)
+{
+    struct sa_keyring *ring = NULL;
+    uint8_t *env = NULL;
+    size_t len = 0;
+
+    assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
+    assert_int_equal(sa_task_seal(ring, t, &env, &len, NULL), SA_OK);
+    publish_raw(t->id, env, (int)len);
+    free(env);
+    sa_task_free(t);
+    sa_keyring_free(ring);
+}
+
+/* An email task whose second To address a producer would refuse. */
+static void
+publish_bad_recipient(const char *id)
+{
+    struct sa_task *t = task_due_now(id);
+
+    assert_int_equal(sa_task_add_rcpt(t, SA_RCPT_TO, "ok@example.test", NULL), SA_OK);
+    assert_int_equal(sa_task_set_email(t, SA_EMAIL_SUBJECT, "s", NULL), SA_OK);
+    assert_int_equal(sa_task_set_email(t, SA_EMAIL_TEXT, "t", NULL), SA_OK);
+    t->rcpt[SA_RCPT_TO] = realloc(t->rcpt[SA_RCPT_TO], 2 * sizeof(char *));
+    t->rcpt[SA_RCPT_TO][1] = strdup("d@ex\x0fmple.test");
+    t->n_rcpt[SA_RCPT_TO] = 2;
+    publish_sealed(t);
+}
+
+/* A webhook task with an escape code in a header value. */
+static void
+publish_bad_header(const char *id)
+{
+    struct sa_task *t = task_due_now(id);
+    char url[300];
+
+    snprintf(url, sizeof(url), "%s/forged", receiver_url(F.recv));
+    assert_int_equal(sa_task_set_url(t, url, NULL), SA_OK);
+    assert_int_equal(sa_task_add_header(t, "X-Tenant", "acme", NULL), SA_OK);
+    t->headers[0].value[1] = '\x1b';
+    publish_sealed(t);
+}
+
+/* The seq-N ids of a dlq list, in order. */
+static int
+seq_ids(const char *list, char ids[][32], int max)
+{
+    int n = 0;
+
+    for (const char *p = list; n < max && (p = strstr(p, " seq-")); p += 5)
+        sscanf(p + 1, "%31[a-z0-9-]", ids[n++]);
+    return n;
+}
+
+/* Two dead letters without a task id (junk task ids on valid window subjects) have ids of
+ * their own that dlq show finds, and the escape code in one is printed escaped. Sealed tasks
+ * a producer would refuse are dead-lettered with reasons that name no value. */
+static void
+test_dead_letters_without_id(void **state)
+{
+    char out[4096], ids[4][32];
+
+    (void)state;
+    start_with_consumer();
+    publish_raw("\x1b[2Jcleared", "junk one", 8);
+    publish_raw("bad~id", "junk two", 8);
+    publish_bad_recipient("bad-rcpt");
+    publish_bad_header("bad-header");
+    assert_true(wait_until(dlq_has, (void *)(intptr_t)4, 30000));
+    dead_reason("bad-header", "header X-Tenant has a control byte or broken UTF-8 in its value");
+    assert_int_equal(receiver_count_path(F.recv, "/forged"), 0);
+    dead_reason("bad-rcpt", "recipient 2 of To: not a valid domain after @"); /* not the address */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", NULL), 0);
+    assert_null(strchr(out, '\x1b'));
+    assert_non_null(strstr(out, "\\x1b[2Jcleared"));
+    assert_int_equal(seq_ids(out, ids, 4), 2);
+    assert_string_not_equal(ids[0], ids[1]);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", ids[0], NULL), 0);
+    assert_non_null(strstr(out, "cleared"));
+    assert_null(strchr(out, '\x1b'));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", ids[1], NULL), 0);
+    assert_non_null(strstr(out, "bad~id"));
+    {   /* nor does the consumer's log carry it, nor an address */
+        char *log = proc_read_file(F.consumers[0].err_path);
+        assert_non_null(strstr(log, "cleared"));
+        assert_null(strchr(log, '\x1b'));
+        assert_null(strstr(log, "mple.test"));
+        free(log);
+    }
+    stop_with_consumer();
 }
 
 int
@@ -198,6 +323,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_refuses_bad_input),
         cmocka_unit_test(test_consumer_dead_letters_garbage),
+        cmocka_unit_test(test_dead_letters_without_id),
     };
 
     return FX_RUN(tests);

@@ -124,6 +124,76 @@ test_mail_arrives_intact(void **state)
     fx_stop(&F);
 }
 
+/* 400 To addresses (the header was one 9 KB line) and a 300-character Korean subject (over
+ * 998 bytes encoded) arrive folded, and read back exactly as scheduled. */
+static void
+test_folded_headers_arrive_intact(void **state)
+{
+    char url[200], id[80], at[40], subject[1024] = "", *to = malloc(400 * 48),
+                                   *want = malloc(400 * 48 + 64);
+    char *env[] = {url, "SENDAT_SMTP_TLS=off", NULL}, *mail, log_want[200], path[500], *log;
+    int64_t due = test_now_ms() + 1500;
+    size_t used = 0;
+
+    (void)state;
+    for (int i = 0; i < 50; i++)
+        strcat(subject, i < 49 ? "안녕하세요 " : "안녕하세요끝"); /* 300 characters */
+    for (int i = 0; i < 400; i++)
+        used += (size_t)sprintf(
+            to + used, i % 3 ? "%suser%03d@example.test" : "%sName %03d <user%03d@example.test>",
+            i ? ", " : "", i, i);
+    snprintf(want, 400 * 48 + 64, "\"to\": \"%s\"", to);
+    fx_start(&F, 0);
+    start_sink(url, sizeof(url));
+    fx_consumer(&F, 0, env);
+    snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
+    assert_int_equal(fx_sendat(&F, id, sizeof(id), NULL, 0, "schedule", "--at", at, "--email", to,
+                               "--subject", subject, "--text", "folded", "--from",
+                               "noreply@example.test", NULL),
+                     0);
+    id[strcspn(id, "\n")] = '\0';
+    assert_true(wait_until(lines_at_least, (void *)(intptr_t)1, 60000));
+    snprintf(path, sizeof(path), "%s/smtp-attempts.log", F.dir);
+    log = proc_read_file(path);
+    snprintf(log_want, sizeof(log_want), "250 <%s@sendat>\n", id);
+    if (!strstr(log, log_want))
+        fail_msg("the SMTP server did not take the message: %s", log);
+    free(log);
+    mail = parsed_mail();
+    assert_non_null(strstr(mail, want));
+    snprintf(want, 400 * 48 + 64, "\"subject\": \"%s\"", subject);
+    assert_non_null(strstr(mail, want));
+    assert_non_null(strstr(mail, "\"user399@example.test\"]")); /* the 400th in the envelope */
+    free(mail);
+    free(to);
+    free(want);
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    proc_signal(&sink, SIGTERM);
+    proc_wait(&sink, 10000);
+    fx_stop(&F);
+}
+
+/* A To field that folds to more than 64 KiB: refused at the producer, exit 2. */
+static void
+refuse_long_to(void)
+{
+    char out[256], err[512], *to = malloc(400 * 256);
+    size_t used = 0;
+
+    for (int i = 0; i < 400; i++)
+        used += (size_t)sprintf(
+            to + used,
+            "%sA Rather Long Display Name For Recipient Number %03d Of Four Hundred "
+            "In This List Long Enough That Four Hundred Pass 64 KiB And Then Some "
+            "More Words To Be Sure <user%03d@example.test>",
+            i ? ", " : "", i, i);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
+                               "--email", to, "--subject", "s", "--text", "y", NULL),
+                     2);
+    assert_non_null(strstr(err, "the To header would be longer than 65536 bytes"));
+    free(to);
+}
+
 static void
 test_refusals(void **state)
 {
@@ -142,6 +212,13 @@ test_refusals(void **state)
                                "a@example.test", "--text", "y", NULL), 2);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
                                "a@example.test", "--subject", "s", "--text", "y", "--from", "Bad <x>", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
+                               "--email", "a@evil.example.net@example.org", "--subject", "s",
+                               "--text", "y", NULL),
+                     2);
+    assert_non_null(strstr(err, "recipient 1 of To: more than one @"));
+    assert_null(strstr(err, "evil")); /* the reason names the field, never the address */
+    refuse_long_to();
     assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 2);
     assert_non_null(strstr(err, "only a loopback server may go without TLS"));
     fx_stop(&F);
@@ -152,6 +229,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mail_arrives_intact),
+        cmocka_unit_test(test_folded_headers_arrive_intact),
         cmocka_unit_test(test_refusals),
     };
 

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "natsconn.h"
 
 static struct fx F;
 
@@ -33,6 +34,57 @@ test_init_everywhere_at_once(void **state)
         assert_int_equal(proc_wait(&p[i], 30000), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--window", "1h", NULL), 2);
     assert_non_null(strstr(err, "cannot change"));
+    fx_stop(&F);
+}
+
+static int64_t
+dlq_max_bytes(jsCtx *js)
+{
+    jsStreamInfo *si = NULL;
+    int64_t n;
+
+    assert_int_equal(js_GetStreamInfo(&si, js, SA_DLQ_STREAM, NULL, NULL), NATS_OK);
+    n = si->Config->MaxBytes;
+    jsStreamInfo_Destroy(si);
+    return n;
+}
+
+/* The dead-letter stream has a byte limit (1 GiB by default); a stream made before there was
+ * one gets it from the next init, once; a bad size is a usage error. */
+static void
+test_dlq_byte_limit(void **state)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL, *up = NULL;
+    char out[256], err[512];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(dlq_max_bytes(js), 1LL << 30);
+    assert_int_equal(js_GetStreamInfo(&si, js, SA_DLQ_STREAM, NULL, NULL), NATS_OK);
+    si->Config->MaxBytes = -1; /* as init made it before */
+    assert_int_equal(js_UpdateStream(&up, js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(up);
+    jsStreamInfo_Destroy(si);
+    assert_int_equal(dlq_max_bytes(js), -1);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "64M", NULL),
+        0);
+    assert_int_equal(dlq_max_bytes(js), 64LL << 20);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "2G", NULL),
+        0);
+    assert_int_equal(dlq_max_bytes(js), 64LL << 20); /* a limit once set is kept */
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "12x", NULL),
+        2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "0", NULL), 2);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
     fx_stop(&F);
 }
 
@@ -71,6 +123,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_everywhere_at_once),
+        cmocka_unit_test(test_dlq_byte_limit),
         cmocka_unit_test(test_same_id_schedules_once),
     };
 

@@ -1,0 +1,247 @@
+/* Header fields are built token by token, and a fold (CRLF before the whitespace) goes in
+ * wherever the next token would pass 78 characters, so 400 recipients or a 300-character Korean
+ * subject stay within SMTP's 998. Encoded-words are cut at UTF-8 character boundaries so
+ * that every word decodes on its own (Korean subjects must arrive intact). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "mailhdr.h"
+#include "task.h"
+
+#define LINE_SOFT 78  /* RFC 5322 2.1.1: a line SHOULD be at most 78 characters */
+#define LINE_HARD 998 /* and MUST be at most 998 */
+#define WORD_BYTES 45 /* 45 bytes -> 60 base64 chars -> 72 with =?UTF-8?B??= (RFC 2047: 75) */
+#define WORD_MIN 12   /* a shorter word is not worth it: fold first */
+#define WORD_FRAME 12 /* strlen("=?UTF-8?B?") + strlen("?=") */
+
+struct fold {
+    const char *name; /* the field, for messages */
+    char *p;
+    size_t len, cap;
+    size_t line;   /* characters on the current line */
+    size_t tokens; /* tokens on the current line */
+};
+
+static int
+plain_ascii(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+            return 0;
+    return 1;
+}
+
+/* Text that would not read back as itself unencoded: controls, non-ASCII, or "=?", which a
+ * reader would take for the start of an encoded-word. */
+static int
+needs_encoding(const char *s)
+{
+    return !plain_ascii(s) || strstr(s, "=?") != NULL;
+}
+
+static size_t
+longest_word(const char *s)
+{
+    size_t best = 0, n;
+
+    for (; *s; s += n + (s[n] == ' ')) {
+        n = strcspn(s, " ");
+        if (n > best)
+            best = n;
+    }
+    return best;
+}
+
+/* The longest prefix of s of at most max bytes that ends on a character boundary. */
+static size_t
+utf8_cut(const char *s, size_t len, size_t max)
+{
+    size_t n = len < max ? len : max;
+
+    while (n > 0 && n < len && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n ? n : (len < max ? len : max);
+}
+
+static enum sa_code
+put_raw(struct fold *f, const char *s, size_t n, struct sa_err *err)
+{
+    size_t cap = f->cap ? f->cap : 256;
+    char *q;
+
+    if (f->len + n + 1 > SA_MAILHDR_MAX)
+        return sa_fail(err, SA_EINVAL, "the %s header would be longer than %d bytes", f->name,
+                       SA_MAILHDR_MAX);
+    while (cap < f->len + n + 1)
+        cap *= 2;
+    if (cap != f->cap) {
+        if (!(q = realloc(f->p, cap)))
+            return sa_fail(err, SA_ENOMEM, "no memory for the %s header", f->name);
+        f->p = q;
+        f->cap = cap;
+    }
+    memcpy(f->p + f->len, s, n);
+    f->len += n;
+    f->p[f->len] = '\0';
+    return SA_OK;
+}
+
+/* Whitespace, then tok; the whitespace becomes a fold when tok would pass LINE_SOFT and the
+ * line already has a token (a line of whitespace alone is not allowed). */
+static enum sa_code
+put_token(struct fold *f, const char *tok, size_t n, struct sa_err *err)
+{
+    int fold = f->tokens && n && f->line + 1 + n > LINE_SOFT;
+    enum sa_code rc = put_raw(f, fold ? "\r\n " : " ", fold ? 3 : 1, err);
+
+    if (rc == SA_OK)
+        rc = put_raw(f, tok, n, err);
+    f->line = (fold ? 0 : f->line) + 1 + n;
+    f->tokens = (fold ? 0 : f->tokens) + 1;
+    return rc;
+}
+
+/* Printable ASCII cut at its spaces; each space is kept, as the fold's whitespace. */
+static enum sa_code
+put_words(struct fold *f, const char *s, struct sa_err *err)
+{
+    enum sa_code rc = SA_OK;
+    size_t n;
+
+    for (;; s += n + 1) {
+        n = strcspn(s, " ");
+        if ((rc = put_token(f, s, n, err)) != SA_OK || !s[n])
+            return rc;
+    }
+}
+
+/* Encoded-words sized to the room left on the line, so the first one fits beside the name. */
+static enum sa_code
+put_encoded(struct fold *f, const char *text, struct sa_err *err)
+{
+    size_t len = strlen(text);
+    enum sa_code rc = SA_OK;
+
+    for (size_t pos = 0; rc == SA_OK && pos < len;) {
+        char b64[sodium_base64_ENCODED_LEN(WORD_BYTES, sodium_base64_VARIANT_ORIGINAL)];
+        char word[sizeof(b64) + WORD_FRAME];
+        size_t used = f->line + 1 + WORD_FRAME, room, n;
+        int w;
+
+        room = used + WORD_MIN * 4 / 3 <= LINE_SOFT ? LINE_SOFT - used : LINE_SOFT - 1 - WORD_FRAME;
+        room = room / 4 * 3 < WORD_BYTES ? room / 4 * 3 : WORD_BYTES;
+        n = utf8_cut(text + pos, len - pos, room);
+        sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)text + pos, n,
+                          sodium_base64_VARIANT_ORIGINAL);
+        w = snprintf(word, sizeof(word), "=?UTF-8?B?%s?=", b64);
+        rc = put_token(f, word, (size_t)w, err);
+        pos += n;
+    }
+    return rc;
+}
+
+/* A quoted-string: backslash and quote escaped, so a name ending in "\" stays closed. */
+static enum sa_code
+put_quoted(struct fold *f, const char *name, struct sa_err *err)
+{
+    char q[2 * 256 + 3];
+    size_t n = 0;
+
+    q[n++] = '"';
+    for (; *name && n < sizeof(q) - 3; name++) {
+        if (*name == '\\' || *name == '"')
+            q[n++] = '\\';
+        q[n++] = *name;
+    }
+    q[n++] = '"';
+    return put_token(f, q, n, err);
+}
+
+static enum sa_code
+put_mailbox(struct fold *f, const char *entry, size_t i, int last, struct sa_err *err)
+{
+    char name[256], addr[SA_ADDRESS_MAX + 4];
+    enum sa_code rc = SA_OK;
+    size_t n;
+
+    if (sa_address_parse(entry, name, sizeof(name), addr + 1, SA_ADDRESS_MAX + 1, NULL) != SA_OK)
+        return sa_fail(err, SA_EINVAL, "%s: entry %zu is not an address", f->name, i + 1);
+    if (name[0] && needs_encoding(name))
+        rc = put_encoded(f, name, err);
+    else if (name[0] && strpbrk(name, "()<>@,;:\\\".[]"))
+        rc = put_quoted(f, name, err);
+    else if (name[0])
+        rc = put_words(f, name, err);
+    n = strlen(addr + 1);
+    if (name[0]) { /* "<addr>" */
+        addr[0] = '<';
+        addr[++n] = '>';
+        n++;
+    } else {
+        memmove(addr, addr + 1, n);
+    }
+    if (!last)
+        addr[n++] = ',';
+    return rc == SA_OK ? put_token(f, addr, n, err) : rc;
+}
+
+static enum sa_code
+begin(struct fold *f, const char *name, struct sa_err *err)
+{
+    f->name = name;
+    f->line = strlen(name) + 1;
+    return put_raw(f, name, f->line - 1, err) ?: put_raw(f, ":", 1, err);
+}
+
+static enum sa_code
+finish(struct fold *f, enum sa_code rc, char **out)
+{
+    if (rc != SA_OK) {
+        free(f->p);
+        f->p = NULL;
+    }
+    *out = f->p;
+    return rc;
+}
+
+enum sa_code
+sa_mailhdr_addresses(char **out, const char *name, char *const *list, size_t n, struct sa_err *err)
+{
+    struct fold f = {0};
+    enum sa_code rc = begin(&f, name, err);
+
+    for (size_t i = 0; rc == SA_OK && i < n; i++)
+        rc = put_mailbox(&f, list[i], i, i + 1 == n, err);
+    return finish(&f, rc, out);
+}
+
+enum sa_code
+sa_mailhdr_text(char **out, const char *name, const char *text, struct sa_err *err)
+{
+    struct fold f = {0};
+    enum sa_code rc = begin(&f, name, err);
+
+    if (rc == SA_OK && (needs_encoding(text) || strlen(name) + 2 + longest_word(text) > LINE_HARD))
+        rc = put_encoded(&f, text, err);
+    else if (rc == SA_OK)
+        rc = put_words(&f, text, err);
+    return finish(&f, rc, out);
+}
+
+int
+sa_mailhdr_date(char *out, size_t cap, int64_t ms)
+{
+    static const char *days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static const char *months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+
+    gmtime_r(&secs, &tm);
+    return snprintf(out, cap, "%s, %02d %s %04d %02d:%02d:%02d +0000", days[tm.tm_wday], tm.tm_mday,
+                    months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
