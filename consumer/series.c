@@ -35,7 +35,7 @@ static enum sa_code
 next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
 {
     struct sa_cron *cron = NULL;
-    int64_t occ = sa_layout_occurrence_ms(t->id), next = 0;
+    int64_t occ = sa_layout_occurrence_ms(t->id), next = 0, shift = 0, not_after = 0;
     int flags = 0;
     enum sa_code rc;
 
@@ -44,12 +44,17 @@ next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
         occ = t->due_ms;
     if (t->count && t->index >= t->count)
         return SA_OK;
+    if (t->index < 1 || t->index == INT32_MAX) /* sa_task_validate refuses these; never add to them */
+        return sa_fail(err, SA_EINVAL, "occurrence index %d is out of range", t->index);
     rc = sa_cron_parse(&cron, t->cron, err);
     if (rc == SA_OK)
         rc = sa_cron_next(cron, t->tz, occ, &next, &flags, err);
     sa_cron_free(cron);
     if (rc == SA_ENOTFOUND || (rc == SA_OK && t->until_ms && next > t->until_ms))
         return SA_OK;
+    if (rc == SA_OK && (__builtin_sub_overflow(next, occ, &shift) ||
+                        (t->not_after_ms && __builtin_add_overflow(t->not_after_ms, shift, &not_after))))
+        rc = sa_fail(err, SA_EINVAL, "not-after cannot move to the next occurrence");
     if (rc == SA_OK)
         rc = sa_task_copy(t, out, err);
     if (rc != SA_OK)
@@ -57,7 +62,7 @@ next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
     (*out)->due_ms = next;
     (*out)->index = t->index + 1;
     (*out)->attempt = 1;
-    (*out)->not_after_ms = t->not_after_ms ? t->not_after_ms + (next - occ) : 0;
+    (*out)->not_after_ms = not_after;
     sa_task_clear_attempts(*out);
     sa_layout_occurrence_id((*out)->id, sizeof((*out)->id), t->series_id, next);
     return SA_OK;

@@ -172,6 +172,41 @@ test_append_edges(void **state)
     assert_int_equal(access(d->key, F_OK), -1);
 }
 
+/* Issue 11 item 8: a FIFO used to hang open(2) for ever (alarm fails the test then), and a
+ * file of another user was accepted. */
+static void
+test_not_ours(void **state)
+{
+    struct dir *d = *state;
+    struct sa_keyring *r = NULL;
+    struct sa_err err = {0};
+    char kid[9];
+
+    unlink(d->key);
+    assert_int_equal(mkfifo(d->key, 0600), 0);
+    alarm(10);
+    assert_int_equal(sa_keyring_load(&r, d->key, &err), SA_EINVAL);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    sa_err_clear(&err);
+    assert_int_equal(sa_keyring_generate(d->key, 1, kid, &err), SA_EINVAL);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    alarm(0);
+    unlink(d->key);
+    assert_int_equal(mkdir(d->key, 0700), 0);
+    assert_int_equal(sa_keyring_load(&r, d->key, NULL), SA_EINVAL);
+    rmdir(d->key);
+    if (geteuid() != 0) {
+        print_message("not root: the other-owner case needs chown, skipped\n");
+        return;
+    }
+    write_file(d->key, "01020304 " K1 "\n", 0600);
+    assert_int_equal(chown(d->key, 65534, 65534), 0); /* nobody */
+    sa_err_clear(&err);
+    assert_int_equal(sa_keyring_load(&r, d->key, &err), SA_EINVAL);
+    assert_non_null(strstr(err.msg, "owned by uid 65534"));
+    assert_null(r);
+}
+
 static void
 test_load_accepts(void **state)
 {
@@ -329,6 +364,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_generate_and_append, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_edges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_accepts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
