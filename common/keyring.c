@@ -223,6 +223,30 @@ out:
 }
 
 enum sa_code
+sa_keyring_read_secret(const char *path, char *buf, size_t cap, struct sa_err *err)
+{
+    enum sa_code rc;
+    size_t len = 0;
+    ssize_t got = 1;
+    int fd = open_nonblock(path, O_RDONLY, err);
+
+    buf[0] = '\0';
+    if (fd < 0)
+        return SA_EINVAL;
+    rc = check_file(fd, path, err);
+    while (rc == SA_OK && got != 0 && len + 1 < cap) {
+        got = read(fd, buf + len, cap - 1 - len);
+        if (got < 0 && errno != EINTR)
+            rc = sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
+        else if (got > 0)
+            len += (size_t)got;
+    }
+    buf[len] = '\0';
+    close(fd);
+    return rc;
+}
+
+enum sa_code
 sa_keyring_from_keys(struct sa_keyring **out, const uint8_t (*kids)[SA_KID_BYTES],
                      const uint8_t (*keys)[SA_KEY_BYTES], size_t n, struct sa_err *err)
 {

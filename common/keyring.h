@@ -19,6 +19,10 @@ struct sa_keyring;
  * anything that is not a regular file (a FIFO is refused at once, never waited on). */
 enum sa_code sa_keyring_load(struct sa_keyring **out, const char *path, struct sa_err *err) SA_MUST_CHECK;
 
+/* Reads another secret file (the webhook signing secrets) into buf, at most cap - 1 bytes and
+ * NUL-terminated, after the same checks as a key file. SA_EINVAL says which check failed. */
+enum sa_code sa_keyring_read_secret(const char *path, char *buf, size_t cap, struct sa_err *err) SA_MUST_CHECK;
+
 /* Builds a ring from raw keys (tests, vectors). kids and keys hold n entries each. */
 enum sa_code sa_keyring_from_keys(struct sa_keyring **out, const uint8_t (*kids)[SA_KID_BYTES],
                                   const uint8_t (*keys)[SA_KEY_BYTES], size_t n,

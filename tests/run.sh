@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds sendat, runs the whole suite, then builds it again with
-# AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more.
+# AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more, then each libFuzzer
+# target briefly (tests/fuzz/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/install-deps.sh
@@ -15,3 +16,6 @@ cmake --build build-san -j"$jobs"
 (cd build-san && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
    SENDAT_TEST_TIMEOUT_MULTIPLIER=3 ctest --output-on-failure -j"$jobs")
+
+# Every libFuzzer target briefly from its seed corpus (clang; docs/fuzzing.md has the long run).
+bash tests/fuzz/run.sh

@@ -180,7 +180,7 @@ test_not_ours(void **state)
     struct dir *d = *state;
     struct sa_keyring *r = NULL;
     struct sa_err err = {0};
-    char kid[9];
+    char kid[9], secret[16];
 
     unlink(d->key);
     assert_int_equal(mkfifo(d->key, 0600), 0);
@@ -190,6 +190,7 @@ test_not_ours(void **state)
     sa_err_clear(&err);
     assert_int_equal(sa_keyring_generate(d->key, 1, kid, &err), SA_EINVAL);
     assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_int_equal(sa_keyring_read_secret(d->key, secret, sizeof(secret), NULL), SA_EINVAL);
     alarm(0);
     unlink(d->key);
     assert_int_equal(mkdir(d->key, 0700), 0);
@@ -205,6 +206,21 @@ test_not_ours(void **state)
     assert_int_equal(sa_keyring_load(&r, d->key, &err), SA_EINVAL);
     assert_non_null(strstr(err.msg, "owned by uid 65534"));
     assert_null(r);
+    assert_int_equal(sa_keyring_read_secret(d->key, secret, sizeof(secret), NULL), SA_EINVAL);
+}
+
+/* The webhook secret file gets the key file's checks, and a long one is cut at the buffer. */
+static void
+test_read_secret(void **state)
+{
+    struct dir *d = *state;
+    char secret[16];
+
+    write_file(d->key, "whsec_0123456789abcdef\n", 0600);
+    assert_int_equal(sa_keyring_read_secret(d->key, secret, sizeof(secret), NULL), SA_OK);
+    assert_string_equal(secret, "whsec_012345678");
+    write_file(d->key, "whsec_x\n", 0644);
+    assert_int_equal(sa_keyring_read_secret(d->key, secret, sizeof(secret), NULL), SA_EINVAL);
 }
 
 static void
@@ -365,6 +381,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_append_edges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_accepts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_secret, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
