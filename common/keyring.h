@@ -21,7 +21,8 @@ enum sa_code sa_keyring_load(struct sa_keyring **out, const char *path, struct s
 
 /* Reads another secret file (the webhook signing secrets) into buf, at most cap - 1 bytes and
  * NUL-terminated, after the same checks as a key file. SA_EINVAL says which check failed. */
-enum sa_code sa_keyring_read_secret(const char *path, char *buf, size_t cap, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_keyring_read_secret(const char *path, char *buf, size_t cap,
+                                    struct sa_err *err) SA_MUST_CHECK;
 
 /* Builds a ring from raw keys (tests, vectors). kids and keys hold n entries each. */
 enum sa_code sa_keyring_from_keys(struct sa_keyring **out, const uint8_t (*kids)[SA_KID_BYTES],

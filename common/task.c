@@ -231,7 +231,8 @@ sa_task_validate(const struct sa_task *t, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "task id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", t->id, SA_ID_MAX);
     if (t->due_ms <= 0)
         return sa_fail(err, SA_EINVAL, "task has no due time");
-    if (t->due_ms > SA_TIME_MAX_MS || t->not_after_ms > SA_TIME_MAX_MS || t->until_ms > SA_TIME_MAX_MS)
+    if (t->due_ms > SA_TIME_MAX_MS || t->not_after_ms > SA_TIME_MAX_MS ||
+        t->until_ms > SA_TIME_MAX_MS)
         return sa_fail(err, SA_EINVAL, "a time of the task is after 9999-12-31");
     if (t->not_after_ms && t->not_after_ms < t->due_ms)
         return sa_fail(err, SA_EINVAL, "not-after is before the due time");

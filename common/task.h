@@ -15,7 +15,7 @@
 #define SA_HEADERS_MAX 64
 #define SA_HEADER_MAX 8192 /* one header line */
 #define SA_URL_MAX 4096
-#define SA_ATTEMPTS_MAX 100 /* failed attempts a task lists (SENDAT_RETRY_ATTEMPTS is at most 100) */
+#define SA_ATTEMPTS_MAX 100 /* failed attempts a task lists (SENDAT_RETRY_ATTEMPTS <= 100) */
 
 enum sa_channel { SA_CHANNEL_NONE = 0, SA_CHANNEL_WEBHOOK, SA_CHANNEL_EMAIL };
 enum sa_rcpt { SA_RCPT_TO = 0, SA_RCPT_CC, SA_RCPT_BCC };

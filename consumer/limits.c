@@ -51,11 +51,14 @@ parse_setting(struct rule *r, const char *kv, struct sa_err *err)
         return SA_OK;
     if (sscanf(kv, "rate:%lf/%7s", &v, unit) == 2 && (!strcmp(unit, "s") || !strcmp(unit, "m"))) {
         r->rate = !strcmp(unit, "s") ? v : v / 60.0;
-        if (r->rate >= RATE_MIN && r->rate <= RATE_MAX) /* also false for nan: never a wait past int64 */
+        /* false for NaN too: no wait computed from the rate can pass int64 */
+        if (r->rate >= RATE_MIN && r->rate <= RATE_MAX)
             return SA_OK;
     }
-    return sa_fail(err, SA_EINVAL, "SENDAT_HOST_LIMITS: \"%.60s\" is not concurrency:N, rate:N/s, rate:N/m "
-                                   "or fleet:N (N up to %d, a rate from 1/h to 1000000/s)", kv, FLEET_MAX);
+    return sa_fail(err, SA_EINVAL,
+                   "SENDAT_HOST_LIMITS: \"%.60s\" is not concurrency:N, rate:N/s, rate:N/m "
+                   "or fleet:N (N up to %d, a rate from 1/h to 1000000/s)",
+                   kv, FLEET_MAX);
 }
 
 static enum sa_code

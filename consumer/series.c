@@ -44,7 +44,8 @@ next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
         occ = t->due_ms;
     if (t->count && t->index >= t->count)
         return SA_OK;
-    if (t->index < 1 || t->index == INT32_MAX) /* sa_task_validate refuses these; never add to them */
+    /* sa_task_validate refuses these; checked again here, before anything is added to them */
+    if (t->index < 1 || t->index == INT32_MAX)
         return sa_fail(err, SA_EINVAL, "occurrence index %d is out of range", t->index);
     rc = sa_cron_parse(&cron, t->cron, err);
     if (rc == SA_OK)
@@ -52,8 +53,9 @@ next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
     sa_cron_free(cron);
     if (rc == SA_ENOTFOUND || (rc == SA_OK && t->until_ms && next > t->until_ms))
         return SA_OK;
-    if (rc == SA_OK && (__builtin_sub_overflow(next, occ, &shift) ||
-                        (t->not_after_ms && __builtin_add_overflow(t->not_after_ms, shift, &not_after))))
+    if (rc == SA_OK &&
+        (__builtin_sub_overflow(next, occ, &shift) ||
+         (t->not_after_ms && __builtin_add_overflow(t->not_after_ms, shift, &not_after))))
         rc = sa_fail(err, SA_EINVAL, "not-after cannot move to the next occurrence");
     if (rc == SA_OK)
         rc = sa_task_copy(t, out, err);

@@ -189,15 +189,16 @@ append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
 
 /* Appends the JSON-escaped value of the {{field}} between open and close. */
 static int
-append_field(char **out, size_t *len, size_t *cap, const char *open, const char *close, char **names,
-             char **values, int n, struct sa_err *err)
+append_field(char **out, size_t *len, size_t *cap, const char *open, const char *close,
+             char **names, char **values, int n, struct sa_err *err)
 {
     const char *v = lookup(open + 2, (size_t)(close - open - 2), names, values, n);
     char *esc;
     int rc;
 
     if (!v) {
-        sa_fail(err, SA_EINVAL, "template field {{%.*s}} is not a column", (int)(close - open - 2), open + 2);
+        sa_fail(err, SA_EINVAL, "template field {{%.*s}} is not a column", (int)(close - open - 2),
+                open + 2);
         return -3;
     }
     esc = json_escaped(v);

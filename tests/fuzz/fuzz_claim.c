@@ -17,7 +17,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n = sa_claim_encode(&c, out, sizeof(out));
     if (n < 0 || sa_claim_decode(&d, out, (size_t)n, NULL) != SA_OK)
         abort(); /* a decoded claim always encodes and decodes again */
-    if (c.state != d.state || c.attempt != d.attempt || c.due_ms != d.due_ms || strcmp(c.error, d.error) != 0)
+    if (c.state != d.state || c.attempt != d.attempt || c.due_ms != d.due_ms ||
+        strcmp(c.error, d.error) != 0)
         abort();
     return 0;
 }

@@ -33,7 +33,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     if (data[0] % 2 == 0) {
-        if (sa_task_open(ring(), ID, data + 1, size - 1, &t, NULL) == SA_OK && strcmp(t->id, ID) != 0)
+        if (sa_task_open(ring(), ID, data + 1, size - 1, &t, NULL) == SA_OK &&
+            strcmp(t->id, ID) != 0)
             abort(); /* an opened task is always the one its subject names */
         sa_task_free(t);
         return 0;

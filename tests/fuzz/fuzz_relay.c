@@ -12,8 +12,8 @@ check(natsMsg *msg)
     natsMsg *out = NULL;
 
     relay_meta_read(msg, &m);
-    if (m.moves < 0 || m.moves > RELAY_MOVES_MAX || m.scheduled_ms < 0 || m.scheduled_ms > SA_TIME_MAX_MS ||
-        m.moved_ms < 0 || m.moved_ms > SA_TIME_MAX_MS)
+    if (m.moves < 0 || m.moves > RELAY_MOVES_MAX || m.scheduled_ms < 0 ||
+        m.scheduled_ms > SA_TIME_MAX_MS || m.moved_ms < 0 || m.moved_ms > SA_TIME_MAX_MS)
         abort();
     m.moves++;
     if (relay_build(&out, "sendat.task.1.s.2.x", "x", 1, &m, NULL) == SA_OK)

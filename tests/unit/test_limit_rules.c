@@ -14,7 +14,7 @@ static void
 test_rates(void **state)
 {
     static const char *bad[] = {"x=rate:1e-300/s", "x=rate:inf/s", "x=rate:nan/s", "x=rate:0/s",
-                                "x=rate:-1/s", "x=rate:2e6/s", "x=rate:0.01/m"};
+                                "x=rate:-1/s",     "x=rate:2e6/s", "x=rate:0.01/m"};
     struct limits *l = NULL;
     struct sa_err err = {0};
     int64_t retry = 0;

@@ -31,7 +31,8 @@ static void
 test_meta_in_range(void **state)
 {
     static const char *bad[] = {"2147483647", "-1", "99999999999999999999", "1x", "", "2 ", "1001"};
-    static const char *bad_ms[] = {"-1", "99999999999999999999", "9223372036854775807", "1x", "", "253402300800000"};
+    static const char *bad_ms[] = {"-1", "99999999999999999999", "9223372036854775807", "1x",
+                                   "",   "253402300800000"};
     struct relay_meta m;
 
     (void)state;
