@@ -30,9 +30,8 @@ series_stopped(struct consumer *c, const struct sa_task *t)
     return s == NATS_OK;
 }
 
-/* The next occurrence as a task, or NULL when the series ends here. */
-static enum sa_code
-next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
+enum sa_code
+series_next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
 {
     struct sa_cron *cron = NULL;
     int64_t occ = sa_layout_occurrence_ms(t->id), next = 0, shift = 0, not_after = 0;
@@ -82,7 +81,7 @@ series_continue(struct consumer *c, struct held *h, struct sa_err *err)
 
     if (!h->task->cron || series_stopped(c, h->task))
         return SA_OK;
-    rc = next_task(h->task, &next, err);
+    rc = series_next_task(h->task, &next, err);
     if (rc != SA_OK || !next)
         return rc;
     rc = sa_task_seal(c->ring, next, &env, &len, err);

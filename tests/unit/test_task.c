@@ -142,6 +142,8 @@ test_series_ranges(void **state)
     t->index = 7;
     t->not_after_ms = INT64_MAX;
     assert_int_equal(sa_task_validate(t, NULL), SA_EINVAL);
+    t->not_after_ms = t->due_ms + 1000; /* its next occurrence's would lie before its due time */
+    assert_int_equal(sa_task_validate(t, NULL), SA_EINVAL);
     t->not_after_ms = 0;
     t->until_ms = INT64_MAX;
     assert_int_equal(sa_task_validate(t, NULL), SA_EINVAL);
