@@ -166,43 +166,43 @@ lookup(const char *name, size_t len, char **names, char **values, int n)
     return NULL;
 }
 
-/* Appends n bytes of s; -1 without memory, -2 past INPUT_LINE_MAX (checked before growing, so a
- * template of thousands of fields stops at the ceiling instead of expanding to gigabytes). */
-static int
-append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+/* Appends n bytes of s. The ceiling is checked before anything grows, so a template of
+ * thousands of fields stops at INPUT_LINE_MAX instead of expanding to gigabytes. */
+static enum sa_code
+append(char **out, size_t *len, size_t *cap, const char *s, size_t n, struct sa_err *err)
 {
     if (n > INPUT_LINE_MAX - *len)
-        return -2;
+        return sa_fail(err, SA_EINVAL, "the filled template is longer than %d bytes",
+                       INPUT_LINE_MAX);
     if (*len + n + 1 > *cap) {
         size_t nc = (*len + n + 1) * 2;
         char *b = realloc(*out, nc);
         if (!b)
-            return -1;
+            return sa_fail(err, SA_ENOMEM, "no memory to fill the template");
         *out = b;
         *cap = nc;
     }
     memcpy(*out + *len, s, n);
     *len += n;
     (*out)[*len] = '\0';
-    return 0;
+    return SA_OK;
 }
 
 /* Appends the JSON-escaped value of the {{field}} between open and close. */
-static int
+static enum sa_code
 append_field(char **out, size_t *len, size_t *cap, const char *open, const char *close,
              char **names, char **values, int n, struct sa_err *err)
 {
     const char *v = lookup(open + 2, (size_t)(close - open - 2), names, values, n);
     char *esc;
-    int rc;
+    enum sa_code rc;
 
-    if (!v) {
-        sa_fail(err, SA_EINVAL, "template field {{%.*s}} is not a column", (int)(close - open - 2),
-                open + 2);
-        return -3;
-    }
+    if (!v)
+        return sa_fail(err, SA_EINVAL, "template field {{%.*s}} is not a column",
+                       (int)(close - open - 2), open + 2);
     esc = json_escaped(v);
-    rc = esc ? append(out, len, cap, esc, strlen(esc)) : -1;
+    rc = esc ? append(out, len, cap, esc, strlen(esc), err)
+             : sa_fail(err, SA_ENOMEM, "no memory to fill the template");
     free(esc);
     return rc;
 }
@@ -215,21 +215,17 @@ template_fill(const char *tmpl, char **names, char **values, int n, struct sa_er
     const char *p = tmpl, *open, *close;
     json_error_t jerr;
     json_t *obj = NULL;
-    int rc = 0;
+    enum sa_code rc = SA_OK;
 
-    while (rc == 0 && (open = strstr(p, "{{")) && (close = strstr(open + 2, "}}"))) {
-        rc = append(&out, &len, &cap, p, (size_t)(open - p));
-        if (rc == 0)
+    while (rc == SA_OK && (open = strstr(p, "{{")) && (close = strstr(open + 2, "}}"))) {
+        rc = append(&out, &len, &cap, p, (size_t)(open - p), err);
+        if (rc == SA_OK)
             rc = append_field(&out, &len, &cap, open, close, names, values, n, err);
         p = close + 2;
     }
-    if (rc == 0)
-        rc = append(&out, &len, &cap, p, strlen(p));
-    if (rc == -1)
-        sa_fail(err, SA_ENOMEM, "no memory to fill the template");
-    if (rc == -2)
-        sa_fail(err, SA_EINVAL, "the filled template is longer than %d bytes", INPUT_LINE_MAX);
-    if (rc == 0 && !(obj = json_loads(out, 0, &jerr)))
+    if (rc == SA_OK)
+        rc = append(&out, &len, &cap, p, strlen(p), err);
+    if (rc == SA_OK && !(obj = json_loads(out, 0, &jerr)))
         sa_fail(err, SA_EINVAL, "template does not give JSON: %s", jerr.text);
     free(out);
     return obj;
