@@ -124,7 +124,8 @@ parse_text(struct sa_keyring *r, char *text, const char *path, struct sa_err *er
     return rc;
 }
 
-/* The file must be ours alone: a regular file with no group or other bits. */
+/* The file must be ours alone: a regular file, owned by the user we run as, with no group or
+ * other bits. */
 static enum sa_code
 check_file(int fd, const char *path, struct sa_err *err)
 {
@@ -134,6 +135,9 @@ check_file(int fd, const char *path, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return sa_fail(err, SA_EINVAL, "key file %s is not a regular file", path);
+    if (st.st_uid != geteuid())
+        return sa_fail(err, SA_EINVAL, "key file %s is owned by uid %u, not by uid %u who reads it",
+                       path, (unsigned)st.st_uid, (unsigned)geteuid());
     if (st.st_mode & 077)
         return sa_fail(err, SA_EINVAL,
                        "key file %s is readable by others (mode %04o); chmod 600 it", path,
@@ -170,6 +174,26 @@ read_all(int fd, const char *path, char **text, size_t *cap, struct sa_err *err)
     return SA_OK;
 }
 
+/* open(2) of a FIFO or a device can wait for ever (the producer in open, the consumer's main
+ * thread on SIGHUP), so open without blocking; check_file then refuses whatever is not a
+ * regular file, and regular files read as before once O_NONBLOCK is off again. */
+static int
+open_nonblock(const char *path, int flags, struct sa_err *err)
+{
+    int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+    if (fd < 0) {
+        sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 enum sa_code
 sa_keyring_load(struct sa_keyring **out, const char *path, struct sa_err *err)
 {
@@ -180,9 +204,9 @@ sa_keyring_load(struct sa_keyring **out, const char *path, struct sa_err *err)
     int fd;
 
     *out = NULL;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = open_nonblock(path, O_RDONLY, err);
     if (fd < 0)
-        return sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
+        return SA_EINVAL;
     if ((rc = check_file(fd, path, err)) != SA_OK || (rc = ring_new(&r, err)) != SA_OK)
         goto out;
     if ((rc = read_all(fd, path, &text, &cap, err)) != SA_OK)
@@ -195,6 +219,30 @@ out:
         sa_keyring_free(r);
     else
         *out = r;
+    return rc;
+}
+
+enum sa_code
+sa_keyring_read_secret(const char *path, char *buf, size_t cap, struct sa_err *err)
+{
+    enum sa_code rc;
+    size_t len = 0;
+    ssize_t got = 1;
+    int fd = open_nonblock(path, O_RDONLY, err);
+
+    buf[0] = '\0';
+    if (fd < 0)
+        return SA_EINVAL;
+    rc = check_file(fd, path, err);
+    while (rc == SA_OK && got != 0 && len + 1 < cap) {
+        got = read(fd, buf + len, cap - 1 - len);
+        if (got < 0 && errno != EINTR)
+            rc = sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
+        else if (got > 0)
+            len += (size_t)got;
+    }
+    buf[len] = '\0';
+    close(fd);
     return rc;
 }
 
@@ -276,21 +324,22 @@ out:
 static enum sa_code
 open_for_key(const char *path, int append, int *fd, struct sa_err *err)
 {
-    if (append)
-        *fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC); /* read: its last byte */
-    else
-        *fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (append) {
+        *fd = open_nonblock(path, O_RDWR | O_APPEND, err); /* read: its last byte */
+        return *fd < 0 ? SA_EINVAL : check_file(*fd, path, err);
+    }
+    *fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (*fd < 0 && errno == EEXIST)
         return sa_fail(err, SA_EINVAL, "key file %s exists; use --append to add a key to it", path);
     if (*fd < 0)
         return sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
-    if (!append && fchmod(*fd, 0600) != 0) {
+    if (fchmod(*fd, 0600) != 0) {
         close(*fd);
         *fd = -1;
         unlink(path);
         return sa_fail(err, SA_EINVAL, "key file %s: chmod 600: %s", path, strerror(errno));
     }
-    return append ? check_file(*fd, path, err) : SA_OK;
+    return SA_OK;
 }
 
 enum sa_code

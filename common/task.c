@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "task.h"
+#include "timeparse.h"
 
 enum sa_code
 sa_task_new(struct sa_task **out, struct sa_err *err)
@@ -217,12 +218,25 @@ sa_task_set_body(struct sa_task *t, const void *body, size_t len, struct sa_err 
     return SA_OK;
 }
 
+/* The full list forgets its oldest entry: the newest failures say most in a dead letter. */
+static void
+drop_oldest_attempt(struct sa_task *t)
+{
+    free(t->attempt_error[0]);
+    t->n_attempts--;
+    memmove(t->attempt_error, t->attempt_error + 1, t->n_attempts * sizeof(*t->attempt_error));
+    memmove(t->attempt_at_ms, t->attempt_at_ms + 1, t->n_attempts * sizeof(*t->attempt_at_ms));
+}
+
 enum sa_code
 sa_task_add_attempt(struct sa_task *t, int64_t at_ms, const char *error, struct sa_err *err)
 {
-    int64_t *at = realloc(t->attempt_at_ms, (t->n_attempts + 1) * sizeof(*at));
+    int64_t *at;
     char **msg;
 
+    if (t->n_attempts >= SA_ATTEMPTS_MAX)
+        drop_oldest_attempt(t);
+    at = realloc(t->attempt_at_ms, (t->n_attempts + 1) * sizeof(*at));
     if (!at)
         return sa_fail(err, SA_ENOMEM, "no memory for an attempt");
     t->attempt_at_ms = at;
@@ -260,6 +274,9 @@ sa_task_validate(const struct sa_task *t, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "task id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", t->id, SA_ID_MAX);
     if (t->due_ms <= 0)
         return sa_fail(err, SA_EINVAL, "task has no due time");
+    if (t->due_ms > SA_TIME_MAX_MS || t->not_after_ms > SA_TIME_MAX_MS ||
+        t->until_ms > SA_TIME_MAX_MS)
+        return sa_fail(err, SA_EINVAL, "a time of the task is after 9999-12-31");
     if (t->not_after_ms && t->not_after_ms < t->due_ms)
         return sa_fail(err, SA_EINVAL, "not-after is before the due time");
     if (t->attempt < 1)

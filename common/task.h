@@ -15,6 +15,7 @@
 #define SA_HEADERS_MAX 64
 #define SA_HEADER_MAX 8192 /* one header line */
 #define SA_URL_MAX 4096
+#define SA_ATTEMPTS_MAX 100 /* failed attempts a task lists (SENDAT_RETRY_ATTEMPTS <= 100) */
 
 enum sa_channel { SA_CHANNEL_NONE = 0, SA_CHANNEL_WEBHOOK, SA_CHANNEL_EMAIL };
 enum sa_rcpt { SA_RCPT_TO = 0, SA_RCPT_CC, SA_RCPT_BCC };
@@ -52,7 +53,7 @@ struct sa_task {
     char *cron, *tz;
     int64_t until_ms; /* 0: none */
     int count;        /* occurrences in all, 0: unlimited */
-    int index;        /* this occurrence's number, from 1 */
+    int index;        /* this occurrence's number, from 1, below INT32_MAX */
     char series_id[SA_ID_MAX + 1];
     /* failed attempts so far, for the dead letter */
     size_t n_attempts;
@@ -72,7 +73,8 @@ enum sa_code sa_task_add_header(struct sa_task *t, const char *name, const char 
 enum sa_code sa_task_add_header_line(struct sa_task *t, const char *line, struct sa_err *err) SA_MUST_CHECK;
 enum sa_code sa_task_set_url(struct sa_task *t, const char *url, struct sa_err *err) SA_MUST_CHECK;
 enum sa_code sa_task_set_body(struct sa_task *t, const void *body, size_t len, struct sa_err *err) SA_MUST_CHECK;
-/* Records a failed attempt (time and reason) on the task. */
+/* Records a failed attempt (time and reason) on the task. A list already SA_ATTEMPTS_MAX long
+ * drops its oldest entry, so the list never grows past the ceiling. */
 enum sa_code sa_task_add_attempt(struct sa_task *t, int64_t at_ms, const char *error,
                                  struct sa_err *err) SA_MUST_CHECK;
 

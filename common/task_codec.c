@@ -214,6 +214,9 @@ copy_from_pb(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
     t->attempt = m->attempt;
     t->at_most_once = m->delivery == SENDAT__TASK__DELIVERY__AT_MOST_ONCE;
     t->channel = SA_CHANNEL_NONE;
+    if (m->n_attempts > SA_ATTEMPTS_MAX)
+        return sa_fail(err, SA_EINVAL, "task lists %zu failed attempts (limit %d)", m->n_attempts,
+                       SA_ATTEMPTS_MAX);
     for (size_t i = 0; i < m->n_attempts; i++)
         if ((rc = sa_task_add_attempt(t, m->attempts[i]->at_ms, m->attempts[i]->error, err)) != SA_OK)
             return rc;

@@ -20,8 +20,11 @@ sa_task_check_recurrence(const struct sa_task *t, struct sa_err *err)
     if (rc == SA_OK && (!sa_layout_id_valid(t->series_id) || strlen(t->series_id) > SA_SERIES_ID_MAX))
         rc = sa_fail(err, SA_EINVAL, "series id \"%.60s\" must be 1-%d of A-Z a-z 0-9 _ -", t->series_id,
                      SA_SERIES_ID_MAX);
-    if (rc == SA_OK && (t->count < 0 || t->index < 1 || (t->count && t->index > t->count)))
+    if (rc == SA_OK && (t->count < 0 || t->index < 1 || t->index == INT32_MAX ||
+                         (t->count && t->index > t->count)))
         rc = sa_fail(err, SA_EINVAL, "occurrence %d of %d is out of range", t->index, t->count);
+    if (rc == SA_OK && t->not_after_ms) /* the producer never sets one (fuzz_task found why) */
+        rc = sa_fail(err, SA_EINVAL, "not-after is for single tasks, not a series occurrence");
     return rc;
 }
 

@@ -10,7 +10,7 @@
 #include "timeparse.h"
 
 #define MIN_MS (-62167219200000LL) /* 0000-01-01T00:00:00.000Z */
-#define MAX_MS (253402300799999LL) /* 9999-12-31T23:59:59.999Z */
+#define MAX_MS SA_TIME_MAX_MS
 #define DAY_MS 86400000LL
 #define SHOW "bad time \"%.80s\": " /* every message names the input */
 

@@ -7,6 +7,8 @@
 
 #include "err.h"
 
+#define SA_TIME_MAX_MS (253402300799999LL) /* 9999-12-31T23:59:59.999Z, the last time parsed */
+
 /* Milliseconds since the epoch, from CLOCK_REALTIME. */
 int64_t sa_now_ms(void);
 

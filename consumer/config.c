@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "consumer.h"
 #include "keywait.h"
 #include "sign.h"
@@ -213,18 +215,15 @@ consumer_load_signer(struct signer **out, struct sa_err *err)
 {
     const char *path = getenv("SENDAT_WEBHOOK_SECRET_FILE");
     char buf[4096] = "";
-    FILE *f;
-    size_t n;
+    enum sa_code rc;
 
     if (!path || !*path)
         return signer_new(out, getenv("SENDAT_WEBHOOK_SECRET"), err);
-    f = fopen(path, "r");
-    if (!f)
-        return sa_fail(err, SA_EINVAL, "SENDAT_WEBHOOK_SECRET_FILE %s cannot be read", path);
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return signer_new(out, buf, err);
+    rc = sa_keyring_read_secret(path, buf, sizeof(buf), err); /* a FIFO would stall SIGHUP */
+    if (rc == SA_OK)
+        rc = signer_new(out, buf, err);
+    sodium_memzero(buf, sizeof(buf));
+    return rc;
 }
 
 void

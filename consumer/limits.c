@@ -12,6 +12,8 @@
 #define RULES_MAX 32
 #define HOSTS_MAX 1024
 #define FLEET_MAX 64
+#define RATE_MIN (1.0 / 3600) /* sends per second: one an hour */
+#define RATE_MAX 1e6
 
 struct rule {
     char pattern[128];
@@ -47,12 +49,16 @@ parse_setting(struct rule *r, const char *kv, struct sa_err *err)
         return SA_OK;
     if (sscanf(kv, "fleet:%d", &r->fleet) == 1 && r->fleet > 0 && r->fleet <= FLEET_MAX)
         return SA_OK;
-    if (sscanf(kv, "rate:%lf/%7s", &v, unit) == 2 && v > 0 && (!strcmp(unit, "s") || !strcmp(unit, "m"))) {
+    if (sscanf(kv, "rate:%lf/%7s", &v, unit) == 2 && (!strcmp(unit, "s") || !strcmp(unit, "m"))) {
         r->rate = !strcmp(unit, "s") ? v : v / 60.0;
-        return SA_OK;
+        /* false for NaN too: no wait computed from the rate can pass int64 */
+        if (r->rate >= RATE_MIN && r->rate <= RATE_MAX)
+            return SA_OK;
     }
-    return sa_fail(err, SA_EINVAL, "SENDAT_HOST_LIMITS: \"%.60s\" is not concurrency:N, rate:N/s, rate:N/m "
-                                   "or fleet:N (N up to %d)", kv, FLEET_MAX);
+    return sa_fail(err, SA_EINVAL,
+                   "SENDAT_HOST_LIMITS: \"%.60s\" is not concurrency:N, rate:N/s, rate:N/m "
+                   "or fleet:N (N up to %d, a rate from 1/h to 1000000/s)",
+                   kv, FLEET_MAX);
 }
 
 static enum sa_code

@@ -1,11 +1,13 @@
 /* Every consumer-side publish into the task stream goes through here, so each carries a
  * deterministic Nats-Msg-Id and is acked by JetStream before its original is acked
  * (invariants 1 and 2). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "relay.h"
+#include "timeparse.h"
 
 void
 relay_subject(const struct consumer *c, char *out, size_t cap, int64_t due_ms, const char *id)
@@ -16,14 +18,23 @@ relay_subject(const struct consumer *c, char *out, size_t cap, int64_t due_ms, c
     sa_layout_slot_subject(out, cap, w, sa_layout_slot(l, due_ms), id);
 }
 
+/* A header's decimal value in 0..max, else 0 (as if it were absent). These headers are not
+ * sealed: anyone who can publish a captured task can set them, so they are hints, bounded
+ * before any arithmetic on them. */
 static int64_t
-header_i64(natsMsg *msg, const char *name)
+header_i64(natsMsg *msg, const char *name, int64_t max)
 {
     const char *v = NULL;
+    char *end = NULL;
+    long long n;
 
     if (natsMsgHeader_Get(msg, name, &v) != NATS_OK || !v)
         return 0;
-    return strtoll(v, NULL, 10);
+    errno = 0;
+    n = strtoll(v, &end, 10);
+    if (errno || end == v || *end || n < 0 || n > max)
+        return 0;
+    return n;
 }
 
 uint64_t
@@ -43,9 +54,9 @@ relay_seq(natsMsg *msg)
 void
 relay_meta_read(natsMsg *msg, struct relay_meta *m)
 {
-    m->scheduled_ms = header_i64(msg, "Sendat-Scheduled");
-    m->moves = (int)header_i64(msg, "Sendat-Moves");
-    m->moved_ms = header_i64(msg, "Sendat-Moved");
+    m->scheduled_ms = header_i64(msg, "Sendat-Scheduled", SA_TIME_MAX_MS);
+    m->moves = (int)header_i64(msg, "Sendat-Moves", RELAY_MOVES_MAX);
+    m->moved_ms = header_i64(msg, "Sendat-Moved", SA_TIME_MAX_MS);
 }
 
 static natsStatus

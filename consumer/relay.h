@@ -6,6 +6,8 @@
 
 #include "consumer.h"
 
+#define RELAY_MOVES_MAX 1000 /* a Sendat-Moves header above this reads as 0 */
+
 struct relay_meta {
     int64_t scheduled_ms; /* when the producer published it */
     int moves;            /* re-publishes down a level so far */
@@ -21,7 +23,8 @@ void relay_subject(const struct consumer *c, char *out, size_t cap, int64_t due_
 /* The stream sequence of a fetched message, or of one read by direct get (0 if neither). */
 uint64_t relay_seq(natsMsg *msg);
 
-/* Reads the metadata headers of a task message. */
+/* Reads the metadata headers of a task message. They are not sealed: a value that is not a
+ * plain decimal in range (0..RELAY_MOVES_MAX moves, 0..SA_TIME_MAX_MS times) reads as 0. */
 void relay_meta_read(natsMsg *msg, struct relay_meta *m);
 
 /* Builds a task message for subject with data and the metadata headers into *out (the

@@ -30,12 +30,11 @@ series_stopped(struct consumer *c, const struct sa_task *t)
     return s == NATS_OK;
 }
 
-/* The next occurrence as a task, or NULL when the series ends here. */
-static enum sa_code
-next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
+enum sa_code
+series_next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
 {
     struct sa_cron *cron = NULL;
-    int64_t occ = sa_layout_occurrence_ms(t->id), next = 0;
+    int64_t occ = sa_layout_occurrence_ms(t->id), next = 0, shift = 0, not_after = 0;
     int flags = 0;
     enum sa_code rc;
 
@@ -44,12 +43,19 @@ next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
         occ = t->due_ms;
     if (t->count && t->index >= t->count)
         return SA_OK;
+    /* sa_task_validate refuses these; checked again here, before anything is added to them */
+    if (t->index < 1 || t->index == INT32_MAX)
+        return sa_fail(err, SA_EINVAL, "occurrence index %d is out of range", t->index);
     rc = sa_cron_parse(&cron, t->cron, err);
     if (rc == SA_OK)
         rc = sa_cron_next(cron, t->tz, occ, &next, &flags, err);
     sa_cron_free(cron);
     if (rc == SA_ENOTFOUND || (rc == SA_OK && t->until_ms && next > t->until_ms))
         return SA_OK;
+    if (rc == SA_OK &&
+        (__builtin_sub_overflow(next, occ, &shift) ||
+         (t->not_after_ms && __builtin_add_overflow(t->not_after_ms, shift, &not_after))))
+        rc = sa_fail(err, SA_EINVAL, "not-after cannot move to the next occurrence");
     if (rc == SA_OK)
         rc = sa_task_copy(t, out, err);
     if (rc != SA_OK)
@@ -57,7 +63,7 @@ next_task(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
     (*out)->due_ms = next;
     (*out)->index = t->index + 1;
     (*out)->attempt = 1;
-    (*out)->not_after_ms = t->not_after_ms ? t->not_after_ms + (next - occ) : 0;
+    (*out)->not_after_ms = not_after;
     sa_task_clear_attempts(*out);
     sa_layout_occurrence_id((*out)->id, sizeof((*out)->id), t->series_id, next);
     return SA_OK;
@@ -75,7 +81,7 @@ series_continue(struct consumer *c, struct held *h, struct sa_err *err)
 
     if (!h->task->cron || series_stopped(c, h->task))
         return SA_OK;
-    rc = next_task(h->task, &next, err);
+    rc = series_next_task(h->task, &next, err);
     if (rc != SA_OK || !next)
         return rc;
     rc = sa_task_seal(c->ring, next, &env, &len, err);

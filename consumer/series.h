@@ -11,6 +11,12 @@
  * series was cancelled. SA_OK when there is nothing to do; on failure the caller naks h. */
 enum sa_code series_continue(struct consumer *c, struct held *h, struct sa_err *err) SA_MUST_CHECK;
 
+/* The next occurrence of t's series as a new task in *out, or *out = NULL when the series ends
+ * at t (its count, --until, or no later fire). Pure: no broker. SA_EINVAL for an index or
+ * not-after that cannot move on (tests/fuzz/fuzz_task.c calls it on every decoded series). */
+enum sa_code series_next_task(const struct sa_task *t, struct sa_task **out,
+                              struct sa_err *err) SA_MUST_CHECK;
+
 /* Whether the task (or its series) is in the cancel map. */
 int series_cancelled(struct consumer *c, const struct sa_task *t);
 

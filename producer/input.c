@@ -6,8 +6,7 @@
 
 struct input {
     FILE *f;
-    char *buf;
-    size_t cap;
+    char *buf; /* INPUT_LINE_MAX + 2 bytes: a line, one byte past the ceiling, and a NUL */
 };
 
 enum sa_code
@@ -16,10 +15,15 @@ input_open(struct input **out, const char *path, struct sa_err *err)
     struct input *in = calloc(1, sizeof(*in));
 
     *out = NULL;
-    if (!in)
+    if (in)
+        in->buf = malloc(INPUT_LINE_MAX + 2);
+    if (!in || !in->buf) {
+        free(in);
         return sa_fail(err, SA_ENOMEM, "no memory");
+    }
     in->f = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!in->f) {
+        free(in->buf);
         free(in);
         return sa_fail(err, SA_EINVAL, "--batch %s: cannot open", path);
     }
@@ -38,17 +42,46 @@ input_close(struct input *in)
     free(in);
 }
 
+/* Drops the rest of a line that passed the ceiling, up to and with its newline. */
+static void
+skip_line(FILE *f)
+{
+    int ch;
+
+    while ((ch = getc_unlocked(f)) != EOF && ch != '\n')
+        ;
+}
+
+/* Reads at most INPUT_LINE_MAX + 1 bytes of a line (getline would hold a 200 MB line whole
+ * before its length could be refused) and skips the rest. Returns its length, or -1 at the end. */
+static ssize_t
+read_line(struct input *in, int *too_long)
+{
+    size_t n = 0;
+    int ch = EOF;
+
+    while (n <= INPUT_LINE_MAX && (ch = getc_unlocked(in->f)) != EOF && ch != '\n')
+        in->buf[n++] = (char)ch;
+    if (n == 0 && ch == EOF)
+        return -1;
+    *too_long = n > INPUT_LINE_MAX;
+    if (*too_long)
+        skip_line(in->f);
+    in->buf[n] = '\0';
+    return (ssize_t)n;
+}
+
 int
 input_next(struct input *in, char **line, size_t *len, int *too_long)
 {
-    ssize_t n = getline(&in->buf, &in->cap, in->f);
+    ssize_t n;
 
     *too_long = 0;
+    n = read_line(in, too_long);
     if (n < 0)
         return 0;
-    while (n > 0 && (in->buf[n - 1] == '\n' || in->buf[n - 1] == '\r'))
+    while (n > 0 && in->buf[n - 1] == '\r')
         in->buf[--n] = '\0';
-    *too_long = n > INPUT_LINE_MAX;
     *line = in->buf;
     *len = (size_t)n;
     return 1;
@@ -133,58 +166,67 @@ lookup(const char *name, size_t len, char **names, char **values, int n)
     return NULL;
 }
 
-static int
-append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+/* Appends n bytes of s. The ceiling is checked before anything grows, so a template of
+ * thousands of fields stops at INPUT_LINE_MAX instead of expanding to gigabytes. */
+static enum sa_code
+append(char **out, size_t *len, size_t *cap, const char *s, size_t n, struct sa_err *err)
 {
+    if (n > INPUT_LINE_MAX - *len)
+        return sa_fail(err, SA_EINVAL, "the filled template is longer than %d bytes",
+                       INPUT_LINE_MAX);
     if (*len + n + 1 > *cap) {
         size_t nc = (*len + n + 1) * 2;
         char *b = realloc(*out, nc);
         if (!b)
-            return -1;
+            return sa_fail(err, SA_ENOMEM, "no memory to fill the template");
         *out = b;
         *cap = nc;
     }
     memcpy(*out + *len, s, n);
     *len += n;
     (*out)[*len] = '\0';
-    return 0;
+    return SA_OK;
+}
+
+/* Appends the JSON-escaped value of the {{field}} between open and close. */
+static enum sa_code
+append_field(char **out, size_t *len, size_t *cap, const char *open, const char *close,
+             char **names, char **values, int n, struct sa_err *err)
+{
+    const char *v = lookup(open + 2, (size_t)(close - open - 2), names, values, n);
+    char *esc;
+    enum sa_code rc;
+
+    if (!v)
+        return sa_fail(err, SA_EINVAL, "template field {{%.*s}} is not a column",
+                       (int)(close - open - 2), open + 2);
+    esc = json_escaped(v);
+    rc = esc ? append(out, len, cap, esc, strlen(esc), err)
+             : sa_fail(err, SA_ENOMEM, "no memory to fill the template");
+    free(esc);
+    return rc;
 }
 
 json_t *
 template_fill(const char *tmpl, char **names, char **values, int n, struct sa_err *err)
 {
-    char *out = NULL, *esc;
+    char *out = NULL;
     size_t len = 0, cap = 0;
-    const char *p = tmpl, *open, *close, *v;
+    const char *p = tmpl, *open, *close;
     json_error_t jerr;
-    json_t *obj;
+    json_t *obj = NULL;
+    enum sa_code rc = SA_OK;
 
-    while ((open = strstr(p, "{{")) && (close = strstr(open + 2, "}}"))) {
-        if (append(&out, &len, &cap, p, (size_t)(open - p)) != 0)
-            goto nomem;
-        v = lookup(open + 2, (size_t)(close - open - 2), names, values, n);
-        if (!v) {
-            sa_fail(err, SA_EINVAL, "template field {{%.*s}} is not a column", (int)(close - open - 2), open + 2);
-            free(out);
-            return NULL;
-        }
-        esc = json_escaped(v);
-        if (!esc || append(&out, &len, &cap, esc, strlen(esc)) != 0) {
-            free(esc);
-            goto nomem;
-        }
-        free(esc);
+    while (rc == SA_OK && (open = strstr(p, "{{")) && (close = strstr(open + 2, "}}"))) {
+        rc = append(&out, &len, &cap, p, (size_t)(open - p), err);
+        if (rc == SA_OK)
+            rc = append_field(&out, &len, &cap, open, close, names, values, n, err);
         p = close + 2;
     }
-    if (append(&out, &len, &cap, p, strlen(p)) != 0)
-        goto nomem;
-    obj = json_loads(out, 0, &jerr);
-    if (!obj)
+    if (rc == SA_OK)
+        rc = append(&out, &len, &cap, p, strlen(p), err);
+    if (rc == SA_OK && !(obj = json_loads(out, 0, &jerr)))
         sa_fail(err, SA_EINVAL, "template does not give JSON: %s", jerr.text);
     free(out);
     return obj;
-nomem:
-    free(out);
-    sa_fail(err, SA_ENOMEM, "no memory to fill the template");
-    return NULL;
 }

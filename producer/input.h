@@ -19,7 +19,8 @@ enum sa_code input_open(struct input **out, const char *path, struct sa_err *err
 void input_close(struct input *in);
 
 /* The next line without its newline: 1, or 0 at the end. A line over INPUT_LINE_MAX is
- * returned as 1 with *too_long set (and skipped whole). */
+ * returned as 1 with *too_long set and skipped: no more than INPUT_LINE_MAX + 1 bytes of it
+ * are ever held. */
 int input_next(struct input *in, char **line, size_t *len, int *too_long);
 
 /* Lines in a regular file (for the progress bar), or -1 for a pipe. */
@@ -30,8 +31,9 @@ long input_count_lines(const char *path);
 int csv_split(char *line, char **fields, int max);
 
 /* Fills {{name}} placeholders of a JSON template with the row's values (escaped for JSON
- * strings) and parses the result. NULL with a reason in err if it does not parse or a
- * placeholder names no column. */
+ * strings) and parses the result. NULL with a reason in err if it does not parse, a
+ * placeholder names no column, or the filled text would pass INPUT_LINE_MAX (refused there,
+ * before it grows further). */
 json_t *template_fill(const char *tmpl, char **names, char **values, int n, struct sa_err *err);
 
 #endif

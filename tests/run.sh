@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds sendat, runs the whole suite, then builds it again with
-# AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more. Both phases
-# always run; the summary names each phase's result and the script fails if either failed.
-# Test folders go to one temporary folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1
-# keeps it, and its path is printed).
+# AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more, then each
+# libFuzzer target briefly (tests/fuzz/run.sh). Every phase always runs; the summary names
+# each phase's result and the script fails if any failed. Test folders go to one temporary
+# folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1 keeps it, and its path is printed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/install-deps.sh || exit 1
@@ -15,8 +15,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-phase() { # name, build dir, cmake flags..., then -- and the environment for ctest
-  local name=$1 dir=$2; shift 2
+phase() { # build dir, cmake flags..., then -- and the environment for ctest
+  local dir=$1; shift
   local flags=()
   while [ "$1" != "--" ]; do flags+=("$1"); shift; done
   shift
@@ -25,12 +25,16 @@ phase() { # name, build dir, cmake flags..., then -- and the environment for cte
     (cd "$dir" && env "$@" ctest --output-on-failure -j"$jobs")
 }
 
-phase plain build -DCMAKE_BUILD_TYPE=RelWithDebInfo -- # deploy/demo.sh builds here without tests
+result() { [ "$1" = 0 ] && echo passed || echo "FAILED ($1)"; }
+
+phase build -DCMAKE_BUILD_TYPE=RelWithDebInfo -- # deploy/demo.sh builds here without tests
 plain=$?
-phase sanitizers build-san -DCMAKE_BUILD_TYPE=Debug -DSENDAT_SANITIZE=address,undefined -- \
+phase build-san -DCMAKE_BUILD_TYPE=Debug -DSENDAT_SANITIZE=address,undefined -- \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   SENDAT_TEST_TIMEOUT_MULTIPLIER=3
 san=$?
+bash tests/fuzz/run.sh # every libFuzzer target briefly from its seed corpus (docs/fuzzing.md)
+fuzz=$?
 
-echo "tests/run.sh: plain phase $([ $plain = 0 ] && echo passed || echo "FAILED ($plain)"), sanitizer phase $([ $san = 0 ] && echo passed || echo "FAILED ($san)")"
-[ $plain = 0 ] && [ $san = 0 ]
+echo "tests/run.sh: plain phase $(result $plain), sanitizer phase $(result $san), fuzz phase $(result $fuzz)"
+[ $plain = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ]

@@ -172,6 +172,57 @@ test_append_edges(void **state)
     assert_int_equal(access(d->key, F_OK), -1);
 }
 
+/* Issue 11 item 8: a FIFO used to hang open(2) for ever (alarm fails the test then), and a
+ * file of another user was accepted. */
+static void
+test_not_ours(void **state)
+{
+    struct dir *d = *state;
+    struct sa_keyring *r = NULL;
+    struct sa_err err = {0};
+    char kid[9], secret[16];
+
+    unlink(d->key);
+    assert_int_equal(mkfifo(d->key, 0600), 0);
+    alarm(10);
+    assert_int_equal(sa_keyring_load(&r, d->key, &err), SA_EINVAL);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    sa_err_clear(&err);
+    assert_int_equal(sa_keyring_generate(d->key, 1, kid, &err), SA_EINVAL);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_int_equal(sa_keyring_read_secret(d->key, secret, sizeof(secret), NULL), SA_EINVAL);
+    alarm(0);
+    unlink(d->key);
+    assert_int_equal(mkdir(d->key, 0700), 0);
+    assert_int_equal(sa_keyring_load(&r, d->key, NULL), SA_EINVAL);
+    rmdir(d->key);
+    if (geteuid() != 0) {
+        print_message("not root: the other-owner case needs chown, skipped\n");
+        return;
+    }
+    write_file(d->key, "01020304 " K1 "\n", 0600);
+    assert_int_equal(chown(d->key, 65534, 65534), 0); /* nobody */
+    sa_err_clear(&err);
+    assert_int_equal(sa_keyring_load(&r, d->key, &err), SA_EINVAL);
+    assert_non_null(strstr(err.msg, "owned by uid 65534"));
+    assert_null(r);
+    assert_int_equal(sa_keyring_read_secret(d->key, secret, sizeof(secret), NULL), SA_EINVAL);
+}
+
+/* The webhook secret file gets the key file's checks, and a long one is cut at the buffer. */
+static void
+test_read_secret(void **state)
+{
+    struct dir *d = *state;
+    char secret[16];
+
+    write_file(d->key, "whsec_0123456789abcdef\n", 0600);
+    assert_int_equal(sa_keyring_read_secret(d->key, secret, sizeof(secret), NULL), SA_OK);
+    assert_string_equal(secret, "whsec_012345678");
+    write_file(d->key, "whsec_x\n", 0644);
+    assert_int_equal(sa_keyring_read_secret(d->key, secret, sizeof(secret), NULL), SA_EINVAL);
+}
+
 static void
 test_load_accepts(void **state)
 {
@@ -329,6 +380,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_generate_and_append, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_edges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_accepts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_secret, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limits, setup, teardown),

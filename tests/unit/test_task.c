@@ -91,6 +91,65 @@ test_refusals(void **state)
     sa_task_free(t);
 }
 
+/* Issue 11 item 11: 100,000 empty attempt entries were decoded one realloc at a time. */
+static void
+test_attempt_ceiling(void **state)
+{
+    struct sa_task *t = sample(), *u = NULL;
+    struct sa_err err = {0};
+    uint8_t *buf = NULL, *big;
+    size_t len = 0, n = 100000;
+
+    (void)state;
+    assert_int_equal(sa_task_encode(t, &buf, &len, NULL), SA_OK);
+    big = malloc(len + 2 * n);
+    assert_non_null(big);
+    memcpy(big, buf, len);
+    for (size_t i = 0; i < n; i++) { /* field 14 (attempts), length 0: an empty Attempt */
+        big[len + 2 * i] = 0x72;
+        big[len + 2 * i + 1] = 0;
+    }
+    assert_int_equal(sa_task_decode(big, len + 2 * n, &u, &err), SA_EINVAL);
+    assert_non_null(strstr(err.msg, "100000 failed attempts"));
+    assert_int_equal(sa_task_decode(big, len + 2 * SA_ATTEMPTS_MAX, &u, NULL), SA_OK);
+    assert_int_equal(u->n_attempts, SA_ATTEMPTS_MAX);
+    sa_task_free(u);
+    free(big);
+    free(buf);
+
+    for (int i = 0; i < SA_ATTEMPTS_MAX + 50; i++)
+        assert_int_equal(sa_task_add_attempt(t, i, "HTTP 500", NULL), SA_OK);
+    assert_int_equal(t->n_attempts, SA_ATTEMPTS_MAX);
+    assert_int_equal(t->attempt_at_ms[0], 50); /* the oldest went */
+    assert_int_equal(t->attempt_at_ms[SA_ATTEMPTS_MAX - 1], SA_ATTEMPTS_MAX + 49);
+    sa_task_free(t);
+}
+
+/* Issue 11 item 12: a series index of INT32_MAX or a not-after near INT64_MAX passed
+ * validation and overflowed the next occurrence's sums (consumer/series.c). */
+static void
+test_series_ranges(void **state)
+{
+    struct sa_task *t = sample();
+
+    (void)state;
+    assert_int_equal(sa_task_set_recurrence(t, "0 9 * * *", "UTC", 0, 0, NULL), SA_OK);
+    strcpy(t->series_id, "s1");
+    t->index = 7;
+    assert_int_equal(sa_task_validate(t, NULL), SA_OK);
+    t->index = INT32_MAX; /* unlimited count: index + 1 would overflow */
+    assert_int_equal(sa_task_validate(t, NULL), SA_EINVAL);
+    t->index = 7;
+    t->not_after_ms = INT64_MAX;
+    assert_int_equal(sa_task_validate(t, NULL), SA_EINVAL);
+    t->not_after_ms = t->due_ms + 1000; /* its next occurrence's would lie before its due time */
+    assert_int_equal(sa_task_validate(t, NULL), SA_EINVAL);
+    t->not_after_ms = 0;
+    t->until_ms = INT64_MAX;
+    assert_int_equal(sa_task_validate(t, NULL), SA_EINVAL);
+    sa_task_free(t);
+}
+
 static void
 test_seal_open(void **state)
 {
@@ -128,6 +187,8 @@ main(void)
         cmocka_unit_test(test_garbage_does_not_decode),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_seal_open),
+        cmocka_unit_test(test_attempt_ceiling),
+        cmocka_unit_test(test_series_ranges),
     };
     if (sodium_init() < 0)
         return 1;
