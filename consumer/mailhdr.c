@@ -67,7 +67,8 @@ mailhdr_mailbox(char *out, size_t cap, const char *text)
             return -1;
         return snprintf(out, cap, "%s <%s>", enc, addr) < (int)cap ? (int)strlen(out) : -1;
     }
-    if (strpbrk(name, "()<>@,;:\\\".[]")) /* specials: a quoted string (no quotes inside: checked) */
+    /* specials: a quoted string (no quotes inside: checked) */
+    if (strpbrk(name, "()<>@,;:\\\".[]"))
         return snprintf(out, cap, "\"%s\" <%s>", name, addr) < (int)cap ? (int)strlen(out) : -1;
     return snprintf(out, cap, "%s <%s>", name, addr) < (int)cap ? (int)strlen(out) : -1;
 }
