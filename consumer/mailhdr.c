@@ -1,5 +1,7 @@
 /* Encoded-words are cut at UTF-8 character boundaries so that every word decodes on its own
- * (Korean subjects must arrive intact), and only what needs encoding is encoded. */
+ * (Korean subjects must arrive intact), and only what needs encoding is encoded. Each word
+ * goes on a line of its own (folded with CRLF SP): RFC 2047 limits a line holding encoded
+ * words to 76 characters, and a 998-byte subject on one line broke RFC 5322's 998. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -9,7 +11,8 @@
 #include "mailhdr.h"
 #include "task.h"
 
-#define WORD_BYTES 45 /* 45 bytes -> 60 base64 chars -> 72 with =?UTF-8?B??= */
+/* 39 bytes -> 52 base64 chars -> 64 with =?UTF-8?B??=, so "Reply-To: " and a word fit in 76 */
+#define WORD_BYTES 39
 
 static int
 plain_ascii(const char *s)
@@ -43,7 +46,7 @@ mailhdr_encode(char *out, size_t cap, const char *text)
         char b64[sodium_base64_ENCODED_LEN(WORD_BYTES, sodium_base64_VARIANT_ORIGINAL)];
         int w;
         sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)text + pos, n, sodium_base64_VARIANT_ORIGINAL);
-        w = snprintf(out + used, cap - used, "%s=?UTF-8?B?%s?=", used ? " " : "", b64);
+        w = snprintf(out + used, cap - used, "%s=?UTF-8?B?%s?=", used ? "\r\n " : "", b64);
         if (w < 0 || (size_t)w >= cap - used)
             return -1;
         used += (size_t)w;

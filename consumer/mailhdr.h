@@ -6,8 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Writes text as is when it is printable ASCII, else as =?UTF-8?B?...?= words of at most 75
- * characters, split on character boundaries. Returns the length, -1 if cap is short. */
+/* Writes text as is when it is printable ASCII, else as =?UTF-8?B?...?= words of 64
+ * characters at most, split on character boundaries and folded one word a line ("\r\n "
+ * between words). Returns the length, -1 if cap is short. */
 int mailhdr_encode(char *out, size_t cap, const char *text);
 
 /* "Name <addr>" or "addr" -> a header-ready mailbox (name encoded or quoted as needed). */
