@@ -71,21 +71,29 @@ utf8_clean(char *out, size_t cap, const char *in)
     out[o] = '\0';
 }
 
-int
-sa_claim_encode(const struct sa_claim *c, char *out, size_t cap)
+/* in with its free text (the consumer's name, the error) made valid UTF-8. */
+static struct sa_claim
+utf8_claim(const struct sa_claim *in)
 {
-    char consumer[sizeof(c->consumer)], error[sizeof(c->error)];
-    json_t *o = NULL;
-    size_t n;
+    struct sa_claim c = *in;
 
-    utf8_clean(consumer, sizeof(consumer), c->consumer);
-    utf8_clean(error, sizeof(error), c->error);
-    o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s}", "state",
-                  sa_claim_state_name(c->state), "at", (json_int_t)c->at_ms, "consumer", consumer,
-                  "instance", c->instance, "write", c->write_id, "attempt", c->attempt, "due",
-                  (json_int_t)c->due_ms, "scheduled", (json_int_t)c->scheduled_ms, "moves",
-                  c->moves, "moved", (json_int_t)c->moved_ms, "lateness_ms",
-                  (json_int_t)c->lateness_ms, "http_status", c->http_status, "error", error);
+    utf8_clean(c.consumer, sizeof(c.consumer), in->consumer);
+    utf8_clean(c.error, sizeof(c.error), in->error);
+    return c;
+}
+
+int
+sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
+{
+    struct sa_claim clean = utf8_claim(in);
+    const struct sa_claim *c = &clean;
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s}", "state",
+                          sa_claim_state_name(c->state), "at", (json_int_t)c->at_ms, "consumer",
+                          c->consumer, "instance", c->instance, "write", c->write_id, "attempt", c->attempt, "due", (json_int_t)c->due_ms,
+                          "scheduled", (json_int_t)c->scheduled_ms, "moves", c->moves, "moved",
+                          (json_int_t)c->moved_ms, "lateness_ms", (json_int_t)c->lateness_ms,
+                          "http_status", c->http_status, "error", c->error);
+    size_t n;
 
     if (!o)
         return -1;
@@ -114,7 +122,6 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     const char *state = NULL, *consumer = "", *error = "", *instance = "", *write_id = "";
     json_int_t at = 0, due = 0, sched = 0, moved = 0, late = 0;
     int attempt = 0, moves = 0, status = 0;
-    enum sa_code rc;
 
     memset(c, 0, sizeof(*c));
     if (!o)
@@ -139,7 +146,7 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     c->lateness_ms = late;
     c->http_status = status;
     snprintf(c->error, sizeof(c->error), "%s", error);
-    rc = c->state == SA_CLAIM_NONE ? sa_fail(err, SA_EINVAL, "claim state %.40s is unknown", state) : SA_OK;
+    enum sa_code rc = c->state == SA_CLAIM_NONE ? sa_fail(err, SA_EINVAL, "claim state %.40s is unknown", state) : SA_OK;
     json_decref(o); /* state and the other strings live in o */
     return rc;
 }
