@@ -479,14 +479,16 @@ cmd_bench(const struct opts *o)
     natsSubscription_Destroy(sub);
 
     sub = pull_sub(js, "rawjs_w", "rawjs.*.w.*");
-    done = consume(nc, js, ajs, sub, n / 2, o->batch, REPUB_SYNC, o->sync_seconds, &secs); /* the rest async */
+    /* half synchronously, the rest async */
+    done = consume(nc, js, ajs, sub, n / 2, o->batch, REPUB_SYNC, o->sync_seconds, &secs);
     report("pull_repub_sync_ack", done, secs, &first);
     rest = n - done;
     originals = calloc((size_t)n, sizeof(*originals));
     done = consume(nc, js, ajs, sub, rest, o->batch, REPUB_ASYNC, 120, &secs);
     report("pull_repub_async_ack", done, secs, &first);
     natsSubscription_Destroy(sub);
-    keep = originals; /* a PubAck handler may still be reading it: freed once the contexts are gone */
+    /* A PubAck handler may still be reading it: freed once the contexts are gone. */
+    keep = originals;
     originals = NULL;
     if (o->sink)
         post_phase(js, o, payload, &first);

@@ -20,9 +20,73 @@ sa_claim_state_name(enum sa_claim_state s)
     return (unsigned)s < sizeof(state_names) / sizeof(state_names[0]) ? state_names[s] : "?";
 }
 
-int
-sa_claim_encode(const struct sa_claim *c, char *out, size_t cap)
+/* Length of the valid UTF-8 sequence at s (1 to 4), 0 if s does not start one. Overlong
+ * forms, surrogates and code points past U+10FFFF are not valid (RFC 3629). */
+static size_t
+utf8_len(const unsigned char *s)
 {
+    unsigned char lo = 0x80, hi = 0xBF;
+    size_t n;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        n = 2;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+        n = 3;
+    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    lo = s[0] == 0xE0 ? 0xA0 : s[0] == 0xF0 ? 0x90 : lo;
+    hi = s[0] == 0xED ? 0x9F : s[0] == 0xF4 ? 0x8F : hi;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* Copies in (NUL-terminated, at most cap - 1 bytes) with every byte that is not part of valid
+ * UTF-8 replaced by '?': JSON strings must be UTF-8, and an error text may come from a
+ * receiver or be cut inside a character by its field's size. */
+static void
+utf8_clean(char *out, size_t cap, const char *in)
+{
+    size_t o = 0;
+
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 1 < cap;) {
+        size_t n = utf8_len(p);
+
+        if (!n || o + n >= cap) {
+            out[o++] = '?';
+            p++;
+            continue;
+        }
+        memcpy(out + o, p, n);
+        o += n;
+        p += n;
+    }
+    out[o] = '\0';
+}
+
+/* in with its free text (the consumer's name, the error) made valid UTF-8. */
+static struct sa_claim
+utf8_claim(const struct sa_claim *in)
+{
+    struct sa_claim c = *in;
+
+    utf8_clean(c.consumer, sizeof(c.consumer), in->consumer);
+    utf8_clean(c.error, sizeof(c.error), in->error);
+    return c;
+}
+
+int
+sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
+{
+    struct sa_claim clean = utf8_claim(in);
+    const struct sa_claim *c = &clean;
     json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s}", "state",
                           sa_claim_state_name(c->state), "at", (json_int_t)c->at_ms, "consumer",
                           c->consumer, "instance", c->instance, "write", c->write_id, "attempt", c->attempt, "due", (json_int_t)c->due_ms,
@@ -85,8 +149,9 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     c->delivery_lateness_ms = delivery;
     c->http_status = status;
     snprintf(c->error, sizeof(c->error), "%s", error);
-    json_decref(o);
-    return c->state == SA_CLAIM_NONE ? sa_fail(err, SA_EINVAL, "claim state %s is unknown", state) : SA_OK;
+    enum sa_code rc = c->state == SA_CLAIM_NONE ? sa_fail(err, SA_EINVAL, "claim state %.40s is unknown", state) : SA_OK;
+    json_decref(o); /* state and the other strings live in o */
+    return rc;
 }
 
 void

@@ -17,7 +17,8 @@ enum sa_claim_state {
     SA_CLAIM_SENT,      /* the receiver accepted it */
     SA_CLAIM_RETRYING,  /* an attempt failed; the next one is in the wheel */
     SA_CLAIM_CANCELLED, /* cancel won: never sent */
-    SA_CLAIM_DEAD,      /* dead-lettered (permanent error, last attempt, expired, unknown outcome) */
+    /* dead-lettered (permanent error, last attempt, expired, unknown outcome) */
+    SA_CLAIM_DEAD,
 };
 
 struct sa_claim {

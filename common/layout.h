@@ -52,7 +52,8 @@ int64_t sa_layout_slot(const struct sa_layout *l, int64_t t_ms);   /* start of t
 int sa_layout_window_subject(char *out, size_t cap, int64_t window, const char *id);
 int sa_layout_slot_subject(char *out, size_t cap, int64_t window, int64_t slot, const char *id);
 
-/* Filters: one level of one window (slot 0) or one slot; everything in a window; one id anywhere. */
+/* Filters: one level of one window (slot 0) or one slot; everything in a window; one id
+ * anywhere. */
 int sa_layout_level_filter(char *out, size_t cap, int64_t window, int64_t slot);
 int sa_layout_window_all_filter(char *out, size_t cap, int64_t window);
 int sa_layout_id_filter(char *out, size_t cap, const char *id);

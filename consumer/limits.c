@@ -42,15 +42,20 @@ struct limits {
 static enum sa_code
 parse_setting(struct rule *r, const char *kv, struct sa_err *err)
 {
-    char unit[8] = "";
+    char unit = 0;
     double v;
+    int end = 0; /* %n: how far the pattern matched; a setting must match to its end */
 
-    if (sscanf(kv, "concurrency:%d", &r->concurrency) == 1 && r->concurrency > 0)
+    if (sscanf(kv, "concurrency:%d%n", &r->concurrency, &end) == 1 && !kv[end] && r->concurrency > 0)
         return SA_OK;
-    if (sscanf(kv, "fleet:%d", &r->fleet) == 1 && r->fleet > 0 && r->fleet <= FLEET_MAX)
+    end = 0;
+    if (sscanf(kv, "fleet:%d%n", &r->fleet, &end) == 1 && !kv[end] && r->fleet > 0 &&
+        r->fleet <= FLEET_MAX)
         return SA_OK;
-    if (sscanf(kv, "rate:%lf/%7s", &v, unit) == 2 && (!strcmp(unit, "s") || !strcmp(unit, "m"))) {
-        r->rate = !strcmp(unit, "s") ? v : v / 60.0;
+    end = 0;
+    if (sscanf(kv, "rate:%lf/%c%n", &v, &unit, &end) == 2 && !kv[end] &&
+        (unit == 's' || unit == 'm')) {
+        r->rate = unit == 's' ? v : v / 60.0;
         /* false for NaN too: no wait computed from the rate can pass int64 */
         if (r->rate >= RATE_MIN && r->rate <= RATE_MAX)
             return SA_OK;

@@ -163,8 +163,8 @@ handle(struct puller *p, natsMsg *msg)
         dead_letter(p, msg, place.id, err.msg);
         return;
     }
-    if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) { /* a series' own occurrence:
-                                                                               settled at its time */
+    /* A series' own occurrence is settled at its time: its cancel names the series. */
+    if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) {
         sa_log(SA_LOG_INFO, "dropped_cancelled", "task=%s", t->id);
         atomic_fetch_add(&p->c->counters.cancelled, 1);
         natsMsg_Ack(msg, NULL);

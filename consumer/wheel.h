@@ -38,14 +38,14 @@ enum sa_code wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg,
 void wheel_free(struct wheel *w);
 
 enum wheel_post {
-    WHEEL_TAKEN,   /* the wheel owns h now */
-    WHEEL_HELD,    /* a message with the same h->seq is held already (a redelivery of a task
-                    * this process still holds or sends: the first copy settles it) */
-    WHEEL_NOMEM,   /* out of memory */
+    WHEEL_TAKEN, /* the wheel owns h now */
+    WHEEL_HELD,  /* a message with the same h->seq is held already */
+    WHEEL_NOMEM, /* out of memory */
 };
 
 /* Any thread: hands h to the wheel and wakes the owner, taking ownership (WHEEL_TAKEN);
- * otherwise takes nothing. */
+ * otherwise takes nothing. WHEEL_HELD is a redelivery of a task this process still holds or
+ * sends: the copy it holds settles it. */
 enum wheel_post wheel_post(struct wheel *w, struct held *h);
 
 /* Any thread: wakes the owner thread (to look at a flag such as consumer.reload). */

@@ -81,28 +81,43 @@ need_one(const struct dlq_opts *o, int allow_all)
     return cli_error(EXIT_USAGE, "dlq %s: give %s", o->verb, allow_all ? "one ID or --all" : "one ID");
 }
 
+/* The exit code of a dead-letter operation, saying why it failed. */
+static int
+exit_for(enum sa_code rc, const struct sa_err *err)
+{
+    if (rc == SA_OK)
+        return EXIT_OK;
+    if (rc == SA_ENOTFOUND) {
+        puts("unknown id");
+        return EXIT_UNKNOWN;
+    }
+    return cli_error(EXIT_FAIL, "%s", err->msg);
+}
+
 static int
 run(struct dlq_opts *o, struct sa_nats *n)
 {
+    struct sa_err err = {0};
+
     if (!strcmp(o->verb, "list"))
-        return dlq_list(n, o->cli.json, o->limit);
+        return exit_for(dlq_list(n, o->cli.json, o->limit, &err), &err);
     if (!strcmp(o->verb, "purge")) {
         int code = need_one(o, 1);
 
-        return code ? code : dlq_purge(n, o->id);
+        return code ? code : exit_for(dlq_purge(n, o->id, &err), &err);
     }
     if (!strcmp(o->verb, "show") || !strcmp(o->verb, "replay")) {
         struct sa_keyring *ring = NULL;
         int64_t at = 0;
-        struct sa_err err = {0};
         int code = need_one(o, !strcmp(o->verb, "replay"));
         if (code == EXIT_OK && o->at && sa_time_parse(o->at, sa_now_ms(), &at, &err) != SA_OK)
             code = cli_error(EXIT_USAGE, "dlq replay: --at: %s", err.msg);
         if (code == EXIT_OK)
             code = cli_keyring(&o->cli, &ring);
         if (code == EXIT_OK)
-            code = !strcmp(o->verb, "show") ? dlq_show(n, ring, o->id, o->cli.json)
-                                            : dlq_replay(n, ring, o->id, at);
+            code = exit_for(!strcmp(o->verb, "show") ? dlq_show(n, ring, o->id, o->cli.json, &err)
+                                                     : dlq_replay(n, ring, o->id, at, &err),
+                            &err);
         sa_keyring_free(ring);
         return code;
     }

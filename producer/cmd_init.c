@@ -192,7 +192,8 @@ write_layout(struct sa_nats *n, const struct init_opts *o)
         return cli_error(EXIT_USAGE, "init: the layout is already %s and cannot change", text);
     }
     snprintf(cursor, sizeof(cursor), "%" PRId64, sa_layout_window(&o->layout, sa_now_ms()));
-    kvStore_CreateString(&rev, n->meta, "cursor", cursor); /* first init sets where catch-up starts */
+    /* The first init sets where catch-up starts. */
+    kvStore_CreateString(&rev, n->meta, "cursor", cursor);
     return EXIT_OK;
 }
 

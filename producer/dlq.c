@@ -98,8 +98,8 @@ print_details(json_t *e)
                cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "unreadable"))));
 }
 
-int
-dlq_list(struct sa_nats *n, int json, long limit)
+enum sa_code
+dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err)
 {
     uint64_t seq = 0;
     natsMsg *m = NULL;
@@ -116,21 +116,10 @@ dlq_list(struct sa_nats *n, int json, long limit)
         count++;
     }
     if (s != NATS_OK && s != NATS_NOT_FOUND)
-        return cli_error(EXIT_FAIL, "dlq list: %s", natsStatus_GetText(s));
+        return sa_nats_fail(err, s, 0, "dlq list");
     if (!json)
         fprintf(stderr, "%ld dead letter%s%s\n", count, count == 1 ? "" : "s", count == limit ? " (limit reached)" : "");
-    return EXIT_OK;
-}
-
-static int
-find_one(struct sa_nats *n, const char *id, natsMsg **m)
-{
-    struct sa_err err = {0};
-    enum sa_code rc = find_dead(n, id, m, &err);
-
-    if (rc == SA_ENOTFOUND)
-        return printf("unknown id\n"), EXIT_UNKNOWN;
-    return rc == SA_OK ? EXIT_OK : cli_error(EXIT_FAIL, "dlq: %s", err.msg);
+    return SA_OK;
 }
 
 static void
@@ -148,22 +137,23 @@ add_attempts(json_t *e, const struct sa_task *t)
     json_object_set_new(e, "webhook", json_string(t->url ? t->url : ""));
 }
 
-int
-dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json)
+enum sa_code
+dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json,
+         struct sa_err *err)
 {
     natsMsg *m = NULL;
     struct sa_task *t = NULL;
-    struct sa_err err = {0};
+    struct sa_err why = {0};
     json_t *e;
-    int code = find_one(n, id, &m);
+    enum sa_code rc = find_dead(n, id, &m, err);
 
-    if (code != EXIT_OK)
-        return code;
+    if (rc != SA_OK)
+        return rc;
     e = entry_json(m);
-    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &t, &err) == SA_OK)
+    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &t, &why) == SA_OK)
         add_attempts(e, t);
     else
-        json_object_set_new(e, "unreadable", json_string(err.msg));
+        json_object_set_new(e, "unreadable", json_string(why.msg));
     if (json) {
         json_dumpf(e, stdout, JSON_COMPACT);
         putchar('\n');
@@ -174,7 +164,7 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
     json_decref(e);
     sa_task_free(t);
     natsMsg_Destroy(m);
-    return EXIT_OK;
+    return SA_OK;
 }
 
 static void
@@ -189,41 +179,54 @@ reset_claim(struct sa_nats *n, const char *id)
 }
 
 /* Publishes a fresh copy of one dead letter, then deletes the dead letter. */
-static int
-replay_one(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t at_ms)
+static enum sa_code
+replay_one(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t at_ms,
+           struct sa_err *err)
 {
     const char *id = natsMsg_GetSubject(m) + strlen(DLQ_PREFIX);
     struct sa_task *t = NULL;
-    struct sa_err err = {0};
     char msgid[SA_SUBJECT_MAX];
     int64_t now = sa_now_ms();
     enum sa_code rc = sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m),
-                                   (size_t)natsMsg_GetDataLength(m), &t, &err);
+                                   (size_t)natsMsg_GetDataLength(m), &t, err);
 
     if (rc != SA_OK)
-        return cli_error(EXIT_FAIL, "dlq replay %s: cannot open the task: %s", id, err.msg);
+        return rc;
     t->attempt = 1;
     t->due_ms = at_ms ? at_ms : now;
     if (t->not_after_ms && t->not_after_ms < t->due_ms)
         t->not_after_ms = 0; /* a replay is a deliberate new try: the old deadline is over */
     sa_layout_replay_msgid(msgid, sizeof(msgid), id, natsMsg_GetSequence(m));
     reset_claim(n, id);
-    rc = publish_task(n, ring, t, msgid, &err);
+    rc = publish_task(n, ring, t, msgid, err);
     sa_task_free(t);
     if (rc != SA_OK)
-        return cli_error(EXIT_FAIL, "dlq replay %s: %s", id, err.msg);
+        return rc;
     js_DeleteMsg(n->js, SA_DLQ_STREAM, natsMsg_GetSequence(m), NULL, NULL);
     printf("replayed %s\n", id);
-    return EXIT_OK;
+    return SA_OK;
 }
 
-int
-dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int64_t at_ms)
+/* Replays one dead letter; names it on stderr and returns 1 if it cannot be replayed. */
+static int
+replay_failed(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t at_ms)
+{
+    struct sa_err err = {0};
+
+    if (replay_one(n, ring, m, at_ms, &err) == SA_OK)
+        return 0;
+    fprintf(stderr, "sendat: dlq replay %s: %s\n", natsMsg_GetSubject(m) + strlen(DLQ_PREFIX), err.msg);
+    return 1;
+}
+
+enum sa_code
+dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int64_t at_ms,
+           struct sa_err *err)
 {
     char filter[SA_SUBJECT_MAX];
     natsMsg *m = NULL;
     uint64_t seq = 0, last = UINT64_MAX;
-    int code = EXIT_OK, failed = 0;
+    int failed = 0;
     jsStreamInfo *si = NULL;
 
     if (js_GetStreamInfo(&si, n->js, SA_DLQ_STREAM, NULL, NULL) == NATS_OK)
@@ -236,21 +239,22 @@ dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int
             natsMsg_Destroy(m);
             break;
         }
-        failed += replay_one(n, ring, m, at_ms) != EXIT_OK;
+        failed += replay_failed(n, ring, m, at_ms);
         natsMsg_Destroy(m);
         m = NULL;
         if (id)
             break; /* the newest dead letter of an id is what find_dead shows; one replay */
     }
     if (seq == 0 && id)
-        return printf("unknown id\n"), EXIT_UNKNOWN;
+        return sa_fail(err, SA_ENOTFOUND, "no dead letter %s", id);
     if (failed)
-        code = EXIT_FAIL;
-    return code;
+        return sa_fail(err, SA_ENATS, "dlq replay: %d dead letter%s not replayed", failed,
+                       failed == 1 ? " was" : "s were");
+    return SA_OK;
 }
 
-int
-dlq_purge(struct sa_nats *n, const char *id)
+enum sa_code
+dlq_purge(struct sa_nats *n, const char *id, struct sa_err *err)
 {
     jsOptions o;
     char subject[SA_SUBJECT_MAX];
@@ -262,7 +266,7 @@ dlq_purge(struct sa_nats *n, const char *id)
     o.Stream.Purge.Subject = subject;
     s = js_PurgeStream(n->js, SA_DLQ_STREAM, &o, &jerr);
     if (s != NATS_OK)
-        return cli_error(EXIT_FAIL, "dlq purge: %s", natsStatus_GetText(s));
+        return sa_nats_fail(err, s, jerr, "dlq purge");
     puts("purged");
-    return EXIT_OK;
+    return SA_OK;
 }

@@ -32,7 +32,8 @@ test_cancel_before_after_unknown(void **state)
     assert_int_equal(fx_schedule(&F, due, "/sent", id2, sizeof(id2)), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id1, NULL), 0);
     assert_string_equal(out, "cancelled\n");
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id1, NULL), 0); /* again: same answer */
+    /* again: the same answer */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id1, NULL), 0);
     assert_true(receiver_wait(F.recv, "/sent", 1, 30000));
     later = test_now_ms() + 3000; /* the cancelled one would have come with the other */
     assert_true(wait_until_ms(later, 10000));

@@ -1,6 +1,7 @@
 /* Catch-up and far-future: a task whose window passed while no consumer ran is delivered as
- * soon as one starts; a task due next year stays in its window untouched. Also: a consumer
- * with nothing due sleeps (no polling loop that burns CPU). */
+ * soon as one starts, unless its not-after time passed too: then it is dead-lettered as
+ * expired, never sent late (invariant 6); a task due next year stays in its window untouched.
+ * Also: a consumer with nothing due sleeps (no polling loop that burns CPU). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,10 +35,35 @@ cpu_seconds(pid_t pid)
     return (double)(ut + st) / 100.0;
 }
 
+/* Schedules a webhook due at due_ms that may not be sent after not_after_ms. */
+static void
+schedule_until(int64_t due_ms, int64_t not_after_ms, const char *path, char *id, size_t cap)
+{
+    char at[40], until[40], url[300];
+
+    snprintf(at, sizeof(at), "@%" PRId64, due_ms / 1000);
+    snprintf(until, sizeof(until), "@%" PRId64, not_after_ms / 1000);
+    snprintf(url, sizeof(url), "%s%s", receiver_url(F.recv), path);
+    assert_int_equal(fx_sendat(&F, id, cap, NULL, 0, "schedule", "--at", at, "--not-after", until,
+                               "--webhook", url, "--data", "{}", NULL),
+                     0);
+    id[strcspn(id, "\n")] = '\0';
+}
+
+static int
+dead_letters(void *arg)
+{
+    char out[4096];
+
+    (void)arg;
+    return fx_sendat(&F, out, sizeof(out), NULL, 0, "stats", NULL) == 0 &&
+           strstr(out, "dead letters: 1") != NULL;
+}
+
 static void
 test_past_window_and_next_year(void **state)
 {
-    char old_id[80], year_id[80], out[4096];
+    char old_id[80], year_id[80], expired_id[80], out[4096];
     int64_t due = test_now_ms() + 500, window_gone;
     double cpu0, cpu1;
 
@@ -45,10 +71,14 @@ test_past_window_and_next_year(void **state)
     fx_start(&F, 0);
     assert_int_equal(fx_schedule(&F, due, "/old", old_id, sizeof(old_id)), 0);
     assert_int_equal(fx_schedule(&F, due + 365LL * 86400000, "/next-year", year_id, sizeof(year_id)), 0);
+    schedule_until(due, due + 2000, "/expired", expired_id, sizeof(expired_id));
     window_gone = (due / 10000 + 1) * 10000 + 10500; /* its 10 s window and the next are over */
     assert_true(wait_until_ms(window_gone, 40000));
     fx_consumer(&F, 0, NULL);
     assert_true(receiver_wait(F.recv, "/old", 1, 30000));
+    assert_true(wait_until(dead_letters, NULL, 30000));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", expired_id, NULL), 0);
+    assert_non_null(strstr(out, "expired: not sent before its not-after time"));
 
     /* Idle: nothing is due for a year. Over 5 s the consumer may use a little CPU only. */
     cpu0 = cpu_seconds(F.consumers[0].pid);
@@ -66,7 +96,8 @@ test_past_window_and_next_year(void **state)
     assert_null(strstr(out, " claimed"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "stats", NULL), 0);
     assert_non_null(strstr(out, "tasks waiting: 1 "));
-    assert_non_null(strstr(out, "dead letters: 0"));
+    assert_non_null(strstr(out, "dead letters: 1"));
+    assert_int_equal(receiver_count_path(F.recv, "/expired"), 0);
     fx_stop(&F);
 }
 
