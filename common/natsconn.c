@@ -67,8 +67,17 @@ set_servers(natsOptions *o, const char *url)
     return s;
 }
 
+static void
+on_reconnected(natsConnection *nc, void *closure)
+{
+    struct sa_nats *n = closure;
+
+    (void)nc;
+    atomic_fetch_add(&n->reconnects, 1);
+}
+
 static natsStatus
-make_options(natsOptions **o, const char *url, const char *name)
+make_options(natsOptions **o, struct sa_nats *n, const char *url, const char *name)
 {
     natsStatus s = natsOptions_Create(o);
 
@@ -84,6 +93,8 @@ make_options(natsOptions **o, const char *url, const char *name)
         s = natsOptions_SetReconnectJitter(*o, 100, 1000);
     if (s == NATS_OK)
         s = natsOptions_SetReconnectBufSize(*o, 64 * 1024 * 1024);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectedCB(*o, on_reconnected, n);
     if (s == NATS_OK)
         s = set_auth(*o);
     return s;
@@ -105,7 +116,7 @@ sa_nats_connect(struct sa_nats **out, const char *url, const char *name, struct 
     n = calloc(1, sizeof(*n));
     if (!n)
         return sa_fail(err, SA_ENOMEM, "no memory for a connection");
-    s = make_options(&o, url, name);
+    s = make_options(&o, n, url, name);
     if (s == NATS_OK)
         s = natsConnection_Connect(&n->nc, o);
     if (s == NATS_OK)
@@ -188,17 +199,4 @@ sa_nats_close(struct sa_nats *n)
     jsCtx_Destroy(n->js);
     natsConnection_Destroy(n->nc);
     free(n);
-}
-
-natsStatus
-sa_nats_fetch(natsMsgList *list, natsSubscription *sub, jsFetchRequest *req)
-{
-    int waiting = 0;
-
-    /* _fetch takes the w waiting first, asks the server for batch - w and stops when its count
-     * reaches batch - w: reachable from w only if batch > 2 w */
-    if (natsSubscription_GetPending(sub, &waiting, NULL) == NATS_OK && waiting > 0 &&
-        req->Batch <= 2 * (int64_t)waiting)
-        req->Batch = 2 * (int64_t)waiting + 1;
-    return natsSubscription_FetchRequest(list, sub, req);
 }

@@ -4,6 +4,7 @@
 #define SA_NATSCONN_H
 
 #include <nats/nats.h>
+#include <stdatomic.h>
 
 #include "err.h"
 #include "layout.h"
@@ -18,6 +19,7 @@ struct sa_nats {
     kvStore *meta;
     kvStore *series;
     struct sa_layout layout;
+    atomic_long reconnects; /* times the connection came back: what was open on the server is gone */
 };
 
 /* Connects to url (NULL: SENDAT_NATS_URL, else SA_DEFAULT_URL; a comma-separated list is a
@@ -40,12 +42,6 @@ enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_
 int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
 
 void sa_nats_close(struct sa_nats *n);
-
-/* natsSubscription_FetchRequest without the heap overflow of nats.c before 3.10 (Debian
- * bookworm ships 3.4): a fetch that finds more than half its batch already waiting in the
- * subscription (a late answer to an earlier request) counted past its array and waited out
- * its expiry. The batch is raised above twice what waits, which keeps the count in bounds. */
-natsStatus sa_nats_fetch(natsMsgList *list, natsSubscription *sub, jsFetchRequest *req);
 
 /* Converts a nats.c status (and JetStream error code, 0 if none) once, at the boundary:
  * "what: <status text> (<last error>)". Timeouts and lost connections map to SA_ERETRY. */

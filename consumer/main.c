@@ -50,7 +50,7 @@ setup(struct consumer *c, struct sa_err *err)
         deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
-        wheel_new(&c->wheel, deliver_wakeup, the_deliver, err) != SA_OK ||
+        wheel_new(&c->wheel, c->n->nc, deliver_wakeup, the_deliver, err) != SA_OK ||
         cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
         return -1;
