@@ -78,6 +78,7 @@ struct consumer {
     struct transfer *inflight; /* sends in flight (main thread only) */
     kvStore *members;          /* fleet members alive (owned by the puller) */
     struct counters counters;
+    atomic_int started;  /* connected, layout read, every part set up: /readyz may look */
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
     atomic_int reload;   /* set by SIGHUP: read the key ring and webhook secrets again */
     atomic_int sender_busy; /* due tasks wait for a free send slot: pull no more due ones */
