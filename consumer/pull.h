@@ -20,7 +20,7 @@ struct target {
     int64_t end_ms; /* once past and drained fleet-wide, the target is dropped */
     char durable[32];
     long prefetch_cap; /* before the slot starts: this member's share of it (-1: no cap) */
-    long fetched;
+    long fetched; /* tasks it brought us */
     uint32_t req;       /* the request open on the server (0: none) */
     long credit;        /* messages it may still bring */
     int64_t expires_ms; /* when the server closes it by itself */
@@ -74,14 +74,5 @@ void targets_close(struct puller *p);
 int64_t asks_send(struct puller *p, int64_t now_ms);
 int asks_answer(struct puller *p, natsMsg *msg, int64_t now_ms);
 void asks_forget(struct puller *p);
-/* probe.c: whether anything waits on filter (on doubt: yes). A scan of the stream on
- * nats-server 2.9 when nothing does: 0.3-0.9 s of server CPU with a million tasks stored. */
-int targets_holds_tasks(struct puller *p, const char *filter);
-/* 1 if the durable of level (w, s) has tasks pending or unacked anywhere in the fleet, 0 if
- * not, -1 if it cannot be read (no such durable, or no answer). A consumer info: under a ms. */
-int targets_level_undone(struct puller *p, int64_t w, int64_t s);
-/* Whether slot s of window w holds tasks: from its durable's counts when it has one, else by
- * targets_holds_tasks. */
-int targets_slot_holds_tasks(struct puller *p, int64_t w, int64_t s);
 
 #endif

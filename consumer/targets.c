@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "lookup.h"
 #include "pull.h"
 #include "timeparse.h"
 
@@ -127,7 +128,7 @@ add_slots(struct puller *p, int64_t now_ms)
         s = sa_layout_slot(
             l, now_ms); /* first time, or too far behind: the catch-up probe covers it */
     for (; s <= to; s += l->slot_ms) {
-        if (s + l->slot_ms <= now_ms && !targets_slot_holds_tasks(p, sa_layout_window(l, s), s))
+        if (s + l->slot_ms <= now_ms && !lookup_slot_holds_tasks(p, sa_layout_window(l, s), s))
             continue;
         if (targets_add(p, sa_layout_window(l, s), s, &err) != SA_OK) {
             sa_log(SA_LOG_WARN, "pull_level_failed", "slot=%" PRId64 " error=\"%s\"", s, err.msg);
@@ -152,7 +153,7 @@ targets_reap(struct puller *p, int64_t now_ms)
 {
     for (int i = 0; i < p->n; i++) {
         struct target *t = &p->t[i];
-        if (t->end_ms > now_ms || targets_level_undone(p, t->window, t->slot) != 0)
+        if (t->end_ms > now_ms || lookup_level_undone(p, t->window, t->slot) != 0)
             continue;
         p->t[i--] = p->t[--p->n]; /* its open request expires on the server */
     }

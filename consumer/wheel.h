@@ -31,6 +31,8 @@ struct wheel;
 
 typedef void (*wheel_wakeup_fn)(void *arg);
 
+/* A wheel whose held messages are answered (in progress, nak at release) through nc, and
+ * which calls wake(arg) when a task is posted. */
 enum sa_code wheel_new(struct wheel **out, natsConnection *nc, wheel_wakeup_fn wake, void *arg,
                        struct sa_err *err) SA_MUST_CHECK;
 
