@@ -86,6 +86,8 @@ asks_send(struct puller *p, int64_t now)
     long room = p->c->cfg.max_held - (long)wheel_count(p->c->wheel) - outstanding(p, now);
     int64_t wait = IDLE_WAIT_MS, until;
 
+    if (natsConnection_Status(p->c->n->nc) != NATS_CONN_STATUS_CONNECTED)
+        return wait; /* buffered requests would pile up: asked again once reconnected */
     for (int i = 0; i < p->n && !atomic_load(&p->c->stopping); i++) {
         struct target *t = &p->t[i];
         long batch;
