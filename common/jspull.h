@@ -45,4 +45,9 @@ enum sa_jspull_ack {
 natsStatus sa_jspull_ack(natsConnection *nc, natsMsg *msg, enum sa_jspull_ack kind,
                          int64_t delay_ms);
 
+/* So that a file pulling this way cannot answer a message with them by mistake: a compile
+ * error instead of a crash. */
+#pragma GCC poison natsMsg_Ack natsMsg_AckSync natsMsg_Nak natsMsg_NakWithDelay
+#pragma GCC poison natsMsg_InProgress natsMsg_Term
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "jspull.h" /* how every pulled message is answered (and nats.c's acks poisoned) */
 #include "keyring.h"
 #include "natsconn.h"
 
