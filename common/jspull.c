@@ -35,8 +35,8 @@ sa_jspull_classify(natsMsg *msg, long *pending)
 
     if (pending)
         *pending = 0;
-    if (natsMsg_GetDataLength(msg) > 0 ||
-        natsMsgHeader_Get(msg, "Status", &status) != NATS_OK || !status)
+    if (natsMsg_GetDataLength(msg) > 0 || natsMsgHeader_Get(msg, "Status", &status) != NATS_OK ||
+        !status)
         return SA_JSPULL_TASK;
     if (pending && natsMsgHeader_Get(msg, "Nats-Pending-Messages", &left) == NATS_OK && left)
         *pending = strtol(left, NULL, 10);
@@ -75,9 +75,12 @@ sa_jspull_ack(natsConnection *nc, natsMsg *msg, enum sa_jspull_ack kind, int64_t
     if (!reply || strncmp(reply, ACK_PREFIX, strlen(ACK_PREFIX)) != 0)
         return NATS_ILLEGAL_STATE; /* not a JetStream message */
     switch (kind) {
-    case SA_JSPULL_ACK: return natsConnection_PublishString(nc, reply, "+ACK");
-    case SA_JSPULL_PROGRESS: return natsConnection_PublishString(nc, reply, "+WPI");
-    case SA_JSPULL_NAK: break;
+    case SA_JSPULL_ACK:
+        return natsConnection_PublishString(nc, reply, "+ACK");
+    case SA_JSPULL_PROGRESS:
+        return natsConnection_PublishString(nc, reply, "+WPI");
+    case SA_JSPULL_NAK:
+        break;
     }
     if (delay_ms <= 0)
         return natsConnection_PublishString(nc, reply, "-NAK");

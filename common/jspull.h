@@ -13,10 +13,10 @@
  * the server's status messages about the request it answers. */
 enum sa_jspull_kind {
     SA_JSPULL_TASK = 0,
-    SA_JSPULL_HEARTBEAT,  /* 100: the request is still open */
+    SA_JSPULL_HEARTBEAT,   /* 100: the request is still open */
     SA_JSPULL_NO_MESSAGES, /* 404: a no-wait request found nothing */
-    SA_JSPULL_TIMEOUT,    /* 408: the request expired (or was pushed out); it is closed */
-    SA_JSPULL_CLOSED,     /* 409 and any other status: the request is closed */
+    SA_JSPULL_TIMEOUT,     /* 408: the request expired (or was pushed out); it is closed */
+    SA_JSPULL_CLOSED,      /* 409 and any other status: the request is closed */
 };
 
 /* Asks durable of stream for up to batch messages, delivered to reply, the request open on

@@ -17,9 +17,9 @@
 #define ASK_EXPIRES_MS 30000  /* a request stays open this long, then the server closes it */
 #define ASK_HEARTBEAT_MS 2000 /* while it is idle the server says so this often */
 #define ASK_SILENT_MS (2 * ASK_HEARTBEAT_MS + 1000) /* no word for this long: it is gone */
-#define ASK_AGAIN_MS 1000     /* after a refusal (409), before asking that level again */
-#define IDLE_WAIT_MS 100      /* the longest the puller waits for a message */
-#define BUSY_WAIT_MS 10       /* while a limit holds a request back, it looks again this often */
+#define ASK_AGAIN_MS 1000 /* after a refusal (409), before asking that level again */
+#define IDLE_WAIT_MS 100  /* the longest the puller waits for a message */
+#define BUSY_WAIT_MS 10   /* while a limit holds a request back, it looks again this often */
 
 static int
 is_open(const struct target *t, int64_t now)

@@ -78,8 +78,8 @@ request(struct fx *f, int req, int batch, int64_t expires_ms, int64_t heartbeat_
     char reply[80];
 
     snprintf(reply, sizeof(reply), "%s.%d", f->inbox, req);
-    assert_int_equal(
-        sa_jspull_request(f->nc, "FT", "d", reply, batch, expires_ms, heartbeat_ms), NATS_OK);
+    assert_int_equal(sa_jspull_request(f->nc, "FT", "d", reply, batch, expires_ms, heartbeat_ms),
+                     NATS_OK);
 }
 
 static void
