@@ -221,9 +221,6 @@ def report(work, results_dir):
         row("raw: pull+POST+ack to the sink (msgs/s; CPU us per msg client / server)", "%s; %s / %s" % (
             num(g(raw, "pull_post_ack", "rate")), num(g(raw, "pull_post_ack", "cpu_us_per_msg"), "{:.1f}"),
             num(g(raw, "pull_post_ack", "server_cpu_us_per_msg"), "{:.1f}")))
-        row("raw: NoWait fetch on an empty level, Expires 100 / 5 ms (ms)", "%s / %s" % (
-            num(g(raw, "fetch_nowait_empty_expires_100ms_ms"), "{:.1f}"),
-            num(g(raw, "fetch_nowait_empty_expires_5ms_ms"), "{:.1f}")))
         row("raw: KV create sync / pipelined (keys/s)", "%s / %s" % (
             num(g(raw, "kv_create_sync", "rate")), num(g(raw, "kv_create_async", "rate"))))
 

@@ -27,7 +27,9 @@
 #include <sodium.h>
 
 #include "keyring.h"
+#include "jspull.h"
 #include "rawpost.h"
+#include "rawpull.h"
 #include "layout.h"
 #include "natsconn.h"
 #include "task.h"
@@ -54,6 +56,7 @@ die(const char *what, natsStatus s)
 /* ---- async publish bookkeeping, shared by every phase that publishes asynchronously ---- */
 
 static natsMsg **originals; /* repub phase: the pulled message to ack once its copy is stored */
+static natsConnection *ack_nc; /* and the connection its ack goes through */
 static atomic_long acked, failed;
 
 static long
@@ -78,7 +81,7 @@ on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closur
         if (originals) {
             long i = index_of(natsMsg_GetSubject(msg));
             if (i >= 0 && originals[i]) {
-                natsMsg_Ack(originals[i], NULL);
+                sa_jspull_ack(ack_nc, originals[i], SA_JSPULL_ACK, 0);
                 natsMsg_Destroy(originals[i]);
                 originals[i] = NULL;
             }
@@ -197,14 +200,13 @@ publish_all(jsCtx *js, const char *level, long n, const char *payload, int size,
     return rawpost_now_s() - t0;
 }
 
-static natsSubscription *
-pull_sub(jsCtx *js, const char *durable, const char *filter)
+static struct rawpull *
+pull_sub(natsConnection *nc, jsCtx *js, const char *durable, const char *filter)
 {
     jsConsumerConfig cc;
     jsConsumerInfo *ci = NULL;
-    jsSubOptions so;
     jsErrCode jerr = 0;
-    natsSubscription *sub = NULL;
+    struct rawpull *sub = calloc(1, sizeof(*sub));
     natsStatus s;
 
     jsConsumerConfig_Init(&cc);
@@ -217,54 +219,23 @@ pull_sub(jsCtx *js, const char *durable, const char *filter)
     if ((s = js_AddConsumer(&ci, js, STREAM, &cc, NULL, &jerr)) != NATS_OK)
         die("add consumer", s);
     jsConsumerInfo_Destroy(ci);
-    jsSubOptions_Init(&so);
-    so.Stream = STREAM;
-    so.Consumer = durable;
-    if ((s = js_PullSubscribe(&sub, js, filter, durable, NULL, &so, NULL)) != NATS_OK)
-        die("pull subscribe", s);
+    if (!sub || rawpull_open(sub, nc, STREAM, durable) != 0)
+        die("pull subscribe", NATS_ERR);
     return sub;
 }
 
-/* Up to want messages in one pull; waits up to 2 s for the first. */
-static int
-pull(natsSubscription *sub, natsMsgList *list, long want, int batch)
+static void
+pull_sub_free(struct rawpull *sub)
 {
-    jsFetchRequest req;
-    natsStatus s;
-
-    jsFetchRequest_Init(&req);
-    req.Batch = want < batch ? (int)want : batch;
-    req.Expires = 2000LL * 1000000LL;
-    s = sa_nats_fetch(list, sub, &req);
-    if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
-        return 0;
-    if (s != NATS_OK)
-        die("fetch", s);
-    return list->Count;
+    rawpull_close(sub);
+    free(sub);
 }
 
-/* How long a NoWait fetch with the given expiry takes on a level with nothing pending (the
- * consumer's puller sends these to every level on every pass). */
-static void
-nowait_probe(natsSubscription *sub, int expires_ms)
+/* Up to want messages in one pull; the request stays open up to 2 s. */
+static int
+pull(struct rawpull *sub, natsMsgList *list, long want, int batch)
 {
-    double total = 0;
-    int tries = 3;
-
-    for (int i = 0; i < tries; i++) {
-        natsMsgList list = {0};
-        jsFetchRequest req;
-        double t0 = rawpost_now_s();
-        jsFetchRequest_Init(&req);
-        req.Batch = 64;
-        req.NoWait = true;
-        req.Expires = expires_ms * 1000000LL;
-        sa_nats_fetch(&list, sub, &req);
-        total += rawpost_now_s() - t0;
-        natsMsgList_Destroy(&list);
-    }
-    printf(",\"fetch_nowait_empty_expires_%dms_ms\":%.1f", expires_ms, total * 1000 / tries);
-    fprintf(stderr, "sendat-rawjs: NoWait fetch, Expires %d ms, empty level: %.1f ms\n", expires_ms, total * 1000 / tries);
+    return rawpull_get(sub, list, want < batch ? (int)want : batch, 2000);
 }
 
 enum repub { NO_REPUB, REPUB_SYNC, REPUB_ASYNC };
@@ -273,7 +244,7 @@ enum repub { NO_REPUB, REPUB_SYNC, REPUB_ASYNC };
  * first if asked: synchronously (publish, wait for the PubAck, ack: what sendat's puller does)
  * or asynchronously (ack from the PubAck handler). Returns how many, *secs the time taken. */
 static long
-consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, natsSubscription *sub, long n, int batch,
+consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, struct rawpull *sub, long n, int batch,
         enum repub mode, double max_secs, double *secs)
 {
     double t0 = rawpost_now_s();
@@ -299,7 +270,7 @@ consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, natsSubscription *sub, long n
             snprintf(id, sizeof(id), "m%ld", idx);
             po.MsgId = id;
             if (mode == NO_REPUB) {
-                natsMsg_Ack(m, NULL);
+                sa_jspull_ack(nc, m, SA_JSPULL_ACK, 0);
                 natsMsg_Destroy(m);
             } else if (mode == REPUB_SYNC) {
                 jsPubAck *pa = NULL;
@@ -307,7 +278,7 @@ consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, natsSubscription *sub, long n
                 jsPubAck_Destroy(pa);
                 if (s != NATS_OK)
                     die("publish", s);
-                natsMsg_Ack(m, NULL);
+                sa_jspull_ack(nc, m, SA_JSPULL_ACK, 0);
                 natsMsg_Destroy(m);
             } else {
                 originals[idx] = m;
@@ -430,19 +401,19 @@ js_with_acks(natsConnection *nc)
 
 /* Stored messages delivered as webhooks with nothing else: pull, POST to the sink, ack. */
 static void
-post_phase(jsCtx *js, const struct opts *o, const char *payload, int *first)
+post_phase(natsConnection *nc, jsCtx *js, const struct opts *o, const char *payload, int *first)
 {
-    natsSubscription *sub;
+    struct rawpull *sub;
     double secs;
     long done, refused = 0;
 
     publish_all(js, "d", o->n, payload, o->size, 1);
-    sub = pull_sub(js, "rawjs_d", "rawjs.*.d.*");
+    sub = pull_sub(nc, js, "rawjs_d", "rawjs.*.d.*");
     mark();
     done = rawpost_consume(sub, o->n, 64, o->sink, o->inflight, 120, &secs, &refused);
     report("pull_post_ack", done, secs, first);
     printf(",\"pull_post_ack_refused\":%ld", refused);
-    natsSubscription_Destroy(sub);
+    pull_sub_free(sub);
 }
 
 static int
@@ -451,7 +422,7 @@ cmd_bench(const struct opts *o)
     natsConnection *nc = connect_to(o->server);
     jsCtx *js = js_with_acks(nc), *ajs = js_with_acks(nc);
     char *payload = malloc((size_t)o->size);
-    natsSubscription *sub;
+    struct rawpull *sub;
     natsMsg **keep;
     kvStore *kv = NULL;
     kvConfig kc;
@@ -470,28 +441,26 @@ cmd_bench(const struct opts *o)
     secs = publish_all(js, "p", n, payload, o->size, 1);
     report("pub_async_msgid", n, secs, &first);
 
-    sub = pull_sub(js, "rawjs_p", "rawjs.*.p.*");
+    sub = pull_sub(nc, js, "rawjs_p", "rawjs.*.p.*");
     done = consume(nc, js, ajs, sub, n, o->batch, NO_REPUB, 120, &secs);
     report("pull_ack", done, secs, &first);
-    nowait_probe(sub, 100);
-    nowait_probe(sub, 5);
-    nowait_probe(sub, 0);
-    natsSubscription_Destroy(sub);
+    pull_sub_free(sub);
 
-    sub = pull_sub(js, "rawjs_w", "rawjs.*.w.*");
+    sub = pull_sub(nc, js, "rawjs_w", "rawjs.*.w.*");
     /* half synchronously, the rest async */
     done = consume(nc, js, ajs, sub, n / 2, o->batch, REPUB_SYNC, o->sync_seconds, &secs);
     report("pull_repub_sync_ack", done, secs, &first);
     rest = n - done;
+    ack_nc = nc;
     originals = calloc((size_t)n, sizeof(*originals));
     done = consume(nc, js, ajs, sub, rest, o->batch, REPUB_ASYNC, 120, &secs);
     report("pull_repub_async_ack", done, secs, &first);
-    natsSubscription_Destroy(sub);
+    pull_sub_free(sub);
     /* A PubAck handler may still be reading it: freed once the contexts are gone. */
     keep = originals;
     originals = NULL;
     if (o->sink)
-        post_phase(js, o, payload, &first);
+        post_phase(nc, js, o, payload, &first);
 
     kvConfig_Init(&kc);
     kc.Bucket = KV_BUCKET;
@@ -592,8 +561,7 @@ cmd_claims(const struct opts *o)
     jsStreamInfo *si = NULL;
     jsConsumerConfig cc;
     jsConsumerInfo *ci = NULL;
-    jsSubOptions so;
-    natsSubscription *sub = NULL;
+    struct rawpull sub;
     const char *stream = "KV_" SA_CLAIMS_BUCKET;
     uint64_t total;
     long sent = 0, moves_sum = 0, moves_max = 0, cap, *late, records = 0;
@@ -617,14 +585,11 @@ cmd_claims(const struct opts *o)
     if ((s = js_AddConsumer(&ci, js, stream, &cc, NULL, NULL)) != NATS_OK)
         die("claims reader", s);
     jsConsumerInfo_Destroy(ci);
-    jsSubOptions_Init(&so);
-    so.Stream = stream;
-    so.Consumer = cc.Durable;
-    if ((s = js_PullSubscribe(&sub, js, "$KV." SA_CLAIMS_BUCKET ".>", cc.Durable, NULL, &so, NULL)) != NATS_OK)
-        die("claims subscribe", s);
+    if (rawpull_open(&sub, nc, stream, cc.Durable) != 0)
+        die("claims subscribe", NATS_ERR);
     while ((uint64_t)records < total) {
         natsMsgList list = {0};
-        int got = pull(sub, &list, (long)(total - (uint64_t)records), 1024);
+        int got = pull(&sub, &list, (long)(total - (uint64_t)records), 1024);
         if (!got)
             break;
         for (int i = 0; i < got; i++) {
@@ -646,7 +611,7 @@ cmd_claims(const struct opts *o)
         }
         natsMsgList_Destroy(&list);
     }
-    natsSubscription_Destroy(sub);
+    rawpull_close(&sub);
     js_DeleteConsumer(js, stream, cc.Durable, NULL, NULL);
     qsort(late, (size_t)sent, sizeof(*late), cmp_long);
 #define PCT(p) (sent ? late[(size_t)((double)(sent - 1) * (p))] : 0)

@@ -5,8 +5,9 @@
 
 #include <curl/curl.h>
 
-#include "natsconn.h"
+#include "jspull.h"
 #include "rawpost.h"
+#include "rawpull.h"
 
 struct post {
     CURL *e;
@@ -72,7 +73,7 @@ start_post(CURLM *multi, const char *url, natsMsg *m)
 
 /* Acks (2xx) or naks each finished request's message; returns how many finished. */
 static int
-collect(CURLM *multi, long *acked, long *refused)
+collect(CURLM *multi, natsConnection *nc, long *acked, long *refused)
 {
     CURLMsg *cm;
     int left, n = 0;
@@ -86,10 +87,10 @@ collect(CURLM *multi, long *acked, long *refused)
         curl_easy_getinfo(cm->easy_handle, CURLINFO_PRIVATE, (char **)&p);
         curl_easy_getinfo(cm->easy_handle, CURLINFO_RESPONSE_CODE, &code);
         if (cm->data.result == CURLE_OK && code >= 200 && code < 300) {
-            natsMsg_Ack(p->m, NULL);
+            sa_jspull_ack(nc, p->m, SA_JSPULL_ACK, 0);
             (*acked)++;
         } else {
-            natsMsg_Nak(p->m, NULL);
+            sa_jspull_ack(nc, p->m, SA_JSPULL_NAK, 0);
             (*refused)++;
         }
         curl_multi_remove_handle(multi, p->e);
@@ -102,23 +103,16 @@ collect(CURLM *multi, long *acked, long *refused)
     return n;
 }
 
-/* Pulls up to want messages without waiting if requests are in flight, else up to 2 s. */
+/* Pulls up to want messages; a request waits up to 100 ms if requests are in flight (as the
+ * consumer's puller), else up to 2 s. */
 static int
-fetch(natsSubscription *sub, natsMsgList *list, long want, int batch, int busy)
+fetch(struct rawpull *r, natsMsgList *list, long want, int batch, int busy)
 {
-    jsFetchRequest req;
-    natsStatus s;
-
-    jsFetchRequest_Init(&req);
-    req.Batch = want < batch ? (int)want : batch;
-    req.Expires = (busy ? 100LL : 2000LL) * 1000000LL; /* as the consumer: a late answer is rare */
-    req.NoWait = busy;
-    s = sa_nats_fetch(list, sub, &req);
-    return s == NATS_OK ? list->Count : 0;
+    return rawpull_get(r, list, want < batch ? (int)want : batch, busy ? 100 : 2000);
 }
 
 long
-rawpost_consume(natsSubscription *sub, long n, int batch, const char *url, int inflight,
+rawpost_consume(struct rawpull *sub, long n, int batch, const char *url, int inflight,
                 double max_secs, double *secs, long *refused)
 {
     CURLM *multi = curl_multi_init();
@@ -145,7 +139,7 @@ rawpost_consume(natsSubscription *sub, long n, int batch, const char *url, int i
             natsMsgList_Destroy(&list);
         }
         curl_multi_perform(multi, &running);
-        flying -= collect(multi, &acked, refused);
+        flying -= collect(multi, sub->nc, &acked, refused);
         if (flying > inflight / 2 || pulled >= n)
             curl_multi_poll(multi, NULL, 0, 10, NULL);
     }

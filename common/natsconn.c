@@ -81,8 +81,18 @@ set_servers(natsOptions *o, const char *url)
     return s;
 }
 
+static void
+on_reconnected(natsConnection *nc, void *closure)
+{
+    struct sa_nats *n = closure;
+
+    (void)nc;
+    atomic_fetch_add(&n->reconnects, 1);
+}
+
 static natsStatus
-make_options(natsOptions **o, const char *url, const char *name, const char *inbox)
+make_options(natsOptions **o, struct sa_nats *n, const char *url, const char *name,
+             const char *inbox)
 {
     const char *own = getenv("SENDAT_NATS_INBOX_PREFIX");
     natsStatus s = natsOptions_Create(o);
@@ -101,6 +111,10 @@ make_options(natsOptions **o, const char *url, const char *name, const char *inb
         s = natsOptions_SetReconnectBufSize(*o, 64 * 1024 * 1024);
     if (s == NATS_OK)
         s = natsOptions_SetCustomInboxPrefix(*o, own && *own ? own : inbox);
+    if (s == NATS_OK)
+        snprintf(n->inbox_prefix, sizeof(n->inbox_prefix), "%s", own && *own ? own : inbox);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectedCB(*o, on_reconnected, n);
     if (s == NATS_OK)
         s = set_auth(*o);
     return s;
@@ -123,7 +137,7 @@ sa_nats_connect(struct sa_nats **out, const char *url, const char *name, const c
     n = calloc(1, sizeof(*n));
     if (!n)
         return sa_fail(err, SA_ENOMEM, "no memory for a connection");
-    s = make_options(&o, url, name, inbox);
+    s = make_options(&o, n, url, name, inbox);
     if (s == NATS_OK)
         s = natsConnection_Connect(&n->nc, o);
     if (s == NATS_OK)
@@ -208,15 +222,21 @@ sa_nats_close(struct sa_nats *n)
     free(n);
 }
 
-natsStatus
-sa_nats_fetch(natsMsgList *list, natsSubscription *sub, jsFetchRequest *req)
+enum sa_code
+sa_nats_new_inbox(const struct sa_nats *n, char *out, size_t cap, struct sa_err *err)
 {
-    int waiting = 0;
+    natsInbox *inbox = NULL;
+    natsStatus s = natsInbox_Create(&inbox); /* "_INBOX.<nuid>": the nuid is what we keep */
+    const char *nuid = inbox ? strrchr(inbox, '.') : NULL;
+    int len;
 
-    /* _fetch takes the w waiting first, asks the server for batch - w and stops when its count
-     * reaches batch - w: reachable from w only if batch > 2 w */
-    if (natsSubscription_GetPending(sub, &waiting, NULL) == NATS_OK && waiting > 0 &&
-        req->Batch <= 2 * (int64_t)waiting)
-        req->Batch = 2 * (int64_t)waiting + 1;
-    return natsSubscription_FetchRequest(list, sub, req);
+    if (s != NATS_OK || !nuid) {
+        natsInbox_Destroy(inbox);
+        return sa_nats_fail(err, s != NATS_OK ? s : NATS_ERR, 0, "make an inbox");
+    }
+    len = snprintf(out, cap, "%s%s", n->inbox_prefix, nuid);
+    natsInbox_Destroy(inbox);
+    if (len < 0 || (size_t)len >= cap)
+        return sa_fail(err, SA_EINVAL, "inbox prefix %s is too long", n->inbox_prefix);
+    return SA_OK;
 }

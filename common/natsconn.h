@@ -4,6 +4,7 @@
 #define SA_NATSCONN_H
 
 #include <nats/nats.h>
+#include <stdatomic.h>
 
 #include "err.h"
 #include "layout.h"
@@ -18,6 +19,8 @@ struct sa_nats {
     kvStore *meta;
     kvStore *series;
     struct sa_layout layout;
+    atomic_long reconnects; /* times the connection came back: what was open on the server is gone */
+    char inbox_prefix[64];  /* where this connection's replies arrive (SA_INBOX_* or the env's) */
 };
 
 /* The inbox prefixes of the roles' binaries: replies, pulled tasks and watch deliveries
@@ -33,6 +36,11 @@ struct sa_nats {
 enum sa_code sa_nats_connect(struct sa_nats **out, const char *url, const char *name,
                              const char *inbox, struct sa_err *err) SA_MUST_CHECK;
 
+/* A new unique inbox below the connection's prefix ("<prefix>.<nuid>"), for a subscription of
+ * our own: nats.c's natsInbox_Create always uses "_INBOX.", which the roles may not read. */
+enum sa_code sa_nats_new_inbox(const struct sa_nats *n, char *out, size_t cap,
+                               struct sa_err *err) SA_MUST_CHECK;
+
 /* Binds the buckets and reads the layout; SA_ENOTFOUND with "run sendat init" if absent. */
 enum sa_code sa_nats_bind(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
 
@@ -46,12 +54,6 @@ enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_
 int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
 
 void sa_nats_close(struct sa_nats *n);
-
-/* natsSubscription_FetchRequest without the heap overflow of nats.c before 3.10 (Debian
- * bookworm ships 3.4): a fetch that finds more than half its batch already waiting in the
- * subscription (a late answer to an earlier request) counted past its array and waited out
- * its expiry. The batch is raised above twice what waits, which keeps the count in bounds. */
-natsStatus sa_nats_fetch(natsMsgList *list, natsSubscription *sub, jsFetchRequest *req);
 
 /* Converts a nats.c status (and JetStream error code, 0 if none) once, at the boundary:
  * "what: <status text> (<last error>)". Timeouts and lost connections map to SA_ERETRY. */

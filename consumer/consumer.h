@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "jspull.h" /* how every pulled message is answered (and nats.c's acks poisoned) */
 #include "keyring.h"
 #include "natsconn.h"
 #include "netpolicy.h"
@@ -88,6 +89,7 @@ struct consumer {
     struct transfer *inflight; /* sends in flight (main thread only) */
     kvStore *members;          /* fleet members alive (owned by the puller) */
     struct counters counters;
+    atomic_int started;  /* connected, layout read, every part set up: /readyz may look */
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
     atomic_int reload;   /* set by SIGHUP: read the key ring and webhook secrets again */
     atomic_int sender_busy; /* due tasks wait for a free send slot: pull no more due ones */

@@ -12,6 +12,7 @@
 #include "claimq.h"
 #include "claims.h"
 #include "deliver.h"
+#include "jspull.h"
 #include "limits.h"
 #include "log.h"
 #include "ready.h"
@@ -77,10 +78,10 @@ settle(struct consumer *c, struct held *h)
 
     if (series_continue(c, h, &err) != SA_OK) {
         sa_log(SA_LOG_WARN, "next_occurrence_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        natsMsg_NakWithDelay(h->msg, 1000,
-                             NULL); /* again later: the claim keeps it from a resend */
+        /* again later: the claim keeps it from a resend */
+        sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
     } else {
-        natsMsg_Ack(h->msg, NULL);
+        sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_ACK, 0);
     }
     held_free(h);
 }
@@ -110,7 +111,7 @@ static void
 ack_retried(struct consumer *c, struct held *h)
 {
     (void)c;
-    natsMsg_Ack(h->msg, NULL);
+    sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_ACK, 0);
     held_free(h);
 }
 
@@ -125,7 +126,7 @@ finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason
     if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, h->task->channel, reason,
                           &err) != SA_OK) {
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        natsMsg_Nak(h->msg, NULL); /* keep it: redelivered and tried again */
+        sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK, 0); /* keep it: redelivered and tried again */
         held_free(h);
         return;
     }
@@ -153,7 +154,7 @@ defer(struct deliver *d, struct held *h, int64_t retry_at)
     struct sa_err err = {0};
 
     if (wheel_defer(d->c->wheel, h, retry_at, &err) != SA_OK) {
-        natsMsg_NakWithDelay(h->msg, 1000, NULL);
+        sa_jspull_ack(d->c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
         held_free(h);
     }
 }
@@ -213,7 +214,7 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
         return;
     case TAKE_LATER:
         limits_release(d->c->limits, host, lease);
-        natsMsg_NakWithDelay(h->msg, 1000, NULL);
+        sa_jspull_ack(d->c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
         held_free(h);
         return;
     }
@@ -331,7 +332,7 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const struct tran
             return;
         }
         sa_log(SA_LOG_WARN, "retry_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        natsMsg_NakWithDelay(h->msg, 1000, NULL);
+        sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
         held_free(h);
         return;
     }
@@ -439,14 +440,14 @@ abandon(struct deliver *d, struct claim_job *j)
     while (ready_pop_due(&d->ready, INT64_MAX,
                          &e)) { /* claimed, not sent: the take-over rules apply */
         limits_release(d->c->limits, e.host, e.lease);
-        natsMsg_Nak(e.h->msg, NULL);
+        sa_jspull_ack(d->c->n->nc, e.h->msg, SA_JSPULL_NAK, 0);
         held_free(e.h);
     }
     for (struct claim_job *next; j; j = next) {
         next = j->next;
         if (j->op == CLAIM_TAKE) {
             limits_release(d->c->limits, j->host, j->lease);
-            natsMsg_Nak(j->h->msg, NULL);
+            sa_jspull_ack(d->c->n->nc, j->h->msg, SA_JSPULL_NAK, 0);
             held_free(j->h);
         } else {
             j->ok = 0;

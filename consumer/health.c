@@ -1,8 +1,8 @@
 /* The consumer's HTTP face for orchestrators and Prometheus. Alive means the process answers;
- * ready means NATS is connected and the puller heard from the stream within 10 s. Metrics are
- * read from atomic counters: the endpoint never takes a lock the send path holds. Idle or
- * greedy clients cannot starve the probes: connections per client are capped and idle ones
- * time out. */
+ * ready means the consumer started (the server came and the layout was read), NATS is connected
+ * and the puller heard from the stream within 10 s. Metrics are read from atomic counters: the
+ * endpoint never takes a lock the send path holds. Idle or greedy clients cannot starve the
+ * probes: connections per client are capped and idle ones time out. */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -34,7 +34,8 @@ struct health {
 static int
 ready(struct consumer *c)
 {
-    return natsConnection_Status(c->n->nc) == NATS_CONN_STATUS_CONNECTED &&
+    return atomic_load(&c->started) && /* else c->n may not be set yet: waiting for the server */
+           natsConnection_Status(c->n->nc) == NATS_CONN_STATUS_CONNECTED &&
            sa_now_ms() - atomic_load(&c->counters.last_pull_ok_ms) < 10000;
 }
 
@@ -110,7 +111,8 @@ metrics(struct consumer *c, char *buf)
     n = put(buf, n, "# TYPE sendat_republished_total counter\nsendat_republished_total %ld\n", atomic_load(&k->moved));
     n = put(buf, n, "# TYPE sendat_pulled_total counter\nsendat_pulled_total %ld\n", atomic_load(&k->pulled));
     n = put(buf, n, "# TYPE sendat_in_flight gauge\nsendat_in_flight %ld\n", atomic_load(&k->inflight));
-    n = put(buf, n, "# TYPE sendat_held gauge\nsendat_held %zu\n", wheel_count(c->wheel));
+    n = put(buf, n, "# TYPE sendat_held gauge\nsendat_held %zu\n",
+            atomic_load(&c->started) ? wheel_count(c->wheel) : 0);
     n = put(buf, n, "# HELP sendat_backlog Tasks waiting in the current window, fleet-wide.\n"
                     "# TYPE sendat_backlog gauge\nsendat_backlog %ld\n", atomic_load(&k->backlog));
     n = put(buf, n, "# TYPE sendat_ready gauge\nsendat_ready %d\n", ready(c));

@@ -4,6 +4,7 @@
  * nats.c's threads run the PubAck callbacks of mover.c and claimq.c.
  * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,9 @@
 #include "sweep.h"
 #include "wheel.h"
 
+#define WAIT_FIRST_MS 250 /* backoff while waiting for the server: doubles up to */
+#define WAIT_MAX_MS 5000
+
 static struct consumer the;
 static struct deliver *the_deliver;
 
@@ -38,8 +42,48 @@ on_signal(int sig)
         deliver_wakeup(the_deliver); /* async-signal-safe: curl_multi_wakeup writes a pipe */
 }
 
+/* Sleeps ms in steps, so a SIGTERM while waiting for the server ends the wait soon. */
+static void
+nap(struct consumer *c, int64_t ms)
+{
+    struct timespec step = {0, 50 * 1000000L};
+
+    for (int64_t slept = 0; slept < ms && !atomic_load(&c->stopping); slept += 50)
+        nanosleep(&step, NULL);
+}
+
+/* Containers start in any order: while no server answers (or JetStream is not up yet), try
+ * again with backoff and say so each time. Anything else (no `sendat init`, refused
+ * credentials) is an error for people: returned at once. */
+static enum sa_code
+connect_when_up(struct consumer *c, struct sa_err *err)
+{
+    int64_t backoff = WAIT_FIRST_MS;
+    enum sa_code rc;
+
+    for (int attempt = 1;; attempt++) {
+        struct sa_err why = {0};
+
+        if ((rc = sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, SA_INBOX_CONSUMER, &why)) == SA_OK &&
+            (rc = sa_nats_bind(c->n, &why)) == SA_OK)
+            return SA_OK;
+        if (rc != SA_ERETRY) {
+            *err = why;
+            return rc;
+        }
+        sa_nats_close(c->n);
+        c->n = NULL;
+        if (atomic_load(&c->stopping))
+            return sa_fail(err, SA_ERETRY, "stopped while waiting for the server");
+        sa_log(SA_LOG_WARN, "waiting_for_server", "attempt=%d backoff_ms=%lld error=\"%s\"",
+               attempt, (long long)backoff, why.msg);
+        nap(c, backoff);
+        backoff = backoff * 2 < WAIT_MAX_MS ? backoff * 2 : WAIT_MAX_MS;
+    }
+}
+
 static int
-setup(struct consumer *c, struct sa_err *err)
+setup_local(struct consumer *c, struct sa_err *err)
 {
     unsigned char nonce[8];
 
@@ -47,13 +91,18 @@ setup(struct consumer *c, struct sa_err *err)
     sodium_bin2hex(c->instance, sizeof(c->instance), nonce, sizeof(nonce));
     pthread_rwlock_init(&c->ring_lock, NULL);
     if (consumer_load_signer(&c->signer, err) != SA_OK ||
-        sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
-        sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, SA_INBOX_CONSUMER, err) != SA_OK ||
-        sa_nats_bind(c->n, err) != SA_OK ||
-        deliver_new(&the_deliver, c, err) != SA_OK ||
+        sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK)
+        return -1;
+    return 0;
+}
+
+static int
+setup(struct consumer *c, struct sa_err *err)
+{
+    if (deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
-        wheel_new(&c->wheel, deliver_wakeup, the_deliver, err) != SA_OK ||
+        wheel_new(&c->wheel, c->n->nc, deliver_wakeup, the_deliver, err) != SA_OK ||
         cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
         return -1;
@@ -113,7 +162,7 @@ run(struct consumer *c)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (setup(c, &err) != 0) {
+    if (setup_local(c, &err) != 0) {
         log_start_failed(c, &err);
         return 1;
     }
@@ -121,12 +170,19 @@ run(struct consumer *c)
         log_start_failed(c, &err);
         return 2;
     }
-    if (pull_start(&p, c, &err) != SA_OK) {
+    if (connect_when_up(c, &err) != SA_OK || setup(c, &err) != 0 ||
+        pull_start(&p, c, &err) != SA_OK) {
+        if (atomic_load(&c->stopping) && !c->n) { /* stopped while waiting for the server */
+            health_stop(http);
+            return 0;
+        }
         log_start_failed(c, &err);
+        health_stop(http);
         return 1;
     }
     if (sweep_start(&sweep, c, c->cfg.sweep_interval_ms, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "no_sweep", "error=\"%s\"", err.msg); /* sends go on without it */
+    atomic_store(&c->started, 1);
     sa_log(SA_LOG_INFO, "started", "consumer=%s", c->cfg.name);
     deliver_run(the_deliver); /* returns once stopping and drained */
     sweep_stop(sweep);

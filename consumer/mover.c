@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "jspull.h"
 #include "log.h"
 #include "mover.h"
 #include "seqset.h"
@@ -17,6 +18,7 @@
 
 struct mover {
     jsCtx *js;
+    natsConnection *nc; /* acks go to the original's reply subject */
     struct counters *k;
     pthread_mutex_t lock;
     struct seqset flying; /* published message address -> its original */
@@ -36,9 +38,10 @@ on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
     if (orig && pae) {
         sa_log(SA_LOG_WARN, "move_failed", "subject=%s error=\"%s\"", natsMsg_GetSubject(msg),
                pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
-        natsMsg_Nak(orig, NULL);
+        sa_jspull_ack(m->nc, orig, SA_JSPULL_NAK, 0);
     } else if (orig) {
-        if (natsMsg_Ack(orig, NULL) != NATS_OK) /* a duplicate is stored too: the first stands */
+        /* a duplicate is stored too: the first stands */
+        if (sa_jspull_ack(m->nc, orig, SA_JSPULL_ACK, 0) != NATS_OK)
             sa_log(SA_LOG_WARN, "move_ack_failed", "subject=%s", natsMsg_GetSubject(msg));
         atomic_fetch_add(&m->k->moved, 1);
     }
@@ -62,6 +65,7 @@ mover_new(struct mover **out, struct consumer *c, struct sa_err *err)
     o.PublishAsync.AckHandlerClosure = m;
     o.PublishAsync.MaxPending = MOVES_IN_FLIGHT;
     o.PublishAsync.StallWait = STALL_WAIT_MS;
+    m->nc = c->n->nc;
     s = natsConnection_JetStream(&m->js, c->n->nc, &o);
     if (s != NATS_OK) {
         free(m);

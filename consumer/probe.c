@@ -7,53 +7,12 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "lookup.h"
 #include "pull.h"
 
 #define PROBE_MAX_WINDOWS 512
 #define QUIET_AFTER_MS 60000 /* a window over this long gets no new tasks (members' clocks agree)  \
                               */
-
-int
-targets_holds_tasks(struct puller *p, const char *filter)
-{
-    jsDirectGetMsgOptions o;
-    natsMsg *m = NULL;
-    natsStatus s;
-
-    jsDirectGetMsgOptions_Init(&o);
-    o.Sequence = 1;
-    o.NextBySubject = filter;
-    s = js_DirectGetMsg(&m, p->c->n->js, SA_TASKS_STREAM, NULL, &o);
-    natsMsg_Destroy(m);
-    return s != NATS_NOT_FOUND; /* on doubt, pull: an empty level costs one fetch */
-}
-
-int
-targets_level_undone(struct puller *p, int64_t w, int64_t s)
-{
-    jsConsumerInfo *ci = NULL;
-    char durable[32];
-    int undone;
-
-    sa_layout_durable(durable, sizeof(durable), w, s);
-    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) != NATS_OK)
-        return -1;
-    undone = ci->NumPending > 0 || ci->NumAckPending > 0;
-    jsConsumerInfo_Destroy(ci);
-    return undone;
-}
-
-int
-targets_slot_holds_tasks(struct puller *p, int64_t w, int64_t s)
-{
-    char filter[SA_SUBJECT_MAX];
-    int undone = targets_level_undone(p, w, s);
-
-    if (undone >= 0)
-        return undone;
-    sa_layout_level_filter(filter, sizeof(filter), w, s);
-    return targets_holds_tasks(p, filter);
-}
 
 /* Whether window w holds tasks on any level. A window over for a minute and found empty is
  * remembered as such: looking again every probe cost the server a scan each time. */
@@ -68,7 +27,7 @@ window_holds_tasks(struct puller *p, int64_t w, int64_t now_ms)
         if (p->quiet[i] == w)
             return 0;
     sa_layout_window_all_filter(filter, sizeof(filter), w);
-    holds = targets_holds_tasks(p, filter);
+    holds = lookup_holds_tasks(p, filter);
     if (!holds && w + l->window_ms + QUIET_AFTER_MS <= now_ms)
         p->quiet[p->quiet_next++ % PULL_QUIET_WINDOWS] = w;
     return holds;
@@ -95,7 +54,7 @@ enter_slots(struct puller *p, int64_t w, int64_t now_ms)
     struct sa_err err = {0};
 
     for (int64_t s = w; s < w + l->window_ms && s <= now_ms; s += l->slot_ms)
-        if (targets_find(p, w, s) < 0 && targets_slot_holds_tasks(p, w, s) &&
+        if (targets_find(p, w, s) < 0 && lookup_slot_holds_tasks(p, w, s) &&
             targets_add(p, w, s, &err) != SA_OK)
             sa_log(SA_LOG_WARN, "catch_up_failed", "slot=%" PRId64 " error=\"%s\"", s, err.msg);
 }

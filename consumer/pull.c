@@ -11,6 +11,7 @@
 
 #include "cancel.h"
 #include "envelope.h"
+#include "jspull.h"
 #include "keywait.h"
 #include "log.h"
 #include "mover.h"
@@ -20,14 +21,10 @@
 #include "timeparse.h"
 #include "wheel.h"
 
-#define IDLE_POLL_MS 250 /* longest wait on one level while others may get redeliveries */
 #define REFRESH_EVERY_MS 1000
 #define PROBE_EVERY_MS 5000
 #define MEMBER_EVERY_MS 5000
-#define EMPTY_RECHECK_MS 500
-#define ASK_IDLE_MS 500
-#define ASK_HELD_MS 250
-#define BUSY_WAIT_MS 10
+#define BROKEN_WAIT_MS 100
 
 static void
 dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
@@ -37,7 +34,7 @@ dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
     sa_log(SA_LOG_WARN, "dead_letter", "task=%s subject=%s reason=\"%s\"", id ? id : "-",
            natsMsg_GetSubject(msg), reason);
     if (retry_dead_letter(p->c, msg, id, 0, 0, reason, &err) == SA_OK)
-        natsMsg_Ack(msg, NULL);
+        sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_ACK, 0);
     else
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "error=\"%s\"", err.msg); /* redelivered later */
     natsMsg_Destroy(msg);
@@ -73,7 +70,7 @@ await_key(struct puller *p, natsMsg *msg, const char *id, const char *reason)
     sa_log(SA_LOG_WARN, "unknown_key", "task=%s delivered=%" PRIu64 " back_in_ms=%" PRId64 " reason=\"%s\"",
            id, delivered, delay, reason);
     atomic_fetch_add(&p->c->counters.key_waits, 1);
-    natsMsg_NakWithDelay(msg, delay, NULL);
+    sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, delay);
     natsMsg_Destroy(msg);
 }
 
@@ -94,7 +91,7 @@ move_down(struct puller *p, natsMsg *msg, const struct sa_task *t, int64_t now)
     if (mover_send(p->c->mover, &msg, subject, msgid, &m, &err) == SA_OK)
         return; /* acked once the moved copy is stored */
     sa_log(SA_LOG_WARN, "move_failed", "task=%s error=\"%s\"", t->id, err.msg);
-    natsMsg_Nak(msg, NULL);
+    sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, 0);
     natsMsg_Destroy(msg);
 }
 
@@ -105,7 +102,7 @@ hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
     struct relay_meta m;
 
     if (!h) { /* out of memory: nak, never drop */
-        natsMsg_Nak(msg, NULL);
+        sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, 0);
         natsMsg_Destroy(msg);
         sa_task_free(t);
         return;
@@ -128,7 +125,9 @@ hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
         h->msg = NULL; /* neither acked nor nakked: the held copy answers for the sequence */
         natsMsg_Destroy(msg);
         break;
-    case WHEEL_NOMEM: natsMsg_Nak(msg, NULL); break; /* out of memory: nak, never drop */
+    case WHEEL_NOMEM: /* out of memory: nak, never drop */
+        sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, 0);
+        break;
     }
     held_free(h);
 }
@@ -167,7 +166,7 @@ handle(struct puller *p, natsMsg *msg)
     if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) {
         sa_log(SA_LOG_INFO, "dropped_cancelled", "task=%s", t->id);
         atomic_fetch_add(&p->c->counters.cancelled, 1);
-        natsMsg_Ack(msg, NULL);
+        sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_ACK, 0);
         natsMsg_Destroy(msg);
         sa_task_free(t);
         return;
@@ -178,79 +177,6 @@ handle(struct puller *p, natsMsg *msg)
         return;
     }
     hold(p, msg, t, now);
-}
-
-/* nats-server 2.9 treats a NoWait pull with an expiry as "wait for the first message until
- * it expires": an empty level cost 91 ms of a 100 ms expiry, and the puller visits every level
- * in turn, so a burst's slot came in at one batch per 100 ms. (An expiry of 5 ms lost the
- * burst outright.) A level that came back empty is pulled again only when its durable holds
- * undelivered tasks, or, while tasks of it are held somewhere (a holder may die and leave them
- * for redelivery, or release them at SIGTERM), every EMPTY_RECHECK_MS. A consumer info costs
- * one round trip, not 91 ms; a level nobody holds tasks of is asked every ASK_IDLE_MS (500 ms),
- * so an idle consumer stays nearly idle, one whose tasks are held every ASK_HELD_MS (250 ms). */
-static int
-worth_pulling(struct puller *p, struct target *t, int64_t now)
-{
-    jsConsumerInfo *ci = NULL;
-    char durable[32];
-    int worth = 1;
-
-    if (!t->seen_empty)
-        return 1;
-    if (now < t->ask_ms)
-        return 0;
-    t->ask_ms = now + ASK_IDLE_MS;
-    sa_layout_durable(durable, sizeof(durable), t->window, t->slot);
-    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
-        worth = ci->NumPending > 0 || (ci->NumAckPending > 0 && now >= t->recheck_ms);
-        if (ci->NumAckPending > 0) /* held somewhere: a SIGTERM'd member's nak comes back soon */
-            t->ask_ms = now + ASK_HELD_MS;
-    }
-    jsConsumerInfo_Destroy(ci);
-    return worth;
-}
-
-static int
-fetch(struct puller *p, struct target *t, int64_t wait_ms)
-{
-    natsMsgList list = {0};
-    jsFetchRequest req;
-    int64_t room = p->c->cfg.max_held - (int64_t)wheel_count(p->c->wheel);
-    natsStatus s;
-    int got, sharing = t->prefetch_cap >= 0 && sa_now_ms() < t->slot; /* a share before the start */
-
-    if (sharing) {
-        if (t->fetched >= t->prefetch_cap)
-            return 0; /* our share is in; the rest is for the other members until the slot starts */
-        if (room > t->prefetch_cap - t->fetched)
-            room = t->prefetch_cap - t->fetched;
-    }
-    if (room <= 0 || (!sharing && atomic_load(&p->c->sender_busy)))
-        return 0; /* tasks due now wait in the stream for a member with a free send */
-    if (wait_ms <= 0 && !worth_pulling(p, t, sa_now_ms()))
-        return 0;
-    jsFetchRequest_Init(&req);
-    req.Batch = room < p->c->cfg.fetch_batch ? (int)room : p->c->cfg.fetch_batch;
-    req.NoWait = wait_ms <= 0;
-    req.Expires = (wait_ms > 0 ? wait_ms : 100) * 1000000LL;
-    s = sa_nats_fetch(&list, t->sub, &req);
-    if (s == NATS_OK || s == NATS_TIMEOUT || s == NATS_NOT_FOUND)
-        atomic_store(&p->c->counters.last_pull_ok_ms, sa_now_ms()); /* the stream answered */
-    t->seen_empty = s == NATS_TIMEOUT || s == NATS_NOT_FOUND;
-    if (t->seen_empty) {
-        t->recheck_ms = sa_now_ms() + EMPTY_RECHECK_MS;
-        return 0;
-    }
-    if (s != NATS_OK)
-        return -1;
-    got = list.Count;
-    t->fetched += got;
-    for (int i = 0; i < list.Count; i++) {
-        handle(p, list.Msgs[i]);
-        list.Msgs[i] = NULL; /* handle took it */
-    }
-    natsMsgList_Destroy(&list);
-    return got;
 }
 
 /* When the next slot starts being pulled. Every fleet member wakes at that instant, so they
@@ -311,36 +237,63 @@ housekeeping(struct puller *p, int64_t now)
     }
 }
 
-/* One pass: every level without waiting, oldest first; if nothing came, wait on the current
- * window level (where new tasks arrive) until the next refresh. */
+/* Requests die with the connection: after a reconnect (a server restart, a cluster election)
+ * every level is asked again at once instead of after its heartbeat goes missing. */
+static void
+check_reconnect(struct puller *p)
+{
+    long r = atomic_load(&p->c->n->reconnects);
+
+    if (r == p->reconnects)
+        return;
+    p->reconnects = r;
+    asks_forget(p);
+    sa_log(SA_LOG_INFO, "pull_requests_renewed", "reconnects=%ld levels=%d", r, p->n);
+}
+
+/* One turn: housekeeping, a request to every level that needs one, then one message. */
 static void
 pass(struct puller *p)
 {
-    int64_t now = sa_now_ms(), current = sa_layout_window(&p->c->n->layout, now);
-    int got = 0, primary = -1;
-    int64_t wait;
+    int64_t now = sa_now_ms(), wait, refresh;
+    natsMsg *msg = NULL;
+    natsStatus s;
 
     housekeeping(p, now);
-    for (int i = 0; i < p->n && !atomic_load(&p->c->stopping); i++) {
-        int n = fetch(p, &p->t[i], 0);
-        got += n > 0 ? n : 0;
-        if (p->t[i].window == current && p->t[i].slot == 0)
-            primary = i;
-    }
-    if (got > 0 || atomic_load(&p->c->stopping))
+    check_reconnect(p);
+    wait = asks_send(p, now);
+    refresh = p->next_refresh_ms - now;
+    if (refresh < wait)
+        wait = refresh > 0 ? refresh : 1;
+    s = natsSubscription_NextMsg(&msg, p->inbox, wait);
+    if (s == NATS_TIMEOUT)
         return;
-    if (atomic_load(&p->c->sender_busy) || wheel_count(p->c->wheel) >= (size_t)p->c->cfg.max_held) {
-        struct timespec ts = {0, BUSY_WAIT_MS * 1000000L}; /* until a send ends or room frees */
+    if (s != NATS_OK) {
+        struct timespec ts = {0, BROKEN_WAIT_MS * 1000000L}; /* the connection is closing */
         nanosleep(&ts, NULL);
         return;
     }
-    wait = p->next_refresh_ms - sa_now_ms();
-    if (wait < 1)
-        return;
-    if (primary < 0 || fetch(p, &p->t[primary], wait < IDLE_POLL_MS ? wait : IDLE_POLL_MS) < 0) {
-        struct timespec ts = {0, 200 * 1000000L}; /* no level to wait on, or no broker: back off */
-        nanosleep(&ts, NULL);
+    now = sa_now_ms();
+    atomic_store(&p->c->counters.last_pull_ok_ms, now); /* the stream answered */
+    if (asks_answer(p, msg, now))
+        handle(p, msg);
+}
+
+/* Stops the answers (the server drops requests nobody listens to) and gives back tasks that
+ * came after the last turn. */
+static void
+close_inbox(struct puller *p)
+{
+    natsMsg *msg = NULL;
+
+    natsSubscription_Unsubscribe(p->inbox);
+    while (natsSubscription_NextMsg(&msg, p->inbox, 0) == NATS_OK) {
+        if (sa_jspull_classify(msg, NULL) == SA_JSPULL_TASK)
+            sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, 0);
+        natsMsg_Destroy(msg);
     }
+    natsSubscription_Destroy(p->inbox);
+    p->inbox = NULL;
 }
 
 static void *
@@ -350,15 +303,36 @@ pull_loop(void *arg)
 
     while (!atomic_load(&p->c->stopping))
         pass(p);
-    return NULL; /* subscriptions stay: held and in-flight messages ack through them */
+    close_inbox(p);
+    return NULL;
 }
 
+static enum sa_code
+open_inbox(struct puller *p, struct sa_err *err)
+{
+    char subject[PULL_INBOX_MAX + 4];
+    natsStatus s;
+    enum sa_code rc = sa_nats_new_inbox(p->c->n, p->inbox_prefix, sizeof(p->inbox_prefix), err);
+
+    if (rc != SA_OK)
+        return rc;
+    snprintf(subject, sizeof(subject), "%s.*", p->inbox_prefix);
+    s = natsConnection_SubscribeSync(&p->inbox, p->c->n->nc, subject);
+    if (s == NATS_OK) /* a burst's answers wait here while the puller opens them */
+        s = natsSubscription_SetPendingLimits(p->inbox, -1, -1);
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "subscribe to the pull inbox");
+}
 enum sa_code
 pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
 {
+    enum sa_code rc;
+
     memset(p, 0, sizeof(*p));
     p->c = c;
     p->fleet_size = 1;
+    p->reconnects = atomic_load(&c->n->reconnects);
+    if ((rc = open_inbox(p, err)) != SA_OK)
+        return rc;
     if (js_KeyValue(&p->members, c->n->js, SA_MEMBERS_BUCKET) != NATS_OK)
         sa_log(SA_LOG_WARN, "no_members_bucket", "error=\"run sendat init: bursts are shared less evenly\"");
     members_beat(p);

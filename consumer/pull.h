@@ -1,6 +1,7 @@
 /* The puller thread: pulls every level that is due now (current window, active slots, and
  * older windows that still hold tasks), moves not-yet-due tasks down a level and hands the
- * rest to the wheel. */
+ * rest to the wheel. Every level's tasks come through one inbox, answers to pull requests
+ * left open on the server (asks.c). */
 #ifndef PULL_H
 #define PULL_H
 
@@ -9,6 +10,7 @@
 #include "consumer.h"
 
 #define PULL_MAX_TARGETS 128
+#define PULL_INBOX_MAX 64
 
 /* One level being pulled: a window's window level (slot 0) or one slot, through a durable
  * pull consumer shared by the whole fleet. */
@@ -16,12 +18,14 @@ struct target {
     int64_t window;
     int64_t slot;
     int64_t end_ms; /* once past and drained fleet-wide, the target is dropped */
-    natsSubscription *sub;
+    char durable[32];
     long prefetch_cap; /* before the slot starts: this member's share of it (-1: no cap) */
-    long fetched;
-    int seen_empty;     /* the last pull found nothing */
-    int64_t recheck_ms; /* then pull again only if it holds tasks, or after this */
-    int64_t ask_ms;     /* and ask whether it holds tasks not before this */
+    long fetched; /* tasks it brought us */
+    uint32_t req;       /* the request open on the server (0: none) */
+    long credit;        /* messages it may still bring */
+    int64_t expires_ms; /* when the server closes it by itself */
+    int64_t heard_ms;   /* its last message or heartbeat */
+    int64_t retry_ms;   /* after a refusal: no new request before this */
 };
 
 #define PULL_QUIET_WINDOWS 8
@@ -39,6 +43,10 @@ struct puller {
     int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
     int quiet_next;
     kvStore *members; /* fleet membership, to share a slot's prefetch evenly */
+    natsSubscription *inbox;               /* every level's answers: <inbox_prefix>.<request> */
+    char inbox_prefix[PULL_INBOX_MAX];
+    uint32_t next_req;
+    long reconnects; /* the connection's count when the requests were last made */
     long fleet_size;
     pthread_t thread;
 };
@@ -49,8 +57,7 @@ enum sa_code pull_start(struct puller *p, struct consumer *c, struct sa_err *err
 /* Joins the thread once c->stopping is set. */
 void pull_join(struct puller *p);
 
-/* Closes every subscription (the durables stay for the fleet). Only after every message
- * fetched through them was acked or naked: nats.c acks through the subscription. */
+/* Leaves the members bucket and forgets the levels (the durables stay for the fleet). */
 void pull_close(struct puller *p);
 
 /* targets.c: keeping the set of levels to pull. */
@@ -61,14 +68,12 @@ void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
 void targets_reap(struct puller *p, int64_t now_ms);
 void targets_close(struct puller *p);
-/* probe.c: whether anything waits on filter (on doubt: yes). A scan of the stream on
- * nats-server 2.9 when nothing does: 0.3-0.9 s of server CPU with a million tasks stored. */
-int targets_holds_tasks(struct puller *p, const char *filter);
-/* 1 if the durable of level (w, s) has tasks pending or unacked anywhere in the fleet, 0 if
- * not, -1 if it cannot be read (no such durable, or no answer). A consumer info: under a ms. */
-int targets_level_undone(struct puller *p, int64_t w, int64_t s);
-/* Whether slot s of window w holds tasks: from its durable's counts when it has one, else by
- * targets_holds_tasks. */
-int targets_slot_holds_tasks(struct puller *p, int64_t w, int64_t s);
+/* asks.c: the pull requests open on the server. asks_send asks every level without an open
+ * request that the limits allow and returns how long the puller may wait for a message;
+ * asks_answer counts a task against its level and returns 1, or takes in a status (destroys
+ * it) and returns 0; asks_forget drops every request (the connection was lost). */
+int64_t asks_send(struct puller *p, int64_t now_ms);
+int asks_answer(struct puller *p, natsMsg *msg, int64_t now_ms);
+void asks_forget(struct puller *p);
 
 #endif

@@ -6,8 +6,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
+#include "lookup.h"
 #include "pull.h"
 #include "timeparse.h"
 
@@ -76,7 +78,6 @@ targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
     const struct sa_layout *l = &p->c->n->layout;
     struct target *t;
     char durable[32], filter[SA_SUBJECT_MAX];
-    jsSubOptions so;
     natsStatus s;
 
     if (targets_find(p, window, slot) >= 0)
@@ -87,20 +88,13 @@ targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
     sa_layout_level_filter(filter, sizeof(filter), window, slot);
     t = &p->t[p->n];
     s = ensure_durable(p->c, durable, filter);
-    jsSubOptions_Init(&so);
-    so.Stream = SA_TASKS_STREAM;
-    so.Consumer = durable; /* bind: the library did not create it, so it never deletes it */
-    if (s == NATS_OK)
-        s = js_PullSubscribe(&t->sub, p->c->n->js, filter, durable, NULL, &so, NULL);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, durable);
+    memset(t, 0, sizeof(*t)); /* no request open yet: asks.c makes one */
+    snprintf(t->durable, sizeof(t->durable), "%s", durable);
     t->window = window;
     t->slot = slot;
     t->end_ms = slot ? slot + l->slot_ms : window + l->window_ms;
-    t->fetched = 0;
-    t->seen_empty = 0;
-    t->recheck_ms = 0;
-    t->ask_ms = 0;
     t->prefetch_cap = slot && sa_now_ms() < slot ? share_of(p, durable) : -1;
     p->n++;
     sa_log(SA_LOG_DEBUG, "pull_level", "durable=%s", durable);
@@ -132,7 +126,7 @@ add_slots(struct puller *p, int64_t now_ms)
         s = sa_layout_slot(
             l, now_ms); /* first time, or too far behind: the catch-up probe covers it */
     for (; s <= to; s += l->slot_ms) {
-        if (s + l->slot_ms <= now_ms && !targets_slot_holds_tasks(p, sa_layout_window(l, s), s))
+        if (s + l->slot_ms <= now_ms && !lookup_slot_holds_tasks(p, sa_layout_window(l, s), s))
             continue;
         if (targets_add(p, sa_layout_window(l, s), s, &err) != SA_OK) {
             sa_log(SA_LOG_WARN, "pull_level_failed", "slot=%" PRId64 " error=\"%s\"", s, err.msg);
@@ -157,17 +151,14 @@ targets_reap(struct puller *p, int64_t now_ms)
 {
     for (int i = 0; i < p->n; i++) {
         struct target *t = &p->t[i];
-        if (t->end_ms > now_ms || targets_level_undone(p, t->window, t->slot) != 0)
+        if (t->end_ms > now_ms || lookup_level_undone(p, t->window, t->slot) != 0)
             continue;
-        natsSubscription_Destroy(t->sub);
-        p->t[i--] = p->t[--p->n];
+        p->t[i--] = p->t[--p->n]; /* its open request expires on the server */
     }
 }
 
 void
 targets_close(struct puller *p)
 {
-    for (int i = 0; i < p->n; i++)
-        natsSubscription_Destroy(p->t[i].sub);
     p->n = 0;
 }

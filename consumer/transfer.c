@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "deliver.h"
+#include "jspull.h"
 #include "limits.h"
 #include "transfer.h"
 
@@ -35,7 +36,7 @@ transfer_touch(struct consumer *c, int64_t now_ms, int64_t interval_ms)
     for (struct transfer *x = c->inflight; x; x = x->next) {
         if (now_ms - x->h->touched_ms < interval_ms)
             continue;
-        natsMsg_InProgress(x->h->msg, NULL);
+        sa_jspull_ack(c->n->nc, x->h->msg, SA_JSPULL_PROGRESS, 0);
         x->h->touched_ms = now_ms;
     }
 }

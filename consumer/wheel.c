@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "jspull.h"
 #include "seqset.h"
 #include "wheel.h"
 
@@ -17,10 +18,11 @@ struct wheel {
     atomic_size_t count;
     wheel_wakeup_fn wake;
     void *wake_arg;
+    natsConnection *nc; /* held messages are answered through it */
 };
 
 enum sa_code
-wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg, struct sa_err *err)
+wheel_new(struct wheel **out, natsConnection *nc, wheel_wakeup_fn wake, void *arg, struct sa_err *err)
 {
     struct wheel *w = calloc(1, sizeof(*w));
 
@@ -28,6 +30,7 @@ wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg, struct sa_err *er
     if (!w)
         return sa_fail(err, SA_ENOMEM, "no memory for the wheel");
     pthread_mutex_init(&w->lock, NULL);
+    w->nc = nc;
     w->wake = wake;
     w->wake_arg = arg;
     *out = w;
@@ -220,7 +223,7 @@ wheel_touch(struct wheel *w, int64_t now_ms, int64_t interval_ms)
     for (size_t i = 0; i < w->len; i++) {
         if (now_ms - w->heap[i]->touched_ms < interval_ms)
             continue;
-        natsMsg_InProgress(w->heap[i]->msg, NULL);
+        sa_jspull_ack(w->nc, w->heap[i]->msg, SA_JSPULL_PROGRESS, 0);
         w->heap[i]->touched_ms = now_ms;
     }
 }
@@ -235,13 +238,13 @@ wheel_release_all(struct wheel *w)
     (void)moved;
     while (w->len) {
         h = w->heap[--w->len];
-        natsMsg_Nak(h->msg, NULL);
+        sa_jspull_ack(w->nc, h->msg, SA_JSPULL_NAK, 0);
         held_free(h);
         n++;
     }
     for (h = w->inbox; h; h = w->inbox) { /* only left if the heap could not grow */
         w->inbox = h->next;
-        natsMsg_Nak(h->msg, NULL);
+        sa_jspull_ack(w->nc, h->msg, SA_JSPULL_NAK, 0);
         held_free(h);
         n++;
     }

@@ -31,7 +31,9 @@ struct wheel;
 
 typedef void (*wheel_wakeup_fn)(void *arg);
 
-enum sa_code wheel_new(struct wheel **out, wheel_wakeup_fn wake, void *arg,
+/* A wheel whose held messages are answered (in progress, nak at release) through nc, and
+ * which calls wake(arg) when a task is posted. */
+enum sa_code wheel_new(struct wheel **out, natsConnection *nc, wheel_wakeup_fn wake, void *arg,
                        struct sa_err *err) SA_MUST_CHECK;
 
 /* Naks and frees whatever is still held (the fleet gets it at once). */

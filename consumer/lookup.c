@@ -1,0 +1,47 @@
+/* Whether a level holds tasks, asked of the broker without pulling: the puller's clock
+ * (targets.c) and its catch-up (probe.c) both ask, and neither asks the other. */
+#include <stdio.h>
+
+#include "lookup.h"
+
+int
+lookup_holds_tasks(struct puller *p, const char *filter)
+{
+    jsDirectGetMsgOptions o;
+    natsMsg *m = NULL;
+    natsStatus s;
+
+    jsDirectGetMsgOptions_Init(&o);
+    o.Sequence = 1;
+    o.NextBySubject = filter;
+    s = js_DirectGetMsg(&m, p->c->n->js, SA_TASKS_STREAM, NULL, &o);
+    natsMsg_Destroy(m);
+    return s != NATS_NOT_FOUND; /* on doubt, pull: an empty level costs an open request */
+}
+
+int
+lookup_level_undone(struct puller *p, int64_t w, int64_t s)
+{
+    jsConsumerInfo *ci = NULL;
+    char durable[32];
+    int undone;
+
+    sa_layout_durable(durable, sizeof(durable), w, s);
+    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) != NATS_OK)
+        return -1;
+    undone = ci->NumPending > 0 || ci->NumAckPending > 0;
+    jsConsumerInfo_Destroy(ci);
+    return undone;
+}
+
+int
+lookup_slot_holds_tasks(struct puller *p, int64_t w, int64_t s)
+{
+    char filter[SA_SUBJECT_MAX];
+    int undone = lookup_level_undone(p, w, s);
+
+    if (undone >= 0)
+        return undone;
+    sa_layout_level_filter(filter, sizeof(filter), w, s);
+    return lookup_holds_tasks(p, filter);
+}

@@ -1,0 +1,110 @@
+/* Starting and staying up (issue 17, item 3): a consumer started while nats-server is down
+ * waits for it with backoff, says so in its log and keeps /readyz false, then works once the
+ * server comes; a server restart under a running consumer costs lateness, never the process. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+
+static struct fx F;
+
+static int
+waiting_logged(void *arg)
+{
+    (void)arg;
+    return proc_count_lines(F.consumers[0].err_path, "event=waiting_for_server") >= 2;
+}
+
+static int
+listening(void *arg)
+{
+    (void)arg;
+    return fx_consumer_port(&F, 0) > 0;
+}
+
+static int
+ready(void *arg)
+{
+    char body[FX_BODY_MAX];
+
+    (void)arg;
+    return fx_consumer_get(&F, 0, "/readyz", body) == 200;
+}
+
+static void
+dump_log(void)
+{
+    char *log = proc_read_file(F.consumers[0].err_path);
+
+    fprintf(stderr, "consumer log:\n%s\n", log ? log : "(none)");
+    free(log);
+}
+
+/* Schedules a webhook due in 3 s and waits for it at the receiver. */
+static void
+delivered(const char *path)
+{
+    char id[80], body[FX_BODY_MAX];
+
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 3000, path, id, sizeof(id)), 0);
+    if (!receiver_wait(F.recv, path, 1, 20000)) {
+        dump_log();
+        fail_msg("%s (task %s) was not delivered; /readyz %ld", path, id,
+                 fx_consumer_get(&F, 0, "/readyz", body));
+    }
+}
+
+static void
+test_waits_for_the_server_then_survives_its_restart(void **state)
+{
+    char body[FX_BODY_MAX];
+
+    (void)state;
+    fx_start(&F, 0);
+    natsd_term(&F.srv); /* the store stays: `sendat init` ran */
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(listening, NULL, 10000));
+    assert_true(wait_until(waiting_logged, NULL, 10000));
+    assert_int_equal(fx_consumer_get(&F, 0, "/readyz", body), 503);
+    assert_true(proc_alive(&F.consumers[0]));
+
+    assert_int_equal(natsd_restart(&F.srv), 0); /* same port and store */
+    if (!wait_until(ready, NULL, 20000)) {
+        dump_log();
+        fail_msg("/readyz stayed false after the server came");
+    }
+    delivered("/after-start");
+
+    natsd_term(&F.srv);
+    assert_int_equal(natsd_restart(&F.srv), 0);
+    delivered("/after-restart");
+    assert_true(proc_alive(&F.consumers[0]));
+
+    natsd_kill(&F.srv); /* no clean shutdown this time */
+    assert_int_equal(natsd_restart(&F.srv), 0);
+    delivered("/after-kill");
+    assert_true(proc_alive(&F.consumers[0]));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_waits_for_the_server_then_survives_its_restart),
+    };
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_CloseAndWait(5000);
+    return rc;
+}
