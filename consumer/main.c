@@ -63,13 +63,14 @@ connect_when_up(struct consumer *c, struct sa_err *err)
 
     for (int attempt = 1;; attempt++) {
         struct sa_err why = {0};
+        char refused[8];
 
         if ((rc = sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, SA_INBOX_CONSUMER, &why)) == SA_OK &&
             (rc = sa_nats_bind(c->n, &why)) == SA_OK)
             return SA_OK;
-        if (rc != SA_ERETRY) {
-            *err = why;
-            return rc;
+        if (rc != SA_ERETRY || sa_nats_refused(c->n, refused, sizeof(refused))) {
+            *err = why; /* a refused subject is a wrong user, not a server still starting */
+            return rc != SA_OK ? rc : SA_EPERM;
         }
         sa_nats_close(c->n);
         c->n = NULL;
