@@ -240,10 +240,5 @@ main(void)
         cmocka_unit_test(test_consumer_refuses_resolved),
         cmocka_unit_test(test_errors_are_classes),
     };
-    int rc;
-
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

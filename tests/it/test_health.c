@@ -132,10 +132,5 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_probes_answer_under_idle_flood)};
-    int rc;
-
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -101,10 +101,5 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_waits_for_the_server_then_survives_its_restart),
     };
-    int rc;
-
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }

@@ -258,10 +258,5 @@ main(void)
         cmocka_unit_test(test_dispatch_and_delivery_lateness),
         cmocka_unit_test(test_health_port_in_use_is_a_clear_error),
     };
-    int rc;
-
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, setup, teardown);
-    nats_CloseAndWait(5000);
-    return rc;
+    return fx_run(tests, sizeof(tests) / sizeof(tests[0]), setup, teardown);
 }

@@ -155,10 +155,5 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unread_tasks_are_dead_lettered),
     };
-    int rc;
-
-    nats_Open(-1);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    nats_CloseAndWait(5000);
-    return rc;
+    return FX_RUN(tests);
 }
