@@ -194,6 +194,8 @@ replay_one(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t
         return rc;
     t->attempt = 1;
     t->due_ms = at_ms ? at_ms : now;
+    t->first_due_ms = 0; /* lateness is measured from the replay's own due time */
+    t->first_started_ms = 0;
     if (t->not_after_ms && t->not_after_ms < t->due_ms)
         t->not_after_ms = 0; /* a replay is a deliberate new try: the old deadline is over */
     sa_layout_replay_msgid(msgid, sizeof(msgid), id, natsMsg_GetSequence(m));
