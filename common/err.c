@@ -31,7 +31,8 @@ const char *
 sa_code_name(enum sa_code code)
 {
     static const char *names[] = {"OK",     "EINVAL", "ENOMEM",    "ENATS", "ECRYPTO",
-                                  "ERETRY", "EPERM",  "ENOTFOUND", "EEXIST"};
+                                  "ERETRY", "EPERM",  "ENOTFOUND", "EEXIST",
+                                  "ECONFLICT"};
 
     if ((unsigned)code < sizeof(names) / sizeof(names[0]))
         return names[code];

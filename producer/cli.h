@@ -13,6 +13,8 @@ enum {
     EXIT_USAGE = 2,    /* bad flags or bad input: nothing was published */
     EXIT_TOO_LATE = 3, /* cancel: it was sent already */
     EXIT_UNKNOWN = 4,  /* cancel/status: no such task */
+    EXIT_TAKEN = 5,    /* schedule: the id holds another message: nothing was scheduled */
+    EXIT_UNVERIFIED = 6, /* schedule: the id was used and is gone: nothing to compare with */
 };
 
 /* Flags every connecting command takes (--server, --key-file, --json). */
@@ -25,7 +27,8 @@ struct cli {
 /* Prints "sendat: <message>" on stderr and returns code. */
 int cli_error(int code, const char *fmt, ...) SA_PRINTF(2, 3);
 
-/* The exit code for an sa_code: EXIT_USAGE for bad input, EXIT_FAIL otherwise. */
+/* The exit code for an sa_code: EXIT_USAGE for bad input, EXIT_TAKEN for SA_ECONFLICT,
+ * EXIT_FAIL otherwise. */
 int cli_exit_for(enum sa_code rc);
 
 /* Connects and binds the buckets; on failure prints the reason and returns an exit code. */
