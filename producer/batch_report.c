@@ -100,7 +100,7 @@ batch_summary(struct batch *b, const char *fatal)
     for (long i = 0; i < b->refused && i < BATCH_REFUSALS_KEPT; i++)
         fprintf(stderr, "  line %ld: %s\n", b->refusals[i].line, b->refusals[i].why);
     for (long i = 0; i < dups_kept(b); i++)
-        fprintf(stderr, "  line %ld: %s (%s)\n", b->dups[i].line, b->dups[i].why, outcome(b->dups[i].code));
+        fprintf(stderr, "  line %ld: %s\n", b->dups[i].line, b->dups[i].why);
     for (long i = 0; i < failed && publisher_failure(b->pub, i); i++)
         fprintf(stderr, "  not stored: %s\n", publisher_failure(b->pub, i));
     return exit_code(b, failed, fatal);

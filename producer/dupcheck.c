@@ -10,19 +10,20 @@
 
 #include "dupcheck.h"
 #include "find.h"
+#include "timeparse.h"
 
+/* t encoded without its creation time, its progress and its due time (compared apart). */
 static enum sa_code
-booking(const struct sa_task *t, int with_due, uint8_t **out, size_t *len, struct sa_err *err)
+booking(const struct sa_task *t, uint8_t **out, size_t *len, struct sa_err *err)
 {
     struct sa_task c = *t; /* shallow: encoding only reads */
 
     c.created_ms = 0;
+    c.due_ms = 0;
     c.attempt = 1;
     c.n_attempts = 0;
     c.attempt_at_ms = NULL;
     c.attempt_error = NULL;
-    if (!with_due)
-        c.due_ms = 0;
     return sa_task_encode(&c, out, len, err);
 }
 
@@ -33,13 +34,19 @@ compare(const struct sa_task *ours, const struct sa_task *stored, uint64_t seq, 
     size_t a_len = 0, b_len = 0;
     enum sa_code rc;
 
-    if (stored->attempt == 1 && stored->due_ms != ours->due_ms)
+    if (stored->attempt == 1 && stored->due_ms != ours->due_ms) { /* a retry's due time is its backoff's */
+        char was[40], now[40];
+
+        sa_time_format(was, sizeof(was), stored->due_ms);
+        sa_time_format(now, sizeof(now), ours->due_ms);
         return sa_fail(err, SA_ECONFLICT,
-                       "id %s is taken by a task with another due time (stream sequence %" PRIu64 ")",
-                       ours->id, seq);
-    rc = booking(ours, 0, &a, &a_len, err);
+                       "id %s is taken by a task with another due time (%s, this one %s; stream sequence %" PRIu64
+                       ")",
+                       ours->id, was, now, seq);
+    }
+    rc = booking(ours, &a, &a_len, err);
     if (rc == SA_OK)
-        rc = booking(stored, 0, &b, &b_len, err);
+        rc = booking(stored, &b, &b_len, err);
     if (rc == SA_OK && (a_len != b_len || sodium_memcmp(a, b, a_len) != 0))
         rc = sa_fail(err, SA_ECONFLICT, "id %s is taken by a task with other content (stream sequence %" PRIu64 ")",
                      ours->id, seq);

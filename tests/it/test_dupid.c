@@ -60,16 +60,23 @@ slot_subject(char *out, size_t cap, int64_t due_ms, const char *id)
 static void
 test_same_other_and_squatted(void **state)
 {
-    char out[256], err[4096], subject[200];
+    char out[256], err[4096], subject[200], at[40];
     int64_t due = test_now_ms() + 600000; /* no consumer runs: everything stays stored */
 
     (void)state;
     fx_start(&F, 0);
+    snprintf(at, sizeof(at), "@%" PRId64, due / 1000);
     /* (a) the same booking twice */
     assert_int_equal(book("order-1", due, "{\"n\":1}", out, err), 0);
     assert_string_equal(out, "order-1\n");
     assert_int_equal(book("order-1", due, "{\"n\":1}", out, err), 0);
     assert_string_equal(out, "order-1\n");
+    assert_non_null(strstr(err, "already scheduled"));
+    for (int i = 0; i < 2; i++) /* an email compares the same way */
+        assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id", "mail-1", "--at", at,
+                                   "--email", "Ann <ann@example.org>,bob@example.org", "--cc", "c@example.org",
+                                   "--subject", "좋은 아침", "--text", "hi", "--from", "Ops <ops@example.org>", NULL),
+                         0);
     assert_non_null(strstr(err, "already scheduled"));
     /* (b) a corrected booking under the same id: the body, or the due time, differs */
     assert_int_equal(book("order-2", due, "{\"n\":2}", out, err), 0);
@@ -102,6 +109,15 @@ status_has(void *arg)
     return fx_sendat(&F, out, sizeof(out), NULL, 0, "status", a[0], NULL) == 0 && strstr(out, a[1]);
 }
 
+static int
+consumer_ready(void *arg)
+{
+    static char body[FX_BODY_MAX];
+
+    (void)arg;
+    return fx_consumer_get(&F, 0, "/readyz", body) == 200;
+}
+
 static void
 test_moved_and_gone(void **state)
 {
@@ -112,6 +128,7 @@ test_moved_and_gone(void **state)
     (void)state;
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(consumer_ready, NULL, 30000));
     /* moved down to its slot (due late in the current window, more than slot + lead ahead):
      * the original sequence is gone, the task waits under its id */
     window = (test_now_ms() / 10000 + 1) * 10000;
