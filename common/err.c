@@ -30,9 +30,8 @@ sa_err_clear(struct sa_err *err)
 const char *
 sa_code_name(enum sa_code code)
 {
-    static const char *names[] = {"OK",     "EINVAL", "ENOMEM",    "ENATS", "ECRYPTO",
-                                  "ERETRY", "EPERM",  "ENOTFOUND", "EEXIST",
-                                  "ECONFLICT"};
+    static const char *names[] = {"OK",     "EINVAL", "ENOMEM",    "ENATS",  "ECRYPTO",
+                                  "ERETRY", "EPERM",  "ENOTFOUND", "EEXIST", "ECONFLICT"};
 
     if ((unsigned)code < sizeof(names) / sizeof(names[0]))
         return names[code];

@@ -55,13 +55,15 @@ print_json(struct batch *b, long scheduled, long already, long failed, const cha
         json_array_append_new(refusals, json_pack("{s:I, s:s}", "line", (json_int_t)b->refusals[i].line,
                                                   "error", b->refusals[i].why));
     for (long i = 0; i < dups_kept(b); i++)
-        json_array_append_new(taken, json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)b->dups[i].line, "id",
-                                               b->dups[i].id, "outcome", outcome(b->dups[i].code), "error",
-                                               b->dups[i].why));
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:s?}", "scheduled", (json_int_t)scheduled,
-                          "already_scheduled", (json_int_t)already, "refused", (json_int_t)b->refused, "failed",
-                          (json_int_t)failed, "id_taken", (json_int_t)b->taken, "id_unverified",
-                          (json_int_t)b->unverified, "refusals", refusals, "taken", taken, "error", fatal);
+        json_array_append_new(taken,
+                              json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)b->dups[i].line,
+                                        "id", b->dups[i].id, "outcome", outcome(b->dups[i].code),
+                                        "error", b->dups[i].why));
+    json_t *o = json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:s?}", "scheduled", (json_int_t)scheduled,
+        "already_scheduled", (json_int_t)already, "refused", (json_int_t)b->refused, "failed",
+        (json_int_t)failed, "id_taken", (json_int_t)b->taken, "id_unverified",
+        (json_int_t)b->unverified, "refusals", refusals, "taken", taken, "error", fatal);
     json_dumpf(o, stdout, JSON_COMPACT);
     putchar('\n');
     json_decref(o);
@@ -84,16 +86,17 @@ exit_code(const struct batch *b, long failed, const char *fatal)
 int
 batch_summary(struct batch *b, const char *fatal)
 {
-    long acked = 0, dups = 0, failed = 0, already = b->already + b->series_again; /* a series scheduled
-                                                                                  before counts too */
+    /* a series scheduled before counts as already scheduled too */
+    long acked = 0, dups = 0, failed = 0, already = b->already + b->series_again;
 
     if (b->pub)
         publisher_counts(b->pub, &acked, &dups, &failed);
     failed += b->unchecked;
     if (b->o->cli.json)
         print_json(b, acked + already, already, failed, fatal);
-    fprintf(stderr, "sendat: scheduled %ld (%ld of them already were), refused %ld, failed %ld%s", acked + already,
-            already, b->refused, failed, b->o->strict && b->refused ? " (--strict: nothing published)" : "");
+    fprintf(stderr, "sendat: scheduled %ld (%ld of them already were), refused %ld, failed %ld%s",
+            acked + already, already, b->refused, failed,
+            b->o->strict && b->refused ? " (--strict: nothing published)" : "");
     if (b->taken + b->unverified)
         fprintf(stderr, ", id taken %ld, cannot compare %ld", b->taken, b->unverified);
     fputc('\n', stderr);

@@ -13,8 +13,10 @@ enum {
     EXIT_USAGE = 2,    /* bad flags or bad input: nothing was published */
     EXIT_TOO_LATE = 3, /* cancel: it was sent already */
     EXIT_UNKNOWN = 4,  /* cancel/status: no such task */
-    EXIT_TAKEN = 5,    /* schedule: the id holds another message: nothing was scheduled */
-    EXIT_UNVERIFIED = 6, /* schedule: the id was used and is gone: nothing to compare with */
+    /* schedule: nothing was scheduled, as the id holds another message (TAKEN), or one that is
+     * gone, so there is nothing to compare with (UNVERIFIED) */
+    EXIT_TAKEN = 5,
+    EXIT_UNVERIFIED = 6,
 };
 
 /* Flags every connecting command takes (--server, --key-file, --json). */

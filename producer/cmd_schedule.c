@@ -138,8 +138,8 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     if (rc == SA_OK)
         rc = publish_task(n, ring, t, NULL, &err);
     if (rc == SA_ECONFLICT || rc == SA_ENOTFOUND) {
-        code = cli_error(rc == SA_ENOTFOUND ? EXIT_UNVERIFIED : EXIT_TAKEN, "schedule: %s; nothing was scheduled",
-                         err.msg);
+        code = cli_error(rc == SA_ENOTFOUND ? EXIT_UNVERIFIED : EXIT_TAKEN,
+                         "schedule: %s; nothing was scheduled", err.msg);
         goto out;
     }
     if (rc != SA_OK && rc != SA_EEXIST) {
@@ -147,7 +147,8 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
         goto out;
     }
     if (rc == SA_EEXIST) /* stdout stays the id alone: scripts read it */
-        fprintf(stderr, "sendat: schedule: %s: already scheduled\n", t->cron ? t->series_id : t->id);
+        fprintf(stderr, "sendat: schedule: %s: already scheduled\n",
+                t->cron ? t->series_id : t->id);
     printf("%s\n", t->cron ? t->series_id : t->id);
 out:
     cli_close(n);

@@ -16,8 +16,9 @@
  * the id is taken by something else (other content, another subject, or a message that does
  * not open with ring); err names the id. SA_ENOTFOUND: nothing under the id is stored any more
  * (sent, cancelled or dead-lettered), so it cannot be compared. SA_ENATS, SA_ENOMEM. */
-enum sa_code dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
-                             uint64_t seq, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring,
+                             const struct sa_task *t, uint64_t seq,
+                             struct sa_err *err) SA_MUST_CHECK;
 
 /* dupcheck_verify for a message this producer sealed and published (a batch line): opens it
  * with ring first. */

@@ -34,7 +34,7 @@ struct publisher {
     pthread_mutex_t lock;
     long acked, duplicates, failed;
     char failures[FAILURES_KEPT][200];
-    void *flying;           /* tsearch tree of struct flying, by message address */
+    void *flying; /* tsearch tree of struct flying, by message address */
     struct dup *dups, **dups_tail;
 };
 
@@ -76,7 +76,8 @@ publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_t
         s = js_PublishMsg(&pa, n->js, msg, &po, &jerr);
     if (s != NATS_OK)
         rc = sa_nats_fail(err, s, jerr, msg ? natsMsg_GetSubject(msg) : "publish");
-    else if (pa->Duplicate && !msgid && (rc = dupcheck_verify(n, ring, t, pa->Sequence, err)) == SA_OK)
+    else if (pa->Duplicate && !msgid &&
+             (rc = dupcheck_verify(n, ring, t, pa->Sequence, err)) == SA_OK)
         rc = SA_EEXIST; /* this very task was stored before */
     jsPubAck_Destroy(pa);
     natsMsg_Destroy(msg);
@@ -87,7 +88,8 @@ publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_t
 static int
 by_msg(const void *a, const void *b)
 {
-    uintptr_t x = (uintptr_t)((const struct flying *)a)->msg, y = (uintptr_t)((const struct flying *)b)->msg;
+    uintptr_t x = (uintptr_t)((const struct flying *)a)->msg,
+              y = (uintptr_t)((const struct flying *)b)->msg;
 
     return (x > y) - (x < y);
 }

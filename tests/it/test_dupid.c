@@ -26,8 +26,8 @@ book(const char *id, int64_t due_ms, const char *data, char *out, char *err)
 
     snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due_ms / 1000, (int)(due_ms % 1000));
     snprintf(url, sizeof(url), "%s/dup", receiver_url(F.recv));
-    return fx_sendat(&F, out, 256, err, 4096, "schedule", "--id", id, "--at", at, "--webhook", url, "--data",
-                     data, NULL);
+    return fx_sendat(&F, out, 256, err, 4096, "schedule", "--id", id, "--at", at, "--webhook", url,
+                     "--data", data, NULL);
 }
 
 /* Publishes junk (no envelope) into subject with Nats-Msg-Id msgid, as a consumer-role user can. */
@@ -54,7 +54,8 @@ squat(const char *subject, const char *msgid)
 static void
 slot_subject(char *out, size_t cap, int64_t due_ms, const char *id)
 {
-    snprintf(out, cap, "sendat.task.%" PRId64 ".%" PRId64 ".%s", due_ms / 10000 * 10000, due_ms / 2000 * 2000, id);
+    snprintf(out, cap, "sendat.task.%" PRId64 ".%" PRId64 ".%s", due_ms / 10000 * 10000,
+             due_ms / 2000 * 2000, id);
 }
 
 static void
@@ -73,9 +74,11 @@ test_same_other_and_squatted(void **state)
     assert_string_equal(out, "order-1\n");
     assert_non_null(strstr(err, "already scheduled"));
     for (int i = 0; i < 2; i++) /* an email compares the same way */
-        assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id", "mail-1", "--at", at,
-                                   "--email", "Ann <ann@example.org>,bob@example.org", "--cc", "c@example.org",
-                                   "--subject", "좋은 아침", "--text", "hi", "--from", "Ops <ops@example.org>", NULL),
+        assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id",
+                                   "mail-1", "--at", at, "--email",
+                                   "Ann <ann@example.org>,bob@example.org", "--cc", "c@example.org",
+                                   "--subject", "좋은 아침", "--text", "hi", "--from",
+                                   "Ops <ops@example.org>", NULL),
                          0);
     assert_non_null(strstr(err, "already scheduled"));
     /* (b) a corrected booking under the same id: the body, or the due time, differs */
@@ -165,16 +168,26 @@ test_batch_per_line(void **state)
     squat(subject, "b-squat");
     snprintf(path, sizeof(path), "%s/dup.ndjson", F.dir);
     assert_non_null(f = fopen(path, "w"));
-    fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/dup\",\"data\":\"{\\\"n\\\":1}\",\"id\":\"b-same\"}\n",
+    fprintf(f,
+            "{\"at\":\"@%" PRId64
+            ".%03d\",\"webhook\":\"%s/dup\",\"data\":\"{\\\"n\\\":1}\",\"id\":\"b-same\"}\n",
             due / 1000, (int)(due % 1000), receiver_url(F.recv));
-    fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/dup\",\"data\":\"{\\\"n\\\":9}\",\"id\":\"b-other\"}\n",
+    fprintf(f,
+            "{\"at\":\"@%" PRId64
+            ".%03d\",\"webhook\":\"%s/dup\",\"data\":\"{\\\"n\\\":9}\",\"id\":\"b-other\"}\n",
             due / 1000, (int)(due % 1000), receiver_url(F.recv));
-    fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/dup\",\"data\":\"{\\\"n\\\":3}\",\"id\":\"b-squat\"}\n",
+    fprintf(f,
+            "{\"at\":\"@%" PRId64
+            ".%03d\",\"webhook\":\"%s/dup\",\"data\":\"{\\\"n\\\":3}\",\"id\":\"b-squat\"}\n",
             due / 1000, (int)(due % 1000), receiver_url(F.recv));
-    fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/dup\",\"data\":\"{\\\"n\\\":4}\",\"id\":\"b-new\"}\n",
+    fprintf(f,
+            "{\"at\":\"@%" PRId64
+            ".%03d\",\"webhook\":\"%s/dup\",\"data\":\"{\\\"n\\\":4}\",\"id\":\"b-new\"}\n",
             due / 1000, (int)(due % 1000), receiver_url(F.recv));
     fclose(f);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, "--json", NULL), 5);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path,
+                               "--json", NULL),
+                     5);
     assert_non_null(strstr(out, "\"scheduled\":2"));
     assert_non_null(strstr(out, "\"already_scheduled\":1"));
     assert_non_null(strstr(out, "\"id_taken\":2"));

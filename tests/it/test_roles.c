@@ -234,8 +234,8 @@ producer_books_twice(void)
     snprintf(at, sizeof(at), "@%" PRId64, due / 1000);
     snprintf(url, sizeof(url), "%s/never", receiver_url(F.recv));
     for (int i = 0; i < 2; i++)
-        if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id", "twice", "--at", at, "--webhook",
-                      url, NULL) != 0)
+        if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id", "twice", "--at",
+                      at, "--webhook", url, NULL) != 0)
             fail_msg("schedule --id twice as producer (%d): %s", i, err);
     assert_non_null(strstr(err, "already scheduled"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "twice", NULL), 0);
