@@ -1,8 +1,9 @@
 /* The producer's single write per task (DESIGN cost budget: one publish, nothing else), one
  * at a time or many in flight with PubAck bookkeeping. A task already past due goes to the
  * current window so it is sent at once, never into a window the fleet has already drained.
- * A duplicate PubAck is never taken as success: it is read back (dupcheck.h), by the single
- * publish at once, and for the many in flight by the caller from a queue. */
+ * A duplicate PubAck under a task's own id is never taken as success: it is read back
+ * (dupcheck.h), by the single publish at once, and for the many in flight by the caller from a
+ * queue. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <search.h>
