@@ -16,6 +16,7 @@ enum sa_code {
     SA_EPERM,   /* permanent failure: dead-letter */
     SA_ENOTFOUND,
     SA_EEXIST,
+    SA_ECONFLICT, /* the name is taken by something else */
 };
 
 struct sa_err {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "dupcheck.h"
 #include "input.h"
 #include "publish.h"
 #include "schedule.h"
@@ -42,6 +43,7 @@ prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
     int64_t now = sa_now_ms();
 
     memset(p, 0, sizeof(*p));
+    p->line = b->line;
     if (rc == SA_OK)
         rc = schedule_check(&o, err);
     if (rc == SA_OK)
@@ -62,7 +64,7 @@ prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
 static enum sa_code
 send_prepared(struct batch *b, struct prepared *p, struct sa_err *err)
 {
-    enum sa_code rc = publisher_send(b->pub, p->t, p->env, p->len, sa_now_ms(), err);
+    enum sa_code rc = publisher_send(b->pub, p->t, p->env, p->len, sa_now_ms(), p->line, err);
 
     if (rc == SA_OK)
         b->sent++;
@@ -86,6 +88,45 @@ keep(struct batch *b, struct prepared *p, struct sa_err *err)
     }
     b->kept[b->n_kept++] = *p;
     return SA_OK;
+}
+
+static void
+file_dup(struct batch *b, long line, natsMsg *msg, enum sa_code rc, const char *why)
+{
+    long i = b->taken + b->unverified + b->unchecked;
+    struct sa_place place = {0};
+
+    b->taken += rc == SA_ECONFLICT;
+    b->unverified += rc == SA_ENOTFOUND;
+    b->unchecked += rc != SA_ECONFLICT && rc != SA_ENOTFOUND;
+    if (i >= BATCH_REFUSALS_KEPT)
+        return;
+    (void)!sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), NULL);
+    b->dups[i].line = line;
+    b->dups[i].code = rc;
+    snprintf(b->dups[i].id, sizeof(b->dups[i].id), "%s", place.id);
+    snprintf(b->dups[i].why, sizeof(b->dups[i].why), "%s", why);
+}
+
+/* Reads back what each duplicate PubAck so far points at (dupcheck.h), one round trip each:
+ * only ids scheduled before cost it. */
+static void
+check_dups(struct batch *b)
+{
+    uint64_t seq;
+    natsMsg *msg;
+    long line;
+
+    while (publisher_next_dup(b->pub, &line, &seq, &msg)) {
+        struct sa_err err = {0};
+        enum sa_code rc = dupcheck_verify_sealed(b->n, b->ring, msg, seq, &err);
+
+        if (rc == SA_OK)
+            b->already++;
+        else
+            file_dup(b, line, msg, rc, err.msg);
+        natsMsg_Destroy(msg);
+    }
 }
 
 /* One line: refused (counted), or published / kept. SA_ENATS etc. only for broker failures. */
@@ -131,6 +172,7 @@ read_all(struct batch *b, struct sa_err *err)
             refuse(b, "line is longer than 1 MiB");
         else if (len > 0 && line[strspn(line, " \t")])
             rc = one_line(b, line, err);
+        check_dups(b);
         batch_progress(b, 0);
     }
     return rc;
@@ -144,6 +186,7 @@ publish_kept(struct batch *b, struct sa_err *err)
     for (size_t i = 0; i < b->n_kept; i++) {
         if (rc == SA_OK && !b->refused)
             rc = send_prepared(b, &b->kept[i], err);
+        check_dups(b);
         sa_task_free(b->kept[i].t);
         free(b->kept[i].env);
     }
@@ -162,6 +205,7 @@ run(struct batch *b)
         rc = publish_kept(b, &err);
     if (rc == SA_OK)
         rc = publisher_finish(b->pub, 60000, &err);
+    check_dups(b);
     batch_progress(b, 1);
     return batch_summary(b, rc == SA_OK ? NULL : err.msg);
 }

@@ -14,6 +14,7 @@ struct prepared {
     struct sa_task *t;
     uint8_t *env;
     size_t len;
+    long line;
 };
 
 struct batch {
@@ -31,6 +32,15 @@ struct batch {
         long line;
         char why[256];
     } refusals[BATCH_REFUSALS_KEPT];
+    /* duplicate PubAcks read back: this very task, or the id taken (SA_ECONFLICT), no longer
+     * stored to compare (SA_ENOTFOUND), or not read (another code) */
+    long already, taken, unverified, unchecked;
+    struct {
+        long line;
+        enum sa_code code;
+        char id[SA_ID_MAX + 1];
+        char why[256];
+    } dups[BATCH_REFUSALS_KEPT];
     struct prepared *kept; /* --strict: everything waits until every line passed */
     size_t n_kept, cap_kept;
     int tty;

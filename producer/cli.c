@@ -57,7 +57,7 @@ cli_error(int code, const char *fmt, ...)
 int
 cli_exit_for(enum sa_code rc)
 {
-    return rc == SA_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+    return rc == SA_EINVAL ? EXIT_USAGE : rc == SA_ECONFLICT ? EXIT_TAKEN : EXIT_FAIL;
 }
 
 int

@@ -14,6 +14,10 @@ enum {
     EXIT_USAGE = 2,    /* bad flags or bad input: nothing was published */
     EXIT_TOO_LATE = 3, /* cancel: it was sent already */
     EXIT_UNKNOWN = 4,  /* cancel/status: no such task */
+    /* schedule: nothing was scheduled, as the id holds another message (TAKEN), or one that is
+     * gone, so there is nothing to compare with (UNVERIFIED) */
+    EXIT_TAKEN = 5,
+    EXIT_UNVERIFIED = 6,
 };
 
 /* Flags every connecting command takes (--server, --key-file, --json). */
@@ -33,7 +37,8 @@ int cli_parse_id(int argc, char **argv, const char *usage, int with_json, struct
 /* Prints "sendat: <message>" on stderr and returns code. */
 int cli_error(int code, const char *fmt, ...) SA_PRINTF(2, 3);
 
-/* The exit code for an sa_code: EXIT_USAGE for bad input, EXIT_FAIL otherwise. */
+/* The exit code for an sa_code: EXIT_USAGE for bad input, EXIT_TAKEN for SA_ECONFLICT,
+ * EXIT_FAIL otherwise. */
 int cli_exit_for(enum sa_code rc);
 
 /* Connects and binds the buckets; on failure prints the reason and returns an exit code. */

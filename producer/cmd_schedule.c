@@ -1,6 +1,8 @@
 /* sendat schedule: builds one task from flags, validates it, seals it and publishes it to its
  * window subject with the task id as Nats-Msg-Id (the same id twice schedules once). Prints
- * the id once JetStream has acknowledged it; bad input exits 2 and publishes nothing. */
+ * the id once JetStream has acknowledged it; bad input exits 2 and publishes nothing. A
+ * duplicate PubAck is read back: the same task is "already scheduled" (exit 0), anything else
+ * under the id exits 5, and an id whose task is gone exits 6 (dupcheck.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -36,7 +38,9 @@ static const char usage[] =
     "  TIME: RFC 3339 with offset or Z (2026-11-22T09:30:00Z), +90s, +10m, +2h, +3d, @UNIX\n"
     "  prints the task id on stdout once JetStream has stored the task.\n"
     "  --data-file - reads the body from stdin; the body limit is 256 KiB.\n"
-    "  --id ID (1-64 of A-Z a-z 0-9 _ -): scheduling the same id again schedules it once.\n"
+    "  --id ID (1-64 of A-Z a-z 0-9 _ -): scheduling the same task again schedules it once\n"
+    "  (\"already scheduled\" on stderr, exit 0); another task under an id that is taken exits\n"
+    "  5, and one whose task is no longer stored (sent, cancelled) exits 6: nothing is scheduled.\n"
     "  --not-after TIME: dead-letter the task as expired instead of sending it later.\n"
     "  --at-most-once: if a consumer dies mid-send, dead-letter instead of sending again.\n"
     "  A literal address in --webhook that SENDAT_WEBHOOK_DENY or the built-in deny list refuses\n"
@@ -135,10 +139,17 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     if ((code = cli_keyring(&o->cli, &ring)) != EXIT_OK || (code = cli_connect(&o->cli, &n)) != EXIT_OK)
         goto out;
     rc = book_task(n, ring, t, id, &err);
+    if (rc == SA_ECONFLICT || rc == SA_ENOTFOUND) {
+        code = cli_error(rc == SA_ENOTFOUND ? EXIT_UNVERIFIED : EXIT_TAKEN,
+                         "schedule: %s; nothing was scheduled", err.msg);
+        goto out;
+    }
     if (rc != SA_OK && rc != SA_EEXIST) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
+    if (rc == SA_EEXIST) /* stdout stays the id alone: scripts read it */
+        fprintf(stderr, "sendat: schedule: %s: already scheduled\n", id);
     printf("%s\n", id);
 out:
     cli_close(n);

@@ -1,16 +1,33 @@
 /* The producer's single write per task (DESIGN cost budget: one publish, nothing else), one
  * at a time or many in flight with PubAck bookkeeping. A task already past due goes to the
- * current window so it is sent at once, never into a window the fleet has already drained. */
+ * current window so it is sent at once, never into a window the fleet has already drained.
+ * A duplicate PubAck under a task's own id is never taken as success: it is read back
+ * (dupcheck.h), by the single publish at once, and for the many in flight by the caller from a
+ * queue. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupcheck.h"
 #include "publish.h"
 #include "timeparse.h"
 
 #define FAILURES_KEPT 100
+
+struct flying { /* a message in flight and the input line it came from */
+    const natsMsg *msg;
+    long line;
+};
+
+struct dup { /* a duplicate PubAck waiting to be read back */
+    long line;
+    uint64_t seq;
+    natsMsg *msg;
+    struct dup *next;
+};
 
 struct publisher {
     struct sa_nats *n;
@@ -18,6 +35,8 @@ struct publisher {
     pthread_mutex_t lock;
     long acked, duplicates, failed;
     char failures[FAILURES_KEPT][200];
+    void *flying; /* tsearch tree of struct flying, by message address */
+    struct dup *dups, **dups_tail;
 };
 
 static natsStatus
@@ -58,27 +77,83 @@ publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_t
         s = js_PublishMsg(&pa, n->js, msg, &po, &jerr);
     if (s != NATS_OK)
         rc = sa_nats_fail(err, s, jerr, msg ? natsMsg_GetSubject(msg) : "publish");
+    else if (pa->Duplicate && !msgid &&
+             (rc = dupcheck_verify(n, ring, t, pa->Sequence, err)) == SA_OK)
+        rc = SA_EEXIST; /* this very task was stored before */
     jsPubAck_Destroy(pa);
     natsMsg_Destroy(msg);
     free(env);
     return rc;
 }
 
+static int
+by_msg(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const struct flying *)a)->msg,
+              y = (uintptr_t)((const struct flying *)b)->msg;
+
+    return (x > y) - (x < y);
+}
+
+/* Under the lock: the input line msg was published for, forgotten (0 if unknown). */
+static long
+take_line(struct publisher *p, const natsMsg *msg)
+{
+    struct flying key = {.msg = msg}, **found = tfind(&key, &p->flying, by_msg);
+    struct flying *f = found ? *found : NULL;
+    long line = f ? f->line : 0;
+
+    if (f) {
+        tdelete(&key, &p->flying, by_msg);
+        free(f);
+    }
+    return line;
+}
+
+/* Under the lock. */
+static void
+fail_line(struct publisher *p, long line, const char *what)
+{
+    if (p->failed < FAILURES_KEPT)
+        snprintf(p->failures[p->failed], sizeof(p->failures[0]), "line %ld: %.180s", line, what);
+    p->failed++;
+}
+
+/* Under the lock: keeps msg (and its seq) for publisher_next_dup; 0, or -1 out of memory. */
+static int
+queue_dup(struct publisher *p, long line, uint64_t seq, natsMsg *msg)
+{
+    struct dup *d = calloc(1, sizeof(*d));
+
+    if (!d)
+        return -1;
+    d->line = line;
+    d->seq = seq;
+    d->msg = msg;
+    *p->dups_tail = d;
+    p->dups_tail = &d->next;
+    return 0;
+}
+
 static void
 on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
 {
     struct publisher *p = closure;
+    long line;
 
     (void)js;
     pthread_mutex_lock(&p->lock);
+    line = take_line(p, msg);
     if (pae) {
-        if (p->failed < FAILURES_KEPT)
-            snprintf(p->failures[p->failed], sizeof(p->failures[0]), "%.80s: %.100s",
-                     natsMsg_GetSubject(msg), pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
-        p->failed++;
+        fail_line(p, line, pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
+    } else if (pa && pa->Duplicate) {
+        p->duplicates++;
+        if (queue_dup(p, line, pa->Sequence, msg) == 0)
+            msg = NULL; /* the queue's now */
+        else
+            fail_line(p, line, "no memory to read back a duplicate PubAck");
     } else {
         p->acked++;
-        p->duplicates += pa && pa->Duplicate;
     }
     pthread_mutex_unlock(&p->lock);
     natsMsg_Destroy(msg); /* the handler owns the published message */
@@ -95,6 +170,7 @@ publisher_new(struct publisher **out, struct sa_nats *n, int max_pending, struct
     if (!p)
         return sa_fail(err, SA_ENOMEM, "no memory for the publisher");
     pthread_mutex_init(&p->lock, NULL);
+    p->dups_tail = &p->dups;
     jsOptions_Init(&o);
     o.PublishAsync.MaxPending = max_pending;
     o.PublishAsync.AckHandler = on_ack;
@@ -110,20 +186,69 @@ publisher_new(struct publisher **out, struct sa_nats *n, int max_pending, struct
     return SA_OK;
 }
 
+/* Remembers msg's line before it is published: its PubAck may come first. */
+static enum sa_code
+fly(struct publisher *p, const natsMsg *msg, long line, struct sa_err *err)
+{
+    struct flying *f = malloc(sizeof(*f));
+    void *added = NULL;
+
+    if (f) {
+        f->msg = msg;
+        f->line = line;
+        pthread_mutex_lock(&p->lock);
+        added = tsearch(f, &p->flying, by_msg);
+        pthread_mutex_unlock(&p->lock);
+    }
+    if (added)
+        return SA_OK;
+    free(f);
+    return sa_fail(err, SA_ENOMEM, "no memory for a publish in flight");
+}
+
 enum sa_code
 publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env, size_t len,
-               int64_t now, struct sa_err *err)
+               int64_t now, long line, struct sa_err *err)
 {
     natsMsg *msg = NULL;
     jsPubOptions po;
     natsStatus s = build_msg(&msg, &p->n->layout, t, env, len, now);
+    enum sa_code rc = s == NATS_OK ? fly(p, msg, line, err) : SA_OK;
 
     jsPubOptions_Init(&po);
     po.MsgId = t->id;
-    if (s == NATS_OK)
+    if (s == NATS_OK && rc == SA_OK)
         s = js_PublishMsgAsync(p->js, &msg, &po); /* takes msg on success */
+    if (s != NATS_OK && rc == SA_OK) {
+        pthread_mutex_lock(&p->lock);
+        take_line(p, msg);
+        pthread_mutex_unlock(&p->lock);
+        rc = sa_nats_fail(err, s, 0, "publish");
+    }
     natsMsg_Destroy(msg);
-    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "publish");
+    return rc;
+}
+
+int
+publisher_next_dup(struct publisher *p, long *line, uint64_t *seq, natsMsg **msg)
+{
+    struct dup *d;
+
+    pthread_mutex_lock(&p->lock);
+    d = p->dups;
+    if (d) {
+        p->dups = d->next;
+        if (!p->dups)
+            p->dups_tail = &p->dups;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!d)
+        return 0;
+    *line = d->line;
+    *seq = d->seq;
+    *msg = d->msg;
+    free(d);
+    return 1;
 }
 
 enum sa_code
@@ -157,9 +282,16 @@ publisher_failure(struct publisher *p, long i)
 void
 publisher_free(struct publisher *p)
 {
+    uint64_t seq;
+    natsMsg *msg;
+    long line;
+
     if (!p)
         return;
     jsCtx_Destroy(p->js);
+    while (publisher_next_dup(p, &line, &seq, &msg))
+        natsMsg_Destroy(msg);
+    tdestroy(p->flying, free);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }

@@ -75,11 +75,12 @@ error_object(int status, const struct sa_err *err)
                      field ? json_string(field) : json_null());
 }
 
-/* The HTTP status for a booking that failed: bad input 400, a broker error 503. */
+/* The HTTP status for a booking that failed: bad input 400; an id taken by other content, or
+ * used by a task no longer stored (it cannot be compared), 409; a broker error 503. */
 static int
 status_for(enum sa_code rc)
 {
-    return rc == SA_EINVAL ? 400 : rc == SA_EEXIST ? 409 : 503;
+    return rc == SA_EINVAL ? 400 : rc == SA_ECONFLICT || rc == SA_ENOTFOUND ? 409 : 503;
 }
 
 static void
@@ -104,7 +105,7 @@ task_create(struct request *r)
     json_decref(obj);
     if (rc == SA_OK)
         serve_reply(r, 201, json_pack("{s:s}", "id", id));
-    else if (rc == SA_EEXIST) /* the very same series: its chain runs already */
+    else if (rc == SA_EEXIST) /* the very same task or series: booked once */
         serve_reply(r, 200, json_pack("{s:s, s:b}", "id", id, "already_scheduled", 1));
     else
         serve_reply(r, status_for(rc),
@@ -128,8 +129,10 @@ batch_line(struct request *r, long line, char *text)
     rc = book_json(r->s->n, r->s->ring, obj, id, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);
     json_decref(obj);
-    if (rc == SA_OK || rc == SA_EEXIST)
+    if (rc == SA_OK)
         return json_pack("{s:I, s:s}", "line", (json_int_t)line, "id", id);
+    if (rc == SA_EEXIST)
+        return json_pack("{s:I, s:s, s:b}", "line", (json_int_t)line, "id", id, "already_scheduled", 1);
     return json_pack("{s:I, s:o}", "line", (json_int_t)line, "error",
                      error_object(status_for(rc), &err));
 }

@@ -265,6 +265,23 @@ producer_publishes_junk(void)
     assert_true(wait_until(junk_swept, subject, 30000));
 }
 
+/* The same --id booked twice as the producer: the duplicate PubAck is read back. */
+static void
+producer_books_twice(void)
+{
+    char out[256], err[1024], at[40], url[300];
+    int64_t due = test_now_ms() + 60000;
+
+    snprintf(at, sizeof(at), "@%" PRId64, due / 1000);
+    snprintf(url, sizeof(url), "%s/never", receiver_url(F.recv));
+    for (int i = 0; i < 2; i++)
+        if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id", "twice", "--at",
+                      at, "--webhook", url, NULL) != 0)
+            fail_msg("schedule --id twice as producer (%d): %s", i, err);
+    assert_non_null(strstr(err, "already scheduled"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "twice", NULL), 0);
+}
+
 static void
 test_roles_do_their_work(void **state)
 {
@@ -285,6 +302,7 @@ test_roles_do_their_work(void **state)
     }
     producer_cancels();
     producer_publishes_junk();
+    producer_books_twice();
     assert_true(wait_until(all_arrived, NULL, 60000));
     assert_int_equal(fx_stop_consumers(&F), 0); /* the drain waits for the "sent" claims */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", id, NULL), 0);

@@ -1,0 +1,28 @@
+/* A duplicate PubAck is not a success: it says JetStream already holds a message under the
+ * task's Nats-Msg-Id, which may be this very task (a script ran twice), an earlier booking of
+ * the id with other content, or junk a consumer-role user published under that Msg-Id. It is
+ * read back and compared before anything is printed. */
+#ifndef DUPCHECK_H
+#define DUPCHECK_H
+
+#include "natsconn.h"
+#include "task.h"
+
+/* Whether the message that made the publish of t a duplicate (stream sequence seq) is t as
+ * booked. If that sequence is gone (the task moved down to its slot, or is being retried), the
+ * task waiting under t->id now is compared instead. Same booking: every field but created_ms,
+ * attempt and the failed attempts (the producer's clock, the fleet's progress), and the due
+ * time unless the stored copy is a retry. SA_OK: it is t (already scheduled). SA_ECONFLICT:
+ * the id is taken by something else (other content, another subject, or a message that does
+ * not open with ring); err names the id. SA_ENOTFOUND: nothing under the id is stored any more
+ * (sent, cancelled or dead-lettered), so it cannot be compared. SA_ENATS, SA_ENOMEM. */
+enum sa_code dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring,
+                             const struct sa_task *t, uint64_t seq,
+                             struct sa_err *err) SA_MUST_CHECK;
+
+/* dupcheck_verify for a message this producer sealed and published (a batch line): opens it
+ * with ring first. */
+enum sa_code dupcheck_verify_sealed(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *ours,
+                                    uint64_t seq, struct sa_err *err) SA_MUST_CHECK;
+
+#endif
