@@ -1,6 +1,7 @@
 /* Taking and finishing claims. A claim "sending" that we did not write means the previous
  * holder's ack wait ran out (it died or stalled): at-least-once takes it over and resends with
  * the same webhook-id, at-most-once dead-letters it as "outcome unknown". */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +25,22 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h, 
     c->scheduled_ms = h->scheduled_ms;
     c->moves = h->moves;
     c->moved_ms = h->moved_ms;
+}
+
+int
+claims_forgotten(const struct consumer *c, const struct held *h, int64_t now_ms, char *why,
+                 size_t cap)
+{
+    int64_t ttl = c->claims_ttl_ms, margin = ttl / 10 < 3600000 ? ttl / 10 : 3600000;
+    int64_t due = h->task->first_due_ms ? h->task->first_due_ms : h->due_ms;
+
+    if (ttl <= 0 || now_ms - due < ttl - margin)
+        return 0;
+    snprintf(why, cap,
+             "due %" PRId64 " s ago, longer than the claim ledger remembers (%" PRId64
+             " s): refused as a possible replay; `sendat dlq replay` sends it again",
+             (now_ms - due) / 1000, ttl / 1000);
+    return 1;
 }
 
 /* A claim "sending" whose holder process still lives is a send in progress (its message came

@@ -14,6 +14,14 @@ enum take {
     TAKE_LATER,   /* the claims bucket did not answer: nak and try again later */
 };
 
+/* Whether h's task is due so long ago that the ledger may have forgotten its claim: the claims
+ * bucket keeps a record for its TTL after the last write (never before the due time), so a
+ * task due more than the TTL ago (less a margin: a tenth, at most an hour, for clocks) may
+ * have been sent already, and sending a re-published copy would send it twice (a replay needs
+ * no key). 1 with the reason in why, else 0. Lateness from the first attempt's due time. */
+int claims_forgotten(const struct consumer *c, const struct held *h, int64_t now_ms, char *why,
+                     size_t cap);
+
 /* The record this consumer writes for h in state st (no write id yet). */
 void claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa_claim_state st);
 

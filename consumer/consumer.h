@@ -88,6 +88,7 @@ struct consumer {
     struct mover *mover;   /* moves down a level in flight (puller; PubAcks on a nats thread) */
     struct transfer *inflight; /* sends in flight (main thread only) */
     kvStore *members;          /* fleet members alive (owned by the puller) */
+    int64_t claims_ttl_ms;     /* how long the claims bucket keeps a record (0: for ever) */
     struct counters counters;
     atomic_int started;  /* connected, layout read, every part set up: /readyz may look */
     atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */

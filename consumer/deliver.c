@@ -286,7 +286,7 @@ start(struct deliver *d, struct held *h, int64_t now)
     struct sa_claim seen = {0};
     uint64_t rev = 0;
     enum take take;
-    char host[256];
+    char host[256], why[300];
     int64_t retry_at = 0;
     int lease = -1;
 
@@ -297,6 +297,10 @@ start(struct deliver *d, struct held *h, int64_t now)
     }
     if (h->task->not_after_ms && now > h->task->not_after_ms) {
         finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
+        return;
+    }
+    if (claims_forgotten(d->c, h, now, why, sizeof(why))) {
+        finish_dead(d->c, h, 0, why, 0);
         return;
     }
     transfer_host(d->c, h->task, host, sizeof(host));

@@ -97,6 +97,19 @@ setup_local(struct consumer *c, struct sa_err *err)
     return 0;
 }
 
+/* The claims bucket's TTL, for claims_forgotten. */
+static enum sa_code
+read_claims_ttl(struct consumer *c, struct sa_err *err)
+{
+    kvStatus *st = NULL;
+    natsStatus s = kvStore_Status(&st, c->n->claims);
+
+    if (s == NATS_OK)
+        c->claims_ttl_ms = kvStatus_TTL(st) / 1000000;
+    kvStatus_Destroy(st);
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "read the claims bucket's TTL");
+}
+
 static int
 setup(struct consumer *c, struct sa_err *err)
 {
@@ -106,6 +119,8 @@ setup(struct consumer *c, struct sa_err *err)
         wheel_new(&c->wheel, c->n->nc, deliver_wakeup, the_deliver, err) != SA_OK ||
         cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
+        return -1;
+    if (read_claims_ttl(c, err) != SA_OK)
         return -1;
     if (limits_need_leases(c->limits)) {
         if (js_KeyValue(&c->leases, c->n->js, LEASES_BUCKET) != NATS_OK) {
