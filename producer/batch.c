@@ -46,12 +46,16 @@ prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
     p->line = b->line;
     if (rc == SA_OK)
         rc = schedule_check(&o, err);
+    if (rc == SA_OK && !o.id && !o.cron)
+        b->no_id++;
     if (rc == SA_OK)
         rc = sa_task_new(&p->t, err);
     if (rc == SA_OK)
         rc = schedule_build_task(p->t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0, now, err);
     if (rc == SA_OK && p->t->cron)
         rc = series_register(b->n, p->t, err); /* SA_EEXIST: scheduled already, publish nothing */
+    if (rc == SA_EEXIST && batch_booked(b, b->line, p->t->series_id, err) != SA_OK)
+        rc = SA_ENOMEM;
     if (rc == SA_OK)
         rc = sa_task_seal(b->ring, p->t, &p->env, &p->len, err);
     if (rc != SA_OK) {
@@ -61,13 +65,32 @@ prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
     return rc;
 }
 
+enum sa_code
+batch_booked(struct batch *b, long line, const char *id, struct sa_err *err)
+{
+    if (b->n_booked == b->cap_booked) {
+        size_t cap = b->cap_booked ? b->cap_booked * 2 : 1024;
+        struct booked *grown = realloc(b->booked, cap * sizeof(*grown));
+        if (!grown)
+            return sa_fail(err, SA_ENOMEM, "no memory to remember %zu ids", b->n_booked);
+        b->booked = grown;
+        b->cap_booked = cap;
+    }
+    b->booked[b->n_booked].line = line;
+    snprintf(b->booked[b->n_booked].id, sizeof(b->booked[0].id), "%s", id);
+    b->n_booked++;
+    return SA_OK;
+}
+
 static enum sa_code
 send_prepared(struct batch *b, struct prepared *p, struct sa_err *err)
 {
     enum sa_code rc = publisher_send(b->pub, p->t, p->env, p->len, sa_now_ms(), p->line, err);
 
-    if (rc == SA_OK)
+    if (rc == SA_OK) {
         b->sent++;
+        rc = batch_booked(b, p->line, p->t->cron ? p->t->series_id : p->t->id, err);
+    }
     sa_task_free(p->t);
     free(p->env);
     p->t = NULL;
@@ -218,6 +241,8 @@ batch_run(const struct sched_opts *o)
     int code;
 
     b.total = o->batch ? input_count_lines(o->batch) : -1;
+    if (o->template_file && b.total > 0)
+        b.total--; /* the CSV header row is no task */
     if ((code = batch_template(&b)) != EXIT_OK || (code = cli_keyring(&o->cli, &b.ring)) != EXIT_OK ||
         (code = cli_connect(&o->cli, &b.n)) != EXIT_OK)
         goto out;
@@ -233,5 +258,6 @@ out:
     sa_keyring_free(b.ring);
     free(b.tmpl);
     free(b.header);
+    free(b.booked);
     return code;
 }

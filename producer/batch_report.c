@@ -46,6 +46,40 @@ dups_kept(const struct batch *b)
     return n < BATCH_REFUSALS_KEPT ? n : BATCH_REFUSALS_KEPT;
 }
 
+/* Whether line is among those whose id was taken, could not be compared, or not stored. */
+static int
+line_failed(struct batch *b, long line)
+{
+    long at = 0;
+
+    for (long i = 0; i < dups_kept(b); i++)
+        if (b->dups[i].line == line)
+            return 1;
+    for (long i = 0; publisher_failure(b->pub, i); i++)
+        if (sscanf(publisher_failure(b->pub, i), "line %ld:", &at) == 1 && at == line)
+            return 1;
+    return 0;
+}
+
+/* The ids of the lines that were booked (or were already), one "LINE ID" per line on stdout,
+ * or as "ids" in the JSON summary. */
+static json_t *
+booked_ids(struct batch *b, int print)
+{
+    json_t *ids = json_array();
+
+    for (size_t i = 0; i < b->n_booked; i++) {
+        if (line_failed(b, b->booked[i].line))
+            continue;
+        if (print)
+            printf("%ld %s\n", b->booked[i].line, b->booked[i].id);
+        else
+            json_array_append_new(ids, json_pack("{s:I, s:s}", "line", (json_int_t)b->booked[i].line,
+                                                 "id", b->booked[i].id));
+    }
+    return ids;
+}
+
 static void
 print_json(struct batch *b, long scheduled, long already, long failed, const char *fatal)
 {
@@ -64,6 +98,7 @@ print_json(struct batch *b, long scheduled, long already, long failed, const cha
         "already_scheduled", (json_int_t)already, "refused", (json_int_t)b->refused, "failed",
         (json_int_t)failed, "id_taken", (json_int_t)b->taken, "id_unverified",
         (json_int_t)b->unverified, "refusals", refusals, "taken", taken, "error", fatal);
+    json_object_set_new(o, "ids", booked_ids(b, 0));
     json_dumpf(o, stdout, JSON_COMPACT);
     putchar('\n');
     json_decref(o);
@@ -94,12 +129,18 @@ batch_summary(struct batch *b, const char *fatal)
     failed += b->unchecked;
     if (b->o->cli.json)
         print_json(b, acked + already, already, failed, fatal);
+    else
+        json_decref(booked_ids(b, 1));
     fprintf(stderr, "sendat: scheduled %ld (%ld of them already were), refused %ld, failed %ld%s",
             acked + already, already, b->refused, failed,
             b->o->strict && b->refused ? " (--strict: nothing published)" : "");
     if (b->taken + b->unverified)
         fprintf(stderr, ", id taken %ld, cannot compare %ld", b->taken, b->unverified);
     fputc('\n', stderr);
+    if (b->no_id)
+        fprintf(stderr, "sendat: %ld line%s had no \"id\": running this file again books %s "
+                        "again (give each line an id to make a rerun safe)\n",
+                b->no_id, b->no_id == 1 ? "" : "s", b->no_id == 1 ? "it" : "them");
     for (long i = 0; i < b->refused && i < BATCH_REFUSALS_KEPT; i++)
         fprintf(stderr, "  line %ld: %s\n", b->refusals[i].line, b->refusals[i].why);
     for (long i = 0; i < dups_kept(b); i++)

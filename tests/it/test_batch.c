@@ -51,6 +51,8 @@ test_ndjson_twice_and_strict(void **state)
     assert_non_null(strstr(err, "scheduled 200"));
     assert_non_null(strstr(err, "line 12: webhook URL scheme ftp"));
     assert_non_null(strstr(err, "line 23: not JSON"));
+    assert_non_null(strstr(out, " batch-5\n")); /* each booked line's number and id on stdout */
+    assert_null(strstr(out, "\n12 ")); /* a refused line has none */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, "--json", NULL), 2);
     assert_non_null(strstr(out, "\"already_scheduled\":200"));
     assert_true(receiver_wait(F.recv, NULL, N, 60000));
@@ -87,6 +89,7 @@ test_csv_template(void **state)
     fclose(f);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", csv,
                                "--template-file", tmpl, NULL), 0);
+    assert_string_equal(out, "2 welcome-kim\n3 welcome-lee\n4 welcome-park\n"); /* rows 2-4 */
     assert_true(receiver_wait(F.recv, NULL, 3, 30000));
     for (size_t i = 0; i < 3; i++) {
         struct receiver_hit h;
