@@ -13,7 +13,12 @@
 #include "pull.h"
 #include "timeparse.h"
 
-#define INACTIVE_NS (3600LL * 1000000000LL) /* durables nobody pulled for an hour go away */
+/* Window durables nobody pulled for an hour go away; slot durables after a window (at least
+ * two minutes) without a pull request: a slot is over in seconds, and hundreds of empty
+ * durables of past slots held the server's memory for an hour (issue 12). A durable gone too
+ * early costs nothing but its re-creation: the tasks stay in the stream. */
+#define INACTIVE_NS (3600LL * 1000000000LL)
+#define SLOT_INACTIVE_MIN_MS 120000
 
 int
 targets_find(const struct puller *p, int64_t window, int64_t slot)
@@ -22,6 +27,14 @@ targets_find(const struct puller *p, int64_t window, int64_t slot)
         if (p->t[i].window == window && p->t[i].slot == slot)
             return i;
     return -1;
+}
+
+static int64_t
+slot_inactive_ns(const struct sa_layout *l)
+{
+    int64_t ms = l->window_ms > SLOT_INACTIVE_MIN_MS ? l->window_ms : SLOT_INACTIVE_MIN_MS;
+
+    return ms * 1000000LL;
 }
 
 static natsStatus
@@ -41,7 +54,7 @@ ensure_durable(struct consumer *c, const char *durable, const char *filter)
     cc.MaxDeliver = -1;
     cc.MaxAckPending = c->cfg.max_ack_pending;
     cc.MaxWaiting = 512;
-    cc.InactiveThreshold = INACTIVE_NS;
+    cc.InactiveThreshold = durable[0] == 's' ? slot_inactive_ns(&c->n->layout) : INACTIVE_NS;
     if (js_GetConsumerInfo(&ci, c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
         jsConsumerInfo_Destroy(ci); /* another member made it: adding it again costs the server */
         return NATS_OK;             /* a scan of the stream (~0.2 s with a million tasks) */

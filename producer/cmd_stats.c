@@ -62,12 +62,32 @@ collect_levels(struct sa_nats *n, struct level *lv, int *count, uint64_t *tasks,
     return EXIT_OK;
 }
 
+/* Tasks in levels that start before now + ahead_ms (a window's tasks are counted by its start:
+ * the stream knows levels, not due times). */
+static uint64_t
+starting_within(const struct level *lv, int count, int64_t now, int64_t ahead_ms)
+{
+    uint64_t n = 0;
+
+    for (int i = 0; i < count; i++)
+        if ((lv[i].slot ? lv[i].slot : lv[i].window) < now + ahead_ms)
+            n += lv[i].tasks;
+    return n;
+}
+
 static void
 print_levels(const struct level *lv, int count, uint64_t tasks, uint64_t bytes)
 {
+    int64_t now = sa_now_ms();
     char at[40];
 
-    printf("tasks waiting: %" PRIu64 " (%" PRIu64 " bytes in the stream)\n", tasks, bytes);
+    printf("tasks in the stream: %" PRIu64 " (%" PRIu64 " bytes; a cancelled task leaves it when a "
+           "consumer meets it)\n",
+           tasks, bytes);
+    printf("in levels starting within a minute / an hour / a day: %" PRIu64 " / %" PRIu64
+           " / %" PRIu64 "\n",
+           starting_within(lv, count, now, 60000), starting_within(lv, count, now, 3600000),
+           starting_within(lv, count, now, 86400000));
     if (count > 0) {
         sa_time_format(at, sizeof(at), lv[0].slot ? lv[0].slot : lv[0].window);
         printf("oldest level with tasks: %s\n", at);
@@ -78,19 +98,50 @@ print_levels(const struct level *lv, int count, uint64_t tasks, uint64_t bytes)
     }
 }
 
+/* The start of the level a durable serves ("w<ms>" or "s<ms>"), 0 for another name. */
+static int64_t
+durable_start(const jsConsumerInfo *ci)
+{
+    const char *name = ci->Name ? ci->Name : "";
+
+    return (name[0] == 'w' || name[0] == 's') ? strtoll(name + 1, NULL, 10) : 0;
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+    int64_t x = durable_start(*(jsConsumerInfo *const *)a), y = durable_start(*(jsConsumerInfo *const *)b);
+
+    return (x > y) - (x < y);
+}
+
 static void
 print_durables(struct sa_nats *n)
 {
     jsConsumerInfoList *list = NULL;
+    char at[40];
+    int idle = 0;
 
     if (js_Consumers(&list, n->js, SA_TASKS_STREAM, NULL, NULL) != NATS_OK || !list)
         return;
-    printf("levels being pulled (durable: pending, unacked, pull requests waiting):\n");
+    qsort(list->List, (size_t)list->Count, sizeof(list->List[0]), by_start);
+    printf("levels being pulled (level start: pending, unacked, pull requests waiting):\n");
     for (int i = 0; i < list->Count; i++) {
         jsConsumerInfo *ci = list->List[i];
-        printf("  %-16s %" PRIu64 " %" PRId64 " %" PRId64 "\n", ci->Name, ci->NumPending, ci->NumAckPending,
-               ci->NumWaiting);
+        if (durable_start(ci) < sa_now_ms() - n->layout.window_ms && !ci->NumPending &&
+            !ci->NumAckPending) {
+            idle++; /* a past level with nothing left */
+            continue;
+        }
+        sa_time_format(at, sizeof(at), durable_start(ci));
+        printf("  %-6s %s  %" PRIu64 " %" PRId64 " %" PRId64 "\n",
+               ci->Name && ci->Name[0] == 's' ? "slot" : "window", at, ci->NumPending,
+               ci->NumAckPending, ci->NumWaiting);
     }
+    if (idle)
+        printf("  and %d durables of past levels with nothing left (the server drops a slot's after "
+               "a window unused, a window's after an hour)\n",
+               idle);
     jsConsumerInfoList_Destroy(list);
 }
 

@@ -95,7 +95,7 @@ test_past_window_and_next_year(void **state)
     assert_null(strstr(out, " moved"));
     assert_null(strstr(out, " claimed"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "stats", NULL), 0);
-    assert_non_null(strstr(out, "tasks waiting: 1 "));
+    assert_non_null(strstr(out, "tasks in the stream: 1 "));
     assert_non_null(strstr(out, "dead letters: 1"));
     assert_int_equal(receiver_count_path(F.recv, "/expired"), 0);
     fx_stop(&F);
