@@ -21,7 +21,7 @@
 
 static const char usage[] =
     "usage: sendat dlq list [--json] [--limit N]\n"
-    "       sendat dlq show ID [--json]\n"
+    "       sendat dlq show ID [--json] [--full]   (--full: recipients, headers and body too)\n"
     "       sendat dlq replay (ID | --all) [--at TIME]\n"
     "       sendat dlq purge (ID | --all)\n"
     "  common: [--server URL] [--key-file FILE]\n";
@@ -29,7 +29,7 @@ static const char usage[] =
 struct dlq_opts {
     struct cli cli;
     const char *verb, *id, *at;
-    int all;
+    int all, full;
     long limit;
 };
 
@@ -40,7 +40,8 @@ parse(struct dlq_opts *o, int argc, char **argv)
         {"server", required_argument, NULL, 'S'}, {"key-file", required_argument, NULL, 'k'},
         {"json", no_argument, NULL, 'j'},         {"all", no_argument, NULL, 'a'},
         {"at", required_argument, NULL, 't'},     {"limit", required_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+        {"full", no_argument, NULL, 'f'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0;
@@ -51,6 +52,7 @@ parse(struct dlq_opts *o, int argc, char **argv)
         case 'k': o->cli.key_file = optarg; break;
         case 'j': o->cli.json = 1; break;
         case 'a': o->all = 1; break;
+        case 'f': o->full = 1; break;
         case 't': o->at = optarg; break;
         case 'l': o->limit = strtol(optarg, NULL, 10); break;
         case 'h': fputs(usage, stdout); return -1;
@@ -115,7 +117,7 @@ run(struct dlq_opts *o, struct sa_nats *n)
         if (code == EXIT_OK)
             code = cli_keyring(&o->cli, &ring);
         if (code == EXIT_OK)
-            code = exit_for(!strcmp(o->verb, "show") ? dlq_show(n, ring, o->id, o->cli.json, &err)
+            code = exit_for(!strcmp(o->verb, "show") ? dlq_show(n, ring, o->id, o->cli.json, o->full, &err)
                                                      : dlq_replay(n, ring, o->id, at, &err),
                             &err);
         sa_keyring_free(ring);

@@ -96,6 +96,15 @@ print_details(json_t *e)
     if (json_object_get(e, "unreadable"))
         printf("  cannot open the task: %s\n",
                cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "unreadable"))));
+    if (json_object_get(e, "task")) { /* --full: the content, one field a line, escaped */
+        const char *key;
+        json_t *v;
+        json_object_foreach(json_object_get(e, "task"), key, v) {
+            char *dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            printf("  %s: %s\n", key, dump ? cli_escape(text, sizeof(text), dump) : "");
+            free(dump);
+        }
+    }
 }
 
 enum sa_code
@@ -122,23 +131,66 @@ dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err)
     return SA_OK;
 }
 
+/* Every failed attempt: those the sealed task carries, and the last one, which only the dead
+ * letter's headers know (the task was not sealed again after it). */
 static void
 add_attempts(json_t *e, const struct sa_task *t)
 {
     json_t *list = json_array();
+    json_int_t last = json_integer_value(json_object_get(e, "attempts"));
     char at[40];
 
     for (size_t i = 0; i < t->n_attempts; i++) {
         sa_time_format(at, sizeof(at), t->attempt_at_ms[i]);
-        json_array_append_new(list, json_pack("{s:i, s:s, s:s}", "attempt", (int)i + 1, "at", at,
-                                              "error", t->attempt_error[i]));
+        json_array_append_new(list, json_pack("{s:i, s:s, s:o}", "attempt", (int)i + 1, "at", at,
+                                              "error", text_json(t->attempt_error[i])));
     }
+    if (last > (json_int_t)t->n_attempts)
+        json_array_append_new(list, json_pack("{s:I, s:O, s:O}", "attempt", last, "at",
+                                              json_object_get(e, "failed"), "error",
+                                              json_object_get(e, "reason")));
     json_object_set_new(e, "failed_attempts", list);
     json_object_set_new(e, "webhook", json_string(t->url ? t->url : ""));
 }
 
+static json_t *
+string_list(char **v, size_t n)
+{
+    json_t *list = json_array();
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(list, text_json(v[i]));
+    return list;
+}
+
+/* --full: what the task would have sent (only with the key: the broker never sees it). */
+static void
+add_content(json_t *e, const struct sa_task *t)
+{
+    json_t *c = json_object(), *headers = json_array();
+    char *body = strndup((const char *)t->body, t->body_len);
+
+    for (size_t i = 0; i < t->n_headers; i++)
+        json_array_append_new(headers, json_pack("{s:o, s:o}", "name", text_json(t->headers[i].name),
+                                                 "value", text_json(t->headers[i].value)));
+    json_object_set_new(c, "headers", headers);
+    if (body)
+        json_object_set_new(c, "data", text_json(body));
+    free(body);
+    json_object_set_new(c, "email", string_list(t->rcpt[SA_RCPT_TO], t->n_rcpt[SA_RCPT_TO]));
+    json_object_set_new(c, "cc", string_list(t->rcpt[SA_RCPT_CC], t->n_rcpt[SA_RCPT_CC]));
+    json_object_set_new(c, "bcc", string_list(t->rcpt[SA_RCPT_BCC], t->n_rcpt[SA_RCPT_BCC]));
+    if (t->subject)
+        json_object_set_new(c, "subject", text_json(t->subject));
+    if (t->text)
+        json_object_set_new(c, "text", text_json(t->text));
+    if (t->html)
+        json_object_set_new(c, "html", text_json(t->html));
+    json_object_set_new(e, "task", c);
+}
+
 enum sa_code
-dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json,
+dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json, int full,
          struct sa_err *err)
 {
     natsMsg *m = NULL;
@@ -150,9 +202,13 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
     if (rc != SA_OK)
         return rc;
     e = entry_json(m);
-    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &t, &why) == SA_OK)
+    rc = sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m),
+                      (size_t)natsMsg_GetDataLength(m), &t, &why);
+    if (rc == SA_OK)
         add_attempts(e, t);
-    else
+    if (rc == SA_OK && full)
+        add_content(e, t);
+    if (rc != SA_OK)
         json_object_set_new(e, "unreadable", json_string(why.msg));
     if (json) {
         json_dumpf(e, stdout, JSON_COMPACT);
@@ -164,7 +220,7 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
     json_decref(e);
     sa_task_free(t);
     natsMsg_Destroy(m);
-    return SA_OK;
+    return SA_OK; /* a dead letter that does not open is shown as such, not an error */
 }
 
 static void

@@ -8,8 +8,9 @@
 #include "natsconn.h"
 
 enum sa_code dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err) SA_MUST_CHECK;
+/* full: also the task's content (recipients, headers, body), which only the key opens. */
 enum sa_code dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json,
-                      struct sa_err *err) SA_MUST_CHECK;
+                      int full, struct sa_err *err) SA_MUST_CHECK;
 /* id NULL: every dead letter. at_ms 0: now. A dead letter that cannot be replayed is named
  * on stderr and the others are still replayed; err then counts the failures. */
 enum sa_code dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id,

@@ -193,6 +193,31 @@ test_dispatch_and_delivery_lateness(void **state)
     free(metrics);
 }
 
+/* A dead letter after the last attempt lists every attempt, the last one too, and --full shows
+ * what it would have sent. */
+static void
+test_dead_letter_shows_every_attempt(void **state)
+{
+    char id[SA_ID_MAX + 1], out[16384], attempts[16];
+    const char *at;
+    int lines = 0;
+
+    (void)state;
+    receiver_respond(F.recv, "/always-fails", 503, -1, NULL);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 500, "/always-fails", id, sizeof(id)), 0);
+    wait_status(id, "dead-lettered");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", id, NULL), 0);
+    at = strstr(out, "attempts=");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "attempts=%15[0-9]", attempts), 1);
+    for (const char *p = strstr(out, "  attempt "); p; p = strstr(p + 1, "  attempt "))
+        lines++;
+    assert_int_equal(lines, atoi(attempts));
+    assert_null(strstr(out, "  data: "));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", id, "--full", NULL), 0);
+    assert_non_null(strstr(out, "  data: "));
+}
+
 /* A second consumer on a port already taken stops at once and names the variable to set. */
 static void
 test_health_port_in_use_is_a_clear_error(void **state)
@@ -257,6 +282,7 @@ main(void)
         cmocka_unit_test(test_errors_name_no_library_location),
         cmocka_unit_test(test_dispatch_and_delivery_lateness),
         cmocka_unit_test(test_health_port_in_use_is_a_clear_error),
+        cmocka_unit_test(test_dead_letter_shows_every_attempt),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), setup, teardown);
 }
