@@ -15,6 +15,7 @@
 #define SA_DLQ_STREAM "SENDAT_DLQ"
 #define SA_CLAIMS_BUCKET "sendat_claims"
 #define SA_CANCEL_BUCKET "sendat_cancel"
+#define SA_PAUSE_PREFIX "pause." /* cancel-map key of a paused series: "pause.<series id>" */
 #define SA_META_BUCKET "sendat_meta"
 #define SA_LEASES_BUCKET "sendat_leases"
 #define SA_SERIES_BUCKET "sendat_series"

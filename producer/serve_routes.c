@@ -242,7 +242,9 @@ is(const struct request *r, const char *method, int n_parts, const char *first)
 void
 serve_route(struct request *r)
 {
-    if (is(r, "POST", 1, "tasks"))
+    if (serve_series_route(r))
+        ; /* serve_series.c: pause, resume, list */
+    else if (is(r, "POST", 1, "tasks"))
         task_create(r);
     else if (is(r, "POST", 1, "batches"))
         batch_create(r);
