@@ -19,6 +19,7 @@
 #define SA_META_BUCKET "sendat_meta"
 #define SA_LEASES_BUCKET "sendat_leases"
 #define SA_SERIES_BUCKET "sendat_series"
+#define SA_GROUPS_BUCKET "sendat_groups" /* "<group>.<task id>": the due time, for cancel --group */
 #define SA_MEMBERS_BUCKET "sendat_members"
 #define SA_TASK_SUBJECTS "sendat.task.*.*.*"
 #define SA_DLQ_SUBJECTS "sendat.dlq.*"

@@ -1,4 +1,5 @@
-/* The producer's single write per task (DESIGN cost budget: one publish, nothing else), one
+/* The producer's single write per task (DESIGN cost budget: one publish, nothing else; a
+ * grouped task adds its membership write, group.c), one
  * at a time or many in flight with PubAck bookkeeping. A task already past due goes to the
  * current window so it is sent at once, never into a window the fleet has already drained. */
 #include <inttypes.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "group.h"
 #include "publish.h"
 #include "timeparse.h"
 
@@ -71,7 +73,9 @@ on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
 
     (void)js;
     pthread_mutex_lock(&p->lock);
-    if (pae) {
+    if (!pae && !strncmp(natsMsg_GetSubject(msg), "$KV.", 4)) {
+        /* a group membership: not a task, counted only when it fails */
+    } else if (pae) {
         if (p->failed < FAILURES_KEPT)
             snprintf(p->failures[p->failed], sizeof(p->failures[0]), "%.80s: %.100s",
                      natsMsg_GetSubject(msg), pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
@@ -116,8 +120,18 @@ publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env,
 {
     natsMsg *msg = NULL;
     jsPubOptions po;
-    natsStatus s = build_msg(&msg, &p->n->layout, t, env, len, now);
+    natsStatus s;
+    enum sa_code rc = t->group[0] ? group_member_msg(&msg, t, err) : SA_OK;
 
+    /* A grouped task's membership goes first, so a group cancel that finds the task stored
+     * finds its membership too. Ungrouped tasks pay nothing. */
+    if (rc != SA_OK)
+        return rc;
+    if (msg && (s = js_PublishMsgAsync(p->js, &msg, NULL)) != NATS_OK) {
+        natsMsg_Destroy(msg);
+        return sa_nats_fail(err, s, 0, "publish group member");
+    }
+    s = build_msg(&msg, &p->n->layout, t, env, len, now);
     jsPubOptions_Init(&po);
     po.MsgId = t->id;
     if (s == NATS_OK)
