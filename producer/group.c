@@ -3,7 +3,8 @@
  * member without waiting (up to IN_FLIGHT PubAcks outstanding): a create that JetStream
  * stores won the race, exactly as `sendat cancel` does. A refused or unanswered create goes
  * through cancel_run one by one: the claim exists (sent, being sent, retrying, or our own
- * write whose answer was lost), and cancel_run decides it the way a single cancel would. */
+ * write whose answer was lost), and cancel_run decides it the way a single cancel would, on
+ * RESOLVERS threads at once. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "timeparse.h"
 
 #define IN_FLIGHT 4096
+#define RESOLVERS 32 /* threads settling refused creates with cancel_run */
 #define LIST_WAIT_MS 5000 /* the longest wait for the next key while listing */
 
 enum sa_code
@@ -118,7 +120,7 @@ static void
 on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
 {
     struct race *r = closure;
-    const char *id = strrchr(natsMsg_GetSubject(msg), '.') + 1;
+    const char *id = strrchr(natsMsg_GetSubject(msg), '.') + 1; /* $KV.sendat_claims.<id> */
 
     (void)js;
     (void)pa;
@@ -169,12 +171,81 @@ race_all(struct sa_nats *n, const struct ids *l, struct race *r, struct sa_err *
     return rc;
 }
 
+/* The contested ids, settled by cancel_run on RESOLVERS threads (a claim being sent is waited
+ * for up to 30 s by cancel_run: those waits overlap instead of adding up). */
+struct resolve {
+    struct sa_nats *n;
+    const struct ids *l;
+    pthread_mutex_t lock;
+    size_t next;
+    long cancelled, too_late;
+    struct sa_err err;
+};
+
+/* One contested id: a claim already settled (cancelled before, or sent) is read and counted;
+ * anything else is raced by cancel_run. */
+static enum sa_code
+resolve_one(struct sa_nats *n, const char *id, struct cancel_result *one, struct sa_err *err)
+{
+    struct sa_claim c = {0};
+
+    if (sa_claim_get(n->claims, id, &c, NULL) == SA_OK &&
+        (c.state == SA_CLAIM_CANCELLED || c.state == SA_CLAIM_SENT)) {
+        one->outcome = c.state == SA_CLAIM_CANCELLED ? CANCEL_DONE : CANCEL_SENT;
+        return SA_OK;
+    }
+    return cancel_run(n, id, one, err);
+}
+
+static void *
+resolve_loop(void *arg)
+{
+    struct resolve *r = arg;
+    struct cancel_result one;
+    struct sa_err err = {0};
+
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        size_t i = r->err.code == SA_OK ? r->next++ : r->l->len;
+        pthread_mutex_unlock(&r->lock);
+        if (i >= r->l->len)
+            return NULL;
+        enum sa_code rc = resolve_one(r->n, r->l->id[i], &one, &err);
+        pthread_mutex_lock(&r->lock);
+        if (rc != SA_OK)
+            sa_fail(&r->err, rc, "%s", err.msg);
+        else if (one.outcome == CANCEL_DONE)
+            r->cancelled++;
+        else if (one.outcome != CANCEL_UNKNOWN) /* unknown: the membership outlived its task */
+            r->too_late++;
+        pthread_mutex_unlock(&r->lock);
+    }
+}
+
+static enum sa_code
+resolve_all(struct sa_nats *n, const struct ids *l, struct group_result *out, struct sa_err *err)
+{
+    struct resolve r = {.n = n, .l = l, .lock = PTHREAD_MUTEX_INITIALIZER};
+    pthread_t th[RESOLVERS];
+    int started = 0;
+
+    while (started < RESOLVERS && (size_t)started < l->len &&
+           pthread_create(&th[started], NULL, resolve_loop, &r) == 0)
+        started++;
+    if (started == 0 && l->len)
+        resolve_loop(&r);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    out->cancelled += r.cancelled;
+    out->too_late += r.too_late;
+    return r.err.code == SA_OK ? SA_OK : sa_fail(err, r.err.code, "%s", r.err.msg);
+}
+
 enum sa_code
 group_cancel(struct sa_nats *n, const char *group, struct group_result *out, struct sa_err *err)
 {
     struct ids members = {0};
     struct race r = {.lock = PTHREAD_MUTEX_INITIALIZER};
-    struct cancel_result one;
     enum sa_code rc;
 
     memset(out, 0, sizeof(*out));
@@ -185,13 +256,8 @@ group_cancel(struct sa_nats *n, const char *group, struct group_result *out, str
     if (rc == SA_OK && members.len)
         rc = race_all(n, &members, &r, err);
     out->cancelled = r.won;
-    for (size_t i = 0; rc == SA_OK && i < r.contested.len; i++) {
-        rc = cancel_run(n, r.contested.id[i], &one, err);
-        if (rc == SA_OK && one.outcome == CANCEL_DONE)
-            out->cancelled++;
-        else if (rc == SA_OK && one.outcome != CANCEL_UNKNOWN)
-            out->too_late++;
-    }
+    if (rc == SA_OK)
+        rc = resolve_all(n, &r.contested, out, err);
     free(members.id);
     free(r.contested.id);
     return rc;
