@@ -24,10 +24,17 @@ answer(const struct pause_result *res, int pause)
 
     sa_time_format(at, sizeof(at), res->at_ms);
     switch (res->outcome) {
-    case PAUSE_DONE: puts(pause ? "paused" : "resumed"); return EXIT_OK;
-    case PAUSE_CANCELLED: printf("too late: the series was cancelled at %s\n", at); return EXIT_TOO_LATE;
-    case PAUSE_FINISHED: printf("too late: the series finished at %s\n", at); return EXIT_TOO_LATE;
-    case PAUSE_UNKNOWN: break;
+    case PAUSE_DONE:
+        puts(pause ? "paused" : "resumed");
+        return EXIT_OK;
+    case PAUSE_CANCELLED:
+        printf("too late: the series was cancelled at %s\n", at);
+        return EXIT_TOO_LATE;
+    case PAUSE_FINISHED:
+        printf("too late: the series finished at %s\n", at);
+        return EXIT_TOO_LATE;
+    case PAUSE_UNKNOWN:
+        break;
     }
     puts("unknown id");
     return EXIT_UNKNOWN;
@@ -85,9 +92,8 @@ list(int argc, char **argv)
     all = json_array();
     if (series_list(n, all, &err) != SA_OK)
         code = cli_error(EXIT_FAIL, "series list: %s", err.msg);
-    json_array_foreach(all, i, s)
-        printf("%s %s\n", json_string_value(json_object_get(s, "id")),
-               json_string_value(json_object_get(s, "state")));
+    json_array_foreach(all, i, s) printf("%s %s\n", json_string_value(json_object_get(s, "id")),
+                                         json_string_value(json_object_get(s, "state")));
     json_decref(all);
     cli_close(n);
     return code;

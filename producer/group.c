@@ -17,7 +17,7 @@
 #include "timeparse.h"
 
 #define IN_FLIGHT 4096
-#define RESOLVERS 32 /* threads settling refused creates with cancel_run */
+#define RESOLVERS 32      /* threads settling refused creates with cancel_run */
 #define LIST_WAIT_MS 5000 /* the longest wait for the next key while listing */
 
 enum sa_code

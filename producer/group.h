@@ -10,10 +10,12 @@
 
 /* The membership write of t (which has a group): a KV put on $KV.sendat_groups.<group>.<id>,
  * the due time as its value, to publish synchronously or asynchronously. */
-enum sa_code group_member_msg(natsMsg **out, const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code group_member_msg(natsMsg **out, const struct sa_task *t,
+                              struct sa_err *err) SA_MUST_CHECK;
 
 /* Writes t's membership and waits for the PubAck (nothing to do if t has no group). */
-enum sa_code group_record(struct sa_nats *n, const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code group_record(struct sa_nats *n, const struct sa_task *t,
+                          struct sa_err *err) SA_MUST_CHECK;
 
 struct group_result {
     long cancelled; /* will never be sent (including those cancelled before) */

@@ -22,7 +22,8 @@ serve_groups_route(struct request *r)
     else if (rc != SA_OK)
         serve_fail(r, 503, NULL, "%s", err.msg);
     else
-        serve_reply(r, 200, json_pack("{s:s, s:I, s:I}", "group", r->parts[1], "cancelled",
-                                      (json_int_t)res.cancelled, "too_late", (json_int_t)res.too_late));
+        serve_reply(r, 200,
+                    json_pack("{s:s, s:I, s:I}", "group", r->parts[1], "cancelled",
+                              (json_int_t)res.cancelled, "too_late", (json_int_t)res.too_late));
     return 1;
 }

@@ -45,13 +45,14 @@ series_pause_post(struct request *r, const char *id, int pause)
     }
     sa_time_format(at, sizeof(at), res.at_ms);
     if (res.outcome == PAUSE_DONE)
-        serve_reply(r, 200, json_pack("{s:s, s:s}", "id", id, "result", pause ? "paused" : "resumed"));
+        serve_reply(r, 200,
+                    json_pack("{s:s, s:s}", "id", id, "result", pause ? "paused" : "resumed"));
     else if (res.outcome == PAUSE_UNKNOWN)
         serve_fail(r, 404, NULL, "unknown id");
     else
-        serve_reply(r, 409, json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late",
-                                      res.outcome == PAUSE_CANCELLED ? "cancelled_at" : "finished_at",
-                                      at));
+        serve_reply(r, 409,
+                    json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late",
+                              res.outcome == PAUSE_CANCELLED ? "cancelled_at" : "finished_at", at));
 }
 
 int

@@ -57,9 +57,11 @@ test_group_cancel_races_sends(void **state)
     snprintf(path, sizeof(path), "%s/group.ndjson", F.dir);
     base = test_now_ms() + 4000;
     write_batch(path, base);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
     assert_true(receiver_wait(F.recv, NULL, 200, 30000)); /* part of the group is out */
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "g1", NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "g1", NULL), 0);
     assert_int_equal(sscanf(out, "cancelled %ld, too late %ld", &cancelled, &too_late), 2);
     print_message("group cancel: %s", out);
     assert_int_equal(cancelled + too_late, GROUP_N);
@@ -84,12 +86,16 @@ test_group_cancel_races_sends(void **state)
     }
     assert_int_equal(received, too_late); /* sent exactly when the cancel said too late */
     assert_int_equal(receiver_count(F.recv) - (size_t)received, OTHER_N);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "g1", NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "g1", NULL), 0);
     snprintf(err, sizeof(err), "cancelled %ld, too late %ld\n", cancelled, too_late);
     assert_string_equal(out, err); /* again: the same answer, nothing changes */
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "nobody", NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "nobody", NULL), 0);
     assert_string_equal(out, "cancelled 0, too late 0\n");
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "bad.name", NULL), 2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "bad.name", NULL),
+        2);
     fx_finish(&F);
 }
 

@@ -43,7 +43,8 @@ test_pause_skips_and_resume_delivers(void **state)
     fx_consumer(&F, 0, NULL);
     snprintf(url, sizeof(url), "%s/tick", receiver_url(F.recv));
     assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
-                               "*/2 * * * * *", "--tz", "UTC", "--webhook", url, NULL), 0);
+                               "*/2 * * * * *", "--tz", "UTC", "--webhook", url, NULL),
+                     0);
     series[strcspn(series, "\n")] = '\0';
     assert_true(receiver_wait(F.recv, NULL, 2, 30000));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
@@ -71,11 +72,15 @@ test_pause_answers(void **state)
 
     (void)state;
     fx_start(&F, 0);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", "no-such-series", NULL), 4);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", "no-such-series", NULL), 4);
     assert_string_equal(out, "unknown id\n");
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", "no-such-series", NULL), 4);
-    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron", "0 7 * * *", "--tz",
-                               "Asia/Seoul", "--webhook", "http://127.0.0.1:9/x", NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", "no-such-series", NULL), 4);
+    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
+                               "0 7 * * *", "--tz", "Asia/Seoul", "--webhook",
+                               "http://127.0.0.1:9/x", NULL),
+                     0);
     series[strcspn(series, "\n")] = '\0';
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
