@@ -14,7 +14,7 @@ static const char usage[] =
     "  init       create the streams and buckets (idempotent)\n"
     "  keygen     write a new sealing key to a file\n"
     "  schedule   schedule a webhook or an email at a time, a series, or a batch; prints ids\n"
-    "  cancel     cancel a task: cancelled (0), too late (3), unknown id (4)\n"
+    "  cancel     cancel a task (or --group NAME): cancelled (0), too late (3), unknown id (4)\n"
     "  status     print a task's history\n"
     "  series     pause, resume or list recurring series\n"
     "  dlq        list, show, replay or purge dead letters\n"
