@@ -12,12 +12,21 @@
 #include "natsconn.h"
 #include "random.h"
 
-static const char *state_names[] = {"none", "sending", "sent", "retrying", "cancelled", "dead"};
+static const char *state_names[] = {"none", "sending", "sent", "retrying", "cancelled", "dead",
+                                     "skipped"};
 
 const char *
 sa_claim_state_name(enum sa_claim_state s)
 {
     return (unsigned)s < sizeof(state_names) / sizeof(state_names[0]) ? state_names[s] : "?";
+}
+
+const char *
+sa_claim_state_text(const struct sa_claim *c)
+{
+    if (c->state == SA_CLAIM_SKIPPED && !strcmp(c->error, SA_CLAIM_PAUSED))
+        return "skipped (paused)";
+    return sa_claim_state_name(c->state);
 }
 
 /* Length of the valid UTF-8 sequence at s (1 to 4), 0 if s does not start one. Overlong

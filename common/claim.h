@@ -19,7 +19,11 @@ enum sa_claim_state {
     SA_CLAIM_CANCELLED, /* cancel won: never sent */
     /* dead-lettered (permanent error, last attempt, expired, unknown outcome) */
     SA_CLAIM_DEAD,
+    SA_CLAIM_SKIPPED, /* not sent on purpose: an occurrence due while its series was paused */
 };
+
+/* The error text of a "skipped" claim: its series was paused when it fell due. */
+#define SA_CLAIM_PAUSED "paused"
 
 struct sa_claim {
     enum sa_claim_state state;
@@ -40,6 +44,10 @@ struct sa_claim {
 };
 
 const char *sa_claim_state_name(enum sa_claim_state s);
+
+/* The state as status shows it: the name, or "skipped (paused)" for an occurrence skipped
+ * because its series was paused. */
+const char *sa_claim_state_text(const struct sa_claim *c);
 
 /* JSON text of a claim (no revision). Returns the length, -1 if cap is short. */
 int sa_claim_encode(const struct sa_claim *c, char *out, size_t cap);

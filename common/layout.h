@@ -15,9 +15,11 @@
 #define SA_DLQ_STREAM "SENDAT_DLQ"
 #define SA_CLAIMS_BUCKET "sendat_claims"
 #define SA_CANCEL_BUCKET "sendat_cancel"
+#define SA_PAUSE_PREFIX "pause." /* cancel-map key of a paused series: "pause.<series id>" */
 #define SA_META_BUCKET "sendat_meta"
 #define SA_LEASES_BUCKET "sendat_leases"
 #define SA_SERIES_BUCKET "sendat_series"
+#define SA_GROUPS_BUCKET "sendat_groups" /* "<group>.<task id>": the due time, for cancel --group */
 #define SA_MEMBERS_BUCKET "sendat_members"
 #define SA_TASK_SUBJECTS "sendat.task.*.*.*"
 #define SA_DLQ_SUBJECTS "sendat.dlq.*"

@@ -55,6 +55,7 @@ struct sa_task {
     int count;        /* occurrences in all, 0: unlimited */
     int index;        /* this occurrence's number, from 1, below INT32_MAX */
     char series_id[SA_ID_MAX + 1];
+    char group[SA_ID_MAX + 1]; /* the group it was booked in, "" for none */
     /* failed attempts so far, for the dead letter */
     size_t n_attempts;
     int64_t *attempt_at_ms;

@@ -86,6 +86,8 @@ fill_pb(struct pb_task *p, const struct sa_task *t, struct sa_err *err)
         p->t.recurrence = &p->rec;
         p->t.series_id = (char *)t->series_id;
     }
+    if (t->group[0])
+        p->t.group = (char *)t->group;
     p->t.n_attempts = t->n_attempts;
     p->t.attempts = p->att_ptrs;
     if (t->channel == SA_CHANNEL_EMAIL) {
@@ -206,6 +208,9 @@ copy_from_pb(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
     if (strlen(m->id) > SA_ID_MAX)
         return sa_fail(err, SA_EINVAL, "task id is longer than %d", SA_ID_MAX);
     memcpy(t->id, m->id, strlen(m->id) + 1);
+    if (m->group[0] && !sa_layout_id_valid(m->group))
+        return sa_fail(err, SA_EINVAL, "task group is not 1-%d of A-Z a-z 0-9 _ -", SA_ID_MAX);
+    memcpy(t->group, m->group, strlen(m->group) + 1);
     t->due_ms = m->due_ms;
     t->not_after_ms = m->not_after_ms;
     t->created_ms = m->created_ms;

@@ -146,6 +146,17 @@ finish_skip(struct consumer *c, struct held *h, const struct sa_claim *seen)
     settle(c, h);
 }
 
+/* An occurrence due while its series is paused: claimed as "skipped" (create-if-absent, so a
+ * cancel or an earlier holder's claim stays as it is), then settled like a send, so the next
+ * occurrence is published before the ack (invariant 4). */
+static void
+finish_paused(struct consumer *c, struct held *h)
+{
+    sa_log(SA_LOG_INFO, "skipped_paused", "task=%s series=%s", h->task->id, h->task->series_id);
+    claims_finish(c, h, 0, SA_CLAIM_SKIPPED, 0, SA_CLAIM_PAUSED, 0);
+    settle(c, h);
+}
+
 /* A provider limit says not yet: back into the wheel until retry_at (the message stays held
  * and is kept alive like any other). */
 static void
@@ -293,6 +304,10 @@ start(struct deliver *d, struct held *h, int64_t now)
     if (series_cancelled(d->c, h->task)) {
         seen.state = SA_CLAIM_CANCELLED;
         finish_skip(d->c, h, &seen);
+        return;
+    }
+    if (h->task->attempt == 1 && series_paused(d->c, h->task)) { /* a retry goes on */
+        finish_paused(d->c, h);
         return;
     }
     if (h->task->not_after_ms && now > h->task->not_after_ms) {

@@ -1,6 +1,7 @@
 /* Next occurrences. The series' cancel record is read from the bucket itself before the next
  * occurrence is published (the in-memory set may lag by a moment), so a cancelled series
  * publishes nothing more. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,17 @@ int
 series_cancelled(struct consumer *c, const struct sa_task *t)
 {
     return cancel_contains(c->cancels, t->id) || (t->cron && cancel_contains(c->cancels, t->series_id));
+}
+
+int
+series_paused(struct consumer *c, const struct sa_task *t)
+{
+    char key[SA_ID_MAX + 8];
+
+    if (!t->cron)
+        return 0;
+    snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, t->series_id);
+    return cancel_contains(c->cancels, key);
 }
 
 static int

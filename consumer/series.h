@@ -20,4 +20,8 @@ enum sa_code series_next_task(const struct sa_task *t, struct sa_task **out,
 /* Whether the task (or its series) is in the cancel map. */
 int series_cancelled(struct consumer *c, const struct sa_task *t);
 
+/* Whether t is an occurrence of a paused series (`pause.<series>` in the cancel map): due
+ * while paused, it is skipped, and the chain goes on. */
+int series_paused(struct consumer *c, const struct sa_task *t);
+
 #endif

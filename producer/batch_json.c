@@ -104,10 +104,10 @@ static const char **
 string_field(struct sched_opts *o, const char *key)
 {
     static const char *keys[] = {"at", "webhook", "data", "id", "not-after", "subject", "text",
-                                 "html", "from", "reply-to", "cron", "tz", "until", "count", NULL};
+                                 "html", "from", "reply-to", "cron", "tz", "until", "count", "group", NULL};
     const char **fields[] = {&o->at, &o->webhook, &o->data, &o->id, &o->not_after, &o->subject,
                              &o->text, &o->html, &o->from, &o->reply_to, &o->cron, &o->tz,
-                             &o->until, &o->count};
+                             &o->until, &o->count, &o->group};
 
     for (int i = 0; keys[i]; i++)
         if (!strcmp(key, keys[i]))

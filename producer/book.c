@@ -4,6 +4,7 @@
 
 #include "batch.h"
 #include "book.h"
+#include "group.h"
 #include "publish.h"
 #include "series.h"
 #include "timeparse.h"
@@ -12,7 +13,7 @@ enum sa_code
 book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
           char id[SA_ID_MAX + 1], struct sa_err *err)
 {
-    enum sa_code rc = t->cron ? series_register(n, t, err) : SA_OK;
+    enum sa_code rc = t->cron ? series_register(n, t, err) : group_record(n, t, err);
 
     if (rc == SA_OK)
         rc = publish_task(n, ring, t, NULL, err);

@@ -61,6 +61,7 @@ int cmd_keygen(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_series(int argc, char **argv);
 int cmd_dlq(int argc, char **argv);
 int cmd_preview(int argc, char **argv);
 int cmd_stats(int argc, char **argv);

@@ -1,14 +1,50 @@
 /* sendat cancel ID: races the consumers for the task's claim (cancel.c, invariant 3) and
  * answers cancelled (0), too late (3) or unknown id (4). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cancel.h"
 #include "cli.h"
+#include "group.h"
 #include "timeparse.h"
 
 static const char usage[] = "usage: sendat cancel ID [--server URL]\n"
+                            "       sendat cancel --group NAME [--server URL]\n"
                             "  prints one of: cancelled (exit 0), too late: sent at TIME (exit 3),\n"
-                            "  unknown id (exit 4)\n";
+                            "  unknown id (exit 4)\n"
+                            "  --group: cancels every task of the group not sent yet and prints\n"
+                            "  cancelled N, too late M (exit 0; a group nobody booked: 0 and 0)\n";
+
+/* sendat cancel --group NAME [--server URL] */
+static int
+cancel_group(int argc, char **argv)
+{
+    struct cli cli = {0};
+    struct sa_nats *n = NULL;
+    struct group_result res;
+    struct sa_err err = {0};
+    const char *group = NULL;
+    int code;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--group") && i + 1 < argc)
+            group = argv[++i];
+        else if (!strcmp(argv[i], "--server") && i + 1 < argc)
+            cli.server = argv[++i];
+        else
+            return cli_error(EXIT_USAGE, "cancel: unexpected argument %s", argv[i]);
+    }
+    if (!group)
+        return cli_error(EXIT_USAGE, "cancel: --group needs a NAME");
+    if ((code = cli_connect(&cli, &n)) != EXIT_OK)
+        return code;
+    if (group_cancel(n, group, &res, &err) != SA_OK)
+        code = cli_error(cli_exit_for(err.code), "cancel --group: %s", err.msg);
+    else
+        printf("cancelled %ld, too late %ld\n", res.cancelled, res.too_late);
+    cli_close(n);
+    return code;
+}
 
 int
 cmd_cancel(int argc, char **argv)
@@ -19,8 +55,12 @@ cmd_cancel(int argc, char **argv)
     struct sa_err err = {0};
     const char *id = NULL;
     char at[40];
-    int code = cli_parse_id(argc, argv, usage, 0, &cli, &id);
+    int code;
 
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--group"))
+            return cancel_group(argc, argv);
+    code = cli_parse_id(argc, argv, usage, 0, &cli, &id);
     if (code != CLI_GO_ON)
         return code;
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)

@@ -225,6 +225,8 @@ cmd_init(int argc, char **argv)
         rc = add_bucket(n->js, SA_META_BUCKET, 1, 0, o.replicas, &err);
     if (rc == SA_OK)
         rc = add_bucket(n->js, SA_SERIES_BUCKET, 1, 0, o.replicas, &err);
+    if (rc == SA_OK) /* group members live as long as their claims could */
+        rc = add_bucket(n->js, SA_GROUPS_BUCKET, 1, o.claims_ttl_ms, o.replicas, &err);
     if (rc == SA_OK) /* fleet members say "alive" every 5 s; the TTL forgets the dead */
         rc = add_bucket(n->js, SA_MEMBERS_BUCKET, 1, 20000, o.replicas, &err);
     if (rc == SA_OK) /* fleet-wide provider limits: a lease outlives no holder by more than 60 s */

@@ -21,7 +21,7 @@
 static const char usage[] =
     "usage: sendat schedule --at TIME --webhook URL [--data STRING | --data-file FILE]\n"
     "                       [--header 'Name: value']... [--id ID] [--not-after TIME]\n"
-    "                       [--at-most-once] [--server URL] [--key-file FILE]\n"
+    "                       [--at-most-once] [--group NAME] [--server URL] [--key-file FILE]\n"
     "       sendat schedule --at TIME --email ADDR[,ADDR...] [--cc ADDR,...] [--bcc ADDR,...]\n"
     "                       --subject TEXT (--text TEXT | --text-file FILE) [--html-file FILE]\n"
     "                       [--from 'Name <addr>'] [--reply-to ADDR] [--id ID] [--not-after TIME]\n"
@@ -43,6 +43,8 @@ static const char usage[] =
     "  5, and one whose task is no longer stored (sent, cancelled) exits 6: nothing is scheduled.\n"
     "  --not-after TIME: dead-letter the task as expired instead of sending it later.\n"
     "  --at-most-once: if a consumer dies mid-send, dead-letter instead of sending again.\n"
+    "  --group NAME (1-64 of A-Z a-z 0-9 _ -, not with --cron): `sendat cancel --group NAME`\n"
+    "  cancels every task of the group not sent yet (batch lines: the key \"group\").\n"
     "  A literal address in --webhook that SENDAT_WEBHOOK_DENY or the built-in deny list refuses\n"
     "  (link-local, metadata, 0.0.0.0/8, multicast), and SENDAT_WEBHOOK_ALLOW does not\n"
     "  open, exits 2 (the consumers judge host names when they connect).\n";
@@ -65,7 +67,7 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         {"template-file", required_argument, NULL, 'T'}, {"strict", no_argument, NULL, 'Z'},
         {"json", no_argument, NULL, 'j'},            {"cron", required_argument, NULL, 'c'},
         {"tz", required_argument, NULL, 'z'},        {"until", required_argument, NULL, 'u'},
-        {"count", required_argument, NULL, 'N'},
+        {"count", required_argument, NULL, 'N'},        {"group", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
     int c;
 
@@ -104,6 +106,7 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         case 'z': o->tz = optarg; break;
         case 'u': o->until = optarg; break;
         case 'N': o->count = optarg; break;
+        case 'g': o->group = optarg; break;
         case 'h': fputs(usage, stdout); return -1;
         default:
             return cli_error(EXIT_USAGE, "schedule: unknown or incomplete option %s",

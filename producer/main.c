@@ -14,8 +14,9 @@ static const char usage[] =
     "  init       create the streams and buckets (idempotent)\n"
     "  keygen     write a new sealing key to a file\n"
     "  schedule   schedule a webhook or an email at a time, a series, or a batch; prints ids\n"
-    "  cancel     cancel a task: cancelled (0), too late (3), unknown id (4)\n"
+    "  cancel     cancel a task (or --group NAME): cancelled (0), too late (3), unknown id (4)\n"
     "  status     print a task's history\n"
+    "  series     pause, resume or list recurring series\n"
     "  dlq        list, show, replay or purge dead letters\n"
     "  preview    the next fires of a cron expression in a time zone\n"
     "  stats      backlog by window and slot, levels being pulled, dead letters\n"
@@ -37,7 +38,7 @@ static const struct verb verbs[] = {
     {"init", cmd_init},     {"keygen", cmd_keygen}, {"schedule", cmd_schedule},
     {"cancel", cmd_cancel}, {"status", cmd_status}, {"dlq", cmd_dlq},
     {"preview", cmd_preview}, {"stats", cmd_stats}, {"token", cmd_token},
-    {"serve", cmd_serve},     {NULL, NULL},
+    {"serve", cmd_serve},     {"series", cmd_series}, {NULL, NULL},
 };
 
 int

@@ -1,4 +1,5 @@
-/* The producer's single write per task (DESIGN cost budget: one publish, nothing else), one
+/* The producer's single write per task (DESIGN cost budget: one publish, nothing else; a
+ * grouped task adds its membership write, group.c), one
  * at a time or many in flight with PubAck bookkeeping. A task already past due goes to the
  * current window so it is sent at once, never into a window the fleet has already drained.
  * A duplicate PubAck under a task's own id is never taken as success: it is read back
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "dupcheck.h"
+#include "group.h"
 #include "publish.h"
 #include "timeparse.h"
 
@@ -144,7 +146,11 @@ on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
     (void)js;
     pthread_mutex_lock(&p->lock);
     line = take_line(p, msg);
-    if (pae) {
+    if (!strncmp(natsMsg_GetSubject(msg), "$KV.", 4)) {
+        /* a group membership: not a task, counted only when it fails */
+        if (pae)
+            fail_line(p, line, pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
+    } else if (pae) {
         fail_line(p, line, pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
     } else if (pa && pa->Duplicate) {
         p->duplicates++;
@@ -206,27 +212,49 @@ fly(struct publisher *p, const natsMsg *msg, long line, struct sa_err *err)
     return sa_fail(err, SA_ENOMEM, "no memory for a publish in flight");
 }
 
+/* Publishes *msg asynchronously, remembering that it came from input line `line` until its
+ * PubAck; takes *msg in every case. */
+static enum sa_code
+send_tracked(struct publisher *p, natsMsg **msg, jsPubOptions *po, long line, const char *what,
+             struct sa_err *err)
+{
+    enum sa_code rc = fly(p, *msg, line, err);
+    natsStatus s = rc == SA_OK ? js_PublishMsgAsync(p->js, msg, po) : NATS_OK; /* takes *msg */
+
+    if (rc == SA_OK && s != NATS_OK) {
+        pthread_mutex_lock(&p->lock);
+        take_line(p, *msg);
+        pthread_mutex_unlock(&p->lock);
+        rc = sa_nats_fail(err, s, 0, what);
+    }
+    natsMsg_Destroy(*msg);
+    *msg = NULL;
+    return rc;
+}
+
 enum sa_code
 publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env, size_t len,
                int64_t now, long line, struct sa_err *err)
 {
     natsMsg *msg = NULL;
     jsPubOptions po;
-    natsStatus s = build_msg(&msg, &p->n->layout, t, env, len, now);
-    enum sa_code rc = s == NATS_OK ? fly(p, msg, line, err) : SA_OK;
+    natsStatus s;
+    enum sa_code rc = t->group[0] ? group_member_msg(&msg, t, err) : SA_OK;
 
+    /* A grouped task's membership goes first, so a group cancel that finds the task stored
+     * finds its membership too. Ungrouped tasks pay nothing. */
+    if (rc == SA_OK && msg)
+        rc = send_tracked(p, &msg, NULL, line, "publish group member", err);
+    if (rc != SA_OK)
+        return rc;
+    s = build_msg(&msg, &p->n->layout, t, env, len, now);
+    if (s != NATS_OK) {
+        natsMsg_Destroy(msg);
+        return sa_nats_fail(err, s, 0, "publish");
+    }
     jsPubOptions_Init(&po);
     po.MsgId = t->id;
-    if (s == NATS_OK && rc == SA_OK)
-        s = js_PublishMsgAsync(p->js, &msg, &po); /* takes msg on success */
-    if (s != NATS_OK && rc == SA_OK) {
-        pthread_mutex_lock(&p->lock);
-        take_line(p, msg);
-        pthread_mutex_unlock(&p->lock);
-        rc = sa_nats_fail(err, s, 0, "publish");
-    }
-    natsMsg_Destroy(msg);
-    return rc;
+    return send_tracked(p, &msg, &po, line, "publish", err);
 }
 
 int

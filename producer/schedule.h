@@ -8,6 +8,7 @@
 struct sched_opts {
     struct cli cli;
     const char *at, *not_after, *webhook, *data, *data_file, *id;
+    const char *group; /* cancel --group NAME cancels what was booked in it */
     const char *headers[SA_HEADERS_MAX + 1];
     int n_headers;
     int at_most_once;

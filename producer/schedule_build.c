@@ -144,6 +144,22 @@ check_destination(const char *url, struct sa_err *err)
     return rc;
 }
 
+/* --group: a name a cancel can later use for all the group's tasks (not a series: its
+ * occurrences are not booked one by one). */
+static enum sa_code
+set_group(struct sa_task *t, const struct sched_opts *o, struct sa_err *err)
+{
+    if (!o->group)
+        return SA_OK;
+    if (!sa_layout_id_valid(o->group))
+        return sa_fail(err, SA_EINVAL, "--group \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", o->group,
+                       SA_ID_MAX);
+    if (o->cron)
+        return sa_fail(err, SA_EINVAL, "--group is for single tasks, not with --cron");
+    snprintf(t->group, sizeof(t->group), "%s", o->group);
+    return SA_OK;
+}
+
 enum sa_code
 schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t *body,
                     size_t body_len, int64_t now, struct sa_err *err)
@@ -170,6 +186,8 @@ schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t
     else if (!o->cron)
         sa_layout_id_new(t->id, sizeof(t->id), t->due_ms);
     t->at_most_once = o->at_most_once;
+    if ((rc = set_group(t, o, err)) != SA_OK)
+        return rc;
     return sa_task_validate(t, err);
 }
 

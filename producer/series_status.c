@@ -65,7 +65,7 @@ occurrence_state(struct sa_nats *n, const char *occ_id, int series_cancelled, in
     *settled = 1;
     if (sa_claim_get(n->claims, occ_id, &c, NULL) == SA_OK && c.state != SA_CLAIM_SENDING &&
         c.state != SA_CLAIM_RETRYING)
-        return sa_claim_state_name(c.state);
+        return sa_claim_state_text(&c);
     if (series_cancelled)
         return "cancelled"; /* a copy still in the stream is dropped when a consumer meets it */
     *settled = 0;
@@ -78,7 +78,7 @@ occurrence_state(struct sa_nats *n, const char *occ_id, int series_cancelled, in
     return "not yet scheduled";
 }
 
-/* When the series was cancelled (the cancel map entry's time), 0 if it was not. */
+/* When key (a series id, or its pause key) was put into the cancel map, 0 if it is not there. */
 static int64_t
 cancelled_at(struct sa_nats *n, const char *id)
 {
@@ -106,22 +106,29 @@ finished_at(struct sa_nats *n, const char *id, const struct fires *f)
     return settled ? fire_at(f, f->k - 1) : 0;
 }
 
+/* Reads series id and computes its fires: SA_ENOTFOUND if id names no series. */
+static enum sa_code
+load(struct sa_nats *n, const char *id, struct fires *f, struct sa_err *err)
+{
+    struct series_info s;
+    enum sa_code rc = series_get(n, id, &s, err);
+
+    return rc == SA_OK ? compute_fires(&s, sa_now_ms(), f, err) : rc;
+}
+
 enum sa_code
 series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, struct sa_err *err)
 {
-    struct series_info s;
     struct fires f;
     char now[40];
     uint64_t rev;
-    enum sa_code rc = series_get(n, id, &s, err);
+    enum sa_code rc = load(n, id, &f, err);
 
     if (rc == SA_ENOTFOUND) {
         sa_err_clear(err);
         out->outcome = CANCEL_UNKNOWN;
         return SA_OK;
     }
-    if (rc == SA_OK)
-        rc = compute_fires(&s, sa_now_ms(), &f, err);
     if (rc != SA_OK)
         return rc;
     if ((out->at_ms = finished_at(n, id, &f)) != 0) {
@@ -136,12 +143,89 @@ series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, stru
     return SA_OK;
 }
 
+/* Writes or deletes the series' pause key in the cancel map. */
+static enum sa_code
+set_paused(struct sa_nats *n, const char *id, int pause, struct sa_err *err)
+{
+    char key[SA_ID_MAX + 8], now[40];
+    uint64_t rev;
+    natsStatus s;
+
+    snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
+    sa_time_format(now, sizeof(now), sa_now_ms());
+    s = pause ? kvStore_PutString(&rev, n->cancel, key, now) : kvStore_Delete(n->cancel, key);
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, pause ? "pause series" : "resume series");
+    return SA_OK;
+}
+
+enum sa_code
+series_pause(struct sa_nats *n, const char *id, int pause, struct pause_result *out,
+             struct sa_err *err)
+{
+    struct fires f;
+    enum sa_code rc = load(n, id, &f, err);
+
+    memset(out, 0, sizeof(*out));
+    if (rc == SA_ENOTFOUND) {
+        sa_err_clear(err);
+        out->outcome = PAUSE_UNKNOWN;
+        return SA_OK;
+    }
+    if (rc != SA_OK)
+        return rc;
+    if ((out->at_ms = cancelled_at(n, id)) != 0) {
+        out->outcome = PAUSE_CANCELLED;
+        return SA_OK;
+    }
+    if ((out->at_ms = finished_at(n, id, &f)) != 0) {
+        out->outcome = PAUSE_FINISHED;
+        return SA_OK;
+    }
+    out->outcome = PAUSE_DONE;
+    out->at_ms = sa_now_ms();
+    return set_paused(n, id, pause, err);
+}
+
+/* A series' state in one word: cancelled, finished, paused or active. */
+static const char *
+series_state(struct sa_nats *n, const char *id)
+{
+    char key[SA_ID_MAX + 8];
+    struct fires f;
+
+    if (cancelled_at(n, id))
+        return "cancelled";
+    if (load(n, id, &f, NULL) == SA_OK && finished_at(n, id, &f))
+        return "finished";
+    snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
+    return cancelled_at(n, key) ? "paused" : "active";
+}
+
+enum sa_code
+series_list(struct sa_nats *n, json_t *out, struct sa_err *err)
+{
+    kvKeysList keys = {0};
+    natsStatus s = kvStore_Keys(&keys, n->series, NULL);
+
+    if (s == NATS_NOT_FOUND)
+        return SA_OK;
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "list series");
+    for (int i = 0; i < keys.Count; i++)
+        json_array_append_new(out, json_pack("{s:s, s:s}", "id", keys.Keys[i], "state",
+                                             series_state(n, keys.Keys[i])));
+    kvKeysList_Destroy(&keys);
+    return SA_OK;
+}
+
 enum sa_code
 series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
 {
     struct series_info s;
     struct fires f;
-    int64_t cancelled, done;
+    int64_t cancelled, done, paused;
+    char key[SA_ID_MAX + 8];
     enum sa_code rc = series_get(n, id, &s, err);
 
     if (rc == SA_OK)
@@ -159,6 +243,9 @@ series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *
                    json_pack("{s:s, s:s}", "id", occ, "state",
                              occurrence_state(n, occ, cancelled != 0, &settled)));
     }
+    snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
+    if ((paused = cancelled_at(n, key)) != 0)
+        events_add(events, paused, "series-paused", NULL);
     if (cancelled)
         events_add(events, cancelled, "series-cancelled", NULL);
     else if ((done = finished_at(n, id, &f)) != 0)

@@ -65,4 +65,10 @@ enum sa_code serve_reload_tokens(struct server *s, struct sa_err *err) SA_MUST_C
 /* serve_routes.c: answers r (method, parts, role checked there). */
 void serve_route(struct request *r);
 
+/* The series routes (serve_series.c): 1 if r was one of them and is answered, else 0. */
+int serve_series_route(struct request *r);
+
+/* DELETE /v1/groups/{name} (serve_groups.c): 1 if r was it and is answered, else 0. */
+int serve_groups_route(struct request *r);
+
 #endif

@@ -17,7 +17,7 @@
 static const char *const keys[] = {"at",        "webhook", "data",  "header",       "id",
                                    "not-after", "email",   "cc",    "bcc",          "subject",
                                    "text",      "html",    "from",  "reply-to",     "cron",
-                                   "tz",        "until",   "count", "at-most-once", NULL};
+                                   "tz",        "until",   "count", "at-most-once", "group",     NULL};
 
 /* The request field an error message names: an unknown key, a "--key" or "\"key\"" of the
  * batch keys, or a message that starts with one; NULL if it names none. */
@@ -245,7 +245,9 @@ is(const struct request *r, const char *method, int n_parts, const char *first)
 void
 serve_route(struct request *r)
 {
-    if (is(r, "POST", 1, "tasks"))
+    if (serve_series_route(r) || serve_groups_route(r))
+        ; /* serve_series.c: pause, resume, list; serve_groups.c: group cancel */
+    else if (is(r, "POST", 1, "tasks"))
         task_create(r);
     else if (is(r, "POST", 1, "batches"))
         batch_create(r);

@@ -113,10 +113,13 @@ claim_fields(const struct sa_claim *c)
 static const char *
 claim_event(const struct sa_claim *c)
 {
-    static const char *names[] = {"", "claimed", "sent", "failed", "cancelled", "dead-lettered"};
+    static const char *names[] = {"", "claimed", "sent", "failed", "cancelled", "dead-lettered",
+                                  "skipped"};
 
     if (c->state == SA_CLAIM_RETRYING && by_cli(c))
         return "replayed";
+    if (c->state == SA_CLAIM_SKIPPED)
+        return sa_claim_state_text(c);
     return names[c->state];
 }
 
@@ -134,7 +137,8 @@ settled(const struct sa_claim *list, size_t count)
 {
     enum sa_claim_state last = count ? list[count - 1].state : SA_CLAIM_NONE;
 
-    return last == SA_CLAIM_SENT || last == SA_CLAIM_CANCELLED || last == SA_CLAIM_DEAD;
+    return last == SA_CLAIM_SENT || last == SA_CLAIM_CANCELLED || last == SA_CLAIM_DEAD ||
+           last == SA_CLAIM_SKIPPED;
 }
 
 static enum sa_code

@@ -276,6 +276,50 @@ test_batch_one_result_per_line(void **state)
     assert_true(receiver_wait(F.recv, "/b2", 1, 30000));
 }
 
+/* A group booked over the API and cancelled by DELETE /v1/groups/{name}; a series paused,
+ * listed and resumed by its routes (pause and resume are the producer's, 404 for an unknown id,
+ * 409 once the series is cancelled). */
+static void
+test_groups_and_series_pause(void **state)
+{
+    char body[512], path[160], series[80], *text = NULL;
+    json_t *doc = NULL;
+
+    (void)state;
+    snprintf(body, sizeof(body), "{\"at\":\"+1h\",\"webhook\":\"%s/grp\",\"group\":\"api-g\"}",
+             receiver_url(F.recv));
+    assert_int_equal(call("POST", "/tasks", producer, body, NULL), 201);
+    assert_int_equal(call("POST", "/tasks", producer, body, NULL), 201);
+    assert_int_equal(call("POST", "/tasks", producer, "{\"at\":\"+1h\",\"webhook\":\"http://127.0.0.1:1/\",\"group\":\"a.b\"}",
+                          &doc), 400);
+    check_error(doc, 400, "group");
+    assert_int_equal(call("DELETE", "/groups/api-g", reader, NULL, NULL), 403);
+    assert_int_equal(call("DELETE", "/groups/api-g", producer, NULL, &doc), 200);
+    assert_int_equal(json_integer_value(json_object_get(doc, "cancelled")), 2);
+    assert_int_equal(json_integer_value(json_object_get(doc, "too_late")), 0);
+    json_decref(doc);
+    snprintf(body, sizeof(body), "{\"cron\":\"0 7 * * *\",\"tz\":\"UTC\",\"webhook\":\"%s/s\"}",
+             receiver_url(F.recv));
+    assert_int_equal(call("POST", "/tasks", producer, body, &doc), 201);
+    snprintf(series, sizeof(series), "%s", json_string_value(json_object_get(doc, "id")));
+    json_decref(doc);
+    snprintf(path, sizeof(path), "/series/%s/pause", series);
+    assert_int_equal(call("POST", path, reader, NULL, NULL), 403);
+    assert_int_equal(call("POST", path, producer, NULL, NULL), 200);
+    assert_int_equal(call("GET", "/series", reader, NULL, &doc), 200);
+    text = json_dumps(doc, 0);
+    assert_non_null(strstr(text, "paused"));
+    free(text);
+    json_decref(doc);
+    assert_int_equal(call("POST", "/series/nope/resume", producer, NULL, NULL), 404);
+    snprintf(path, sizeof(path), "/series/%s/resume", series);
+    assert_int_equal(call("POST", path, producer, NULL, NULL), 200);
+    snprintf(path, sizeof(path), "/tasks/%s", series);
+    assert_int_equal(call("DELETE", path, producer, NULL, NULL), 200);
+    snprintf(path, sizeof(path), "/series/%s/pause", series);
+    assert_int_equal(call("POST", path, producer, NULL, NULL), 409);
+}
+
 static int
 reloaded(void *arg)
 {
@@ -306,6 +350,7 @@ main(void)
         cmocka_unit_test(test_errors_name_the_field),
         cmocka_unit_test(test_batch_one_result_per_line),
         cmocka_unit_test(test_sighup_reads_new_tokens),
+        cmocka_unit_test(test_groups_and_series_pause),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), setup, teardown);
 }

@@ -224,6 +224,32 @@ producer_cancels(void)
     assert_non_null(strstr(out, "cancelled"));
 }
 
+/* A group booked and cancelled, a series paused, resumed and listed, as the producer. */
+static void
+producer_groups_and_series(void)
+{
+    char series[80], out[4096], err[1024];
+
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+60s", "--webhook",
+                  "http://127.0.0.1:9/never", "--group", "roles", NULL) != 0)
+        fail_msg("schedule --group as producer: %s", err);
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "roles", NULL) != 0)
+        fail_msg("cancel --group as producer: %s", err);
+    assert_string_equal(out, "cancelled 1, too late 0\n");
+    assert_int_equal(fx_sendat(&F, series, sizeof(series), err, sizeof(err), "schedule", "--cron",
+                               "0 7 * * *", "--tz", "UTC", "--webhook", "http://127.0.0.1:9/never",
+                               NULL), 0);
+    series[strcspn(series, "\n")] = '\0';
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "series", "pause", series, NULL) != 0)
+        fail_msg("series pause as producer: %s", err);
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "series", "list", NULL) != 0)
+        fail_msg("series list as producer: %s", err);
+    assert_non_null(strstr(out, "paused"));
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "series", "resume", series, NULL) != 0)
+        fail_msg("series resume as producer: %s", err);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", series, NULL), 0);
+}
+
 static void connect_js(const char *user, natsConnection **nc, jsCtx **js);
 
 static int
@@ -301,6 +327,7 @@ test_roles_do_their_work(void **state)
         assert_int_equal(fx_schedule(&F, start + k * 150, path, id, sizeof(id)), 0);
     }
     producer_cancels();
+    producer_groups_and_series();
     producer_publishes_junk();
     producer_books_twice();
     assert_true(wait_until(all_arrived, NULL, 60000));

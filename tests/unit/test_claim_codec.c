@@ -52,7 +52,7 @@ test_every_field(void **state)
     struct sa_claim in = sample(), out;
 
     (void)state;
-    for (int s = SA_CLAIM_SENDING; s <= SA_CLAIM_DEAD; s++) {
+    for (int s = SA_CLAIM_SENDING; s <= SA_CLAIM_SKIPPED; s++) {
         in.state = (enum sa_claim_state)s;
         round_trip(&in, &out);
         in.revision = out.revision; /* not stored */

@@ -36,9 +36,11 @@ test_round_trip(void **state)
 
     (void)state;
     assert_int_equal(sa_task_add_attempt(t, 5, "HTTP 500", NULL), SA_OK);
+    snprintf(t->group, sizeof(t->group), "newsletter-42");
     assert_int_equal(sa_task_encode(t, &buf, &len, NULL), SA_OK);
     assert_int_equal(sa_task_decode(buf, len, &u, NULL), SA_OK);
     assert_string_equal(u->id, t->id);
+    assert_string_equal(u->group, "newsletter-42");
     assert_int_equal(u->due_ms, t->due_ms);
     assert_string_equal(u->url, t->url);
     assert_int_equal(u->n_headers, 1);
@@ -52,6 +54,25 @@ test_round_trip(void **state)
     free(buf);
     sa_task_free(t);
     sa_task_free(u);
+}
+
+/* A group no booking could give (a dot would split its key in sendat_groups) is refused. */
+static void
+test_bad_group_does_not_decode(void **state)
+{
+    struct sa_task *t = sample(), *u = NULL;
+    struct sa_err err = {0};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+
+    (void)state;
+    snprintf(t->group, sizeof(t->group), "a.b");
+    assert_int_equal(sa_task_encode(t, &buf, &len, NULL), SA_OK);
+    assert_int_equal(sa_task_decode(buf, len, &u, &err), SA_EINVAL);
+    assert_non_null(strstr(err.msg, "group"));
+    assert_null(u);
+    free(buf);
+    sa_task_free(t);
 }
 
 static void
@@ -184,6 +205,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_bad_group_does_not_decode),
         cmocka_unit_test(test_garbage_does_not_decode),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_seal_open),

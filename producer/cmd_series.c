@@ -1,0 +1,114 @@
+/* sendat series pause|resume ID and sendat series list: pausing skips the occurrences that
+ * fall due meanwhile and keeps the chain going (series_status.c). */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "series_status.h"
+#include "timeparse.h"
+
+static const char usage[] =
+    "usage: sendat series pause ID [--server URL]\n"
+    "       sendat series resume ID [--server URL]\n"
+    "       sendat series list [--server URL]\n"
+    "  pause/resume print one of: paused / resumed (exit 0), too late: the series was\n"
+    "  cancelled or finished at TIME (exit 3), unknown id (exit 4).\n"
+    "  Occurrences due while a series is paused are skipped: status says \"skipped (paused)\".\n"
+    "  list prints one line per series: ID STATE (active, paused, cancelled or finished).\n";
+
+static int
+answer(const struct pause_result *res, int pause)
+{
+    char at[40];
+
+    sa_time_format(at, sizeof(at), res->at_ms);
+    switch (res->outcome) {
+    case PAUSE_DONE:
+        puts(pause ? "paused" : "resumed");
+        return EXIT_OK;
+    case PAUSE_CANCELLED:
+        printf("too late: the series was cancelled at %s\n", at);
+        return EXIT_TOO_LATE;
+    case PAUSE_FINISHED:
+        printf("too late: the series finished at %s\n", at);
+        return EXIT_TOO_LATE;
+    case PAUSE_UNKNOWN:
+        break;
+    }
+    puts("unknown id");
+    return EXIT_UNKNOWN;
+}
+
+static int
+pause_or_resume(int argc, char **argv, int pause)
+{
+    struct cli cli = {0};
+    struct sa_nats *n = NULL;
+    struct pause_result res;
+    struct sa_err err = {0};
+    const char *id = NULL;
+    int code = cli_parse_id(argc, argv, usage, 0, &cli, &id);
+
+    if (code != CLI_GO_ON)
+        return code;
+    if ((code = cli_connect(&cli, &n)) != EXIT_OK)
+        return code;
+    if (series_pause(n, id, pause, &res, &err) != SA_OK)
+        code = cli_error(EXIT_FAIL, "series %s: %s", argv[0], err.msg);
+    else
+        code = answer(&res, pause);
+    cli_close(n);
+    return code;
+}
+
+static int
+list(int argc, char **argv)
+{
+    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    struct cli cli = {0};
+    struct sa_nats *n = NULL;
+    struct sa_err err = {0};
+    json_t *all = NULL;
+    size_t i;
+    json_t *s;
+    int o, code;
+
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (o == 'S')
+            cli.server = optarg;
+        else if (o == 'h')
+            return fputs(usage, stdout), EXIT_OK;
+        else
+            return cli_error(EXIT_USAGE, "series list: unknown option %s", argv[optind - 1]);
+    }
+    if (optind != argc)
+        return cli_error(EXIT_USAGE, "series list takes no argument");
+    if ((code = cli_connect(&cli, &n)) != EXIT_OK)
+        return code;
+    all = json_array();
+    if (series_list(n, all, &err) != SA_OK)
+        code = cli_error(EXIT_FAIL, "series list: %s", err.msg);
+    json_array_foreach(all, i, s) printf("%s %s\n", json_string_value(json_object_get(s, "id")),
+                                         json_string_value(json_object_get(s, "state")));
+    json_decref(all);
+    cli_close(n);
+    return code;
+}
+
+int
+cmd_series(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    if (!strcmp(argv[1], "pause") || !strcmp(argv[1], "resume"))
+        return pause_or_resume(argc - 1, argv + 1, !strcmp(argv[1], "pause"));
+    if (!strcmp(argv[1], "list"))
+        return list(argc - 1, argv + 1);
+    return cli_error(EXIT_USAGE, "series: unknown subcommand %s (pause, resume or list)", argv[1]);
+}

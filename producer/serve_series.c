@@ -1,0 +1,73 @@
+/* The series routes of `sendat serve`: GET /v1/series (reader), POST /v1/series/{id}/pause
+ * and /resume (producer). The answers are those of `sendat series`. */
+#include <string.h>
+
+#include "serve.h"
+#include "series_status.h"
+#include "timeparse.h"
+
+static void
+series_list_get(struct request *r)
+{
+    struct sa_err err = {0};
+    json_t *all;
+
+    if (r->role < TOKEN_READER) {
+        serve_fail(r, 403, NULL, "forbidden");
+        return;
+    }
+    all = json_array();
+    if (series_list(r->s->n, all, &err) != SA_OK) {
+        json_decref(all);
+        serve_fail(r, 503, NULL, "%s", err.msg);
+        return;
+    }
+    serve_reply(r, 200, json_pack("{s:o}", "series", all));
+}
+
+static void
+series_pause_post(struct request *r, const char *id, int pause)
+{
+    struct pause_result res = {0};
+    struct sa_err err = {0};
+    char at[40];
+
+    if (r->role < TOKEN_PRODUCER) {
+        serve_fail(r, 403, NULL, "forbidden");
+        return;
+    }
+    if (!sa_layout_id_valid(id) || series_pause(r->s->n, id, pause, &res, &err) != SA_OK) {
+        if (err.msg[0])
+            serve_fail(r, 503, NULL, "%s", err.msg);
+        else
+            serve_fail(r, 404, NULL, "unknown id");
+        return;
+    }
+    sa_time_format(at, sizeof(at), res.at_ms);
+    if (res.outcome == PAUSE_DONE)
+        serve_reply(r, 200,
+                    json_pack("{s:s, s:s}", "id", id, "result", pause ? "paused" : "resumed"));
+    else if (res.outcome == PAUSE_UNKNOWN)
+        serve_fail(r, 404, NULL, "unknown id");
+    else
+        serve_reply(r, 409,
+                    json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late",
+                              res.outcome == PAUSE_CANCELLED ? "cancelled_at" : "finished_at", at));
+}
+
+int
+serve_series_route(struct request *r)
+{
+    if (r->n_parts < 1 || strcmp(r->parts[0], "series") != 0)
+        return 0;
+    if (!strcmp(r->method, "GET") && r->n_parts == 1) {
+        series_list_get(r);
+        return 1;
+    }
+    if (!strcmp(r->method, "POST") && r->n_parts == 3 &&
+        (!strcmp(r->parts[2], "pause") || !strcmp(r->parts[2], "resume"))) {
+        series_pause_post(r, r->parts[1], !strcmp(r->parts[2], "pause"));
+        return 1;
+    }
+    return 0;
+}

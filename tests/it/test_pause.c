@@ -1,0 +1,107 @@
+/* Series pause and resume (issue 13): an occurrence that falls due while its series is paused
+ * is not delivered and status says "skipped (paused)"; after resume the next ones are
+ * delivered; the chain never breaks. Pause answers unknown id (4) and too late (3). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+
+static struct fx F;
+
+struct status_wait {
+    const char *series;
+    const char *want;
+};
+
+static int
+status_says(void *arg)
+{
+    const struct status_wait *w = arg;
+    char out[65536];
+
+    if (fx_sendat(&F, out, sizeof(out), NULL, 0, "status", w->series, NULL) != 0)
+        return 0;
+    return strstr(out, w->want) != NULL;
+}
+
+static void
+test_pause_skips_and_resume_delivers(void **state)
+{
+    char url[300], series[80], out[4096];
+    struct status_wait paused = {series, "skipped (paused)"};
+    size_t at_pause, at_resume;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    snprintf(url, sizeof(url), "%s/tick", receiver_url(F.recv));
+    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
+                               "*/2 * * * * *", "--tz", "UTC", "--webhook", url, NULL),
+                     0);
+    series[strcspn(series, "\n")] = '\0';
+    assert_true(receiver_wait(F.recv, NULL, 2, 30000));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
+    assert_string_equal(out, "paused\n");
+    at_pause = receiver_count(F.recv);
+    assert_true(wait_until(status_says, &paused, 30000)); /* an occurrence fell due: skipped */
+    assert_true(wait_until(status_says, &paused, 30000));
+    assert_true(wait_until_ms(test_now_ms() + 4500, 10000)); /* two more fall due, skipped */
+    at_resume = receiver_count(F.recv);
+    assert_true(at_resume <= at_pause + 1); /* at most the one already being sent */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "list", NULL), 0);
+    assert_non_null(strstr(out, "paused"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", series, NULL), 0);
+    assert_string_equal(out, "resumed\n");
+    assert_true(receiver_wait(F.recv, NULL, at_resume + 2, 30000)); /* the chain went on */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "list", NULL), 0);
+    assert_non_null(strstr(out, "active"));
+    fx_finish(&F);
+}
+
+static void
+test_pause_answers(void **state)
+{
+    char series[80], out[4096];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", "no-such-series", NULL), 4);
+    assert_string_equal(out, "unknown id\n");
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", "no-such-series", NULL), 4);
+    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
+                               "0 7 * * *", "--tz", "Asia/Seoul", "--webhook",
+                               "http://127.0.0.1:9/x", NULL),
+                     0);
+    series[strcspn(series, "\n")] = '\0';
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", series, NULL), 0);
+    assert_non_null(strstr(out, "series-paused"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", series, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", series, NULL), 0);
+    assert_null(strstr(out, "series-paused"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", series, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 3);
+    assert_non_null(strstr(out, "too late: the series was cancelled"));
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pause_skips_and_resume_delivers),
+        cmocka_unit_test(test_pause_answers),
+    };
+
+    return FX_RUN(tests);
+}
