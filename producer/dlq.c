@@ -99,26 +99,43 @@ print_details(json_t *e)
 }
 
 enum sa_code
-dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err)
+dlq_page(struct sa_nats *n, uint64_t after, long limit, json_t *out, uint64_t *last,
+         struct sa_err *err)
 {
-    uint64_t seq = 0;
     natsMsg *m = NULL;
     natsStatus s = NATS_OK;
     long count = 0;
 
-    while (count < limit && (s = next_dead(n, seq, DLQ_PREFIX ">", &m)) == NATS_OK) {
-        json_t *e = entry_json(m);
-        print_entry(e, json);
-        json_decref(e);
-        seq = natsMsg_GetSequence(m);
+    *last = after;
+    while (count < limit && (s = next_dead(n, *last, DLQ_PREFIX ">", &m)) == NATS_OK) {
+        json_array_append_new(out, entry_json(m));
+        *last = natsMsg_GetSequence(m);
         natsMsg_Destroy(m);
         m = NULL;
         count++;
     }
     if (s != NATS_OK && s != NATS_NOT_FOUND)
         return sa_nats_fail(err, s, 0, "dlq list");
+    return SA_OK;
+}
+
+enum sa_code
+dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err)
+{
+    json_t *list = json_array(), *e;
+    uint64_t last = 0;
+    size_t i, count;
+    enum sa_code rc = dlq_page(n, 0, limit, list, &last, err);
+
+    count = json_array_size(list);
+    json_array_foreach(list, i, e)
+        print_entry(e, json);
+    json_decref(list);
+    if (rc != SA_OK)
+        return rc;
     if (!json)
-        fprintf(stderr, "%ld dead letter%s%s\n", count, count == 1 ? "" : "s", count == limit ? " (limit reached)" : "");
+        fprintf(stderr, "%zu dead letter%s%s\n", count, count == 1 ? "" : "s",
+                (long)count == limit ? " (limit reached)" : "");
     return SA_OK;
 }
 
@@ -134,12 +151,36 @@ add_attempts(json_t *e, const struct sa_task *t)
                                               "error", t->attempt_error[i]));
     }
     json_object_set_new(e, "failed_attempts", list);
-    json_object_set_new(e, "webhook", json_string(t->url ? t->url : ""));
+}
+
+/* The task's content under the names of the batch keys: headers and body of a webhook, the
+ * recipients, subject and texts of a mail. A body that is not UTF-8 is left out and said so. */
+static void
+add_content(json_t *e, const struct sa_task *t)
+{
+    json_t *headers = json_array(), *to = json_array(), *data;
+
+    for (size_t i = 0; i < t->n_headers; i++)
+        json_array_append_new(headers, json_sprintf("%s: %s", t->headers[i].name,
+                                                    t->headers[i].value));
+    json_object_set_new(e, "header", headers);
+    data = json_stringn((const char *)t->body, t->body_len);
+    json_object_set_new(e, "data", data ? data : json_null());
+    for (size_t i = 0; i < t->n_rcpt[SA_RCPT_TO]; i++)
+        json_array_append_new(to, json_string(t->rcpt[SA_RCPT_TO][i]));
+    if (t->channel == SA_CHANNEL_EMAIL) {
+        json_object_set_new(e, "email", to);
+        json_object_set_new(e, "subject", json_string(t->subject ? t->subject : ""));
+        json_object_set_new(e, "text", json_string(t->text ? t->text : ""));
+        json_object_set_new(e, "html", json_string(t->html ? t->html : ""));
+    } else {
+        json_decref(to);
+    }
 }
 
 enum sa_code
-dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json,
-         struct sa_err *err)
+dlq_get(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int parts, json_t **out,
+        struct sa_err *err)
 {
     natsMsg *m = NULL;
     struct sa_task *t = NULL;
@@ -150,10 +191,30 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
     if (rc != SA_OK)
         return rc;
     e = entry_json(m);
-    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &t, &why) == SA_OK)
+    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &t, &why) == SA_OK) {
         add_attempts(e, t);
-    else
+        if (parts & (DLQ_WEBHOOK | DLQ_CONTENT))
+            json_object_set_new(e, "webhook", json_string(t->url ? t->url : ""));
+        if (parts & DLQ_CONTENT)
+            add_content(e, t);
+    } else {
         json_object_set_new(e, "unreadable", json_string(why.msg));
+    }
+    sa_task_free(t);
+    natsMsg_Destroy(m);
+    *out = e;
+    return SA_OK;
+}
+
+enum sa_code
+dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json,
+         struct sa_err *err)
+{
+    json_t *e = NULL;
+    enum sa_code rc = dlq_get(n, ring, id, DLQ_WEBHOOK, &e, err);
+
+    if (rc != SA_OK)
+        return rc;
     if (json) {
         json_dumpf(e, stdout, JSON_COMPACT);
         putchar('\n');
@@ -162,8 +223,6 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
         print_details(e);
     }
     json_decref(e);
-    sa_task_free(t);
-    natsMsg_Destroy(m);
     return SA_OK;
 }
 
@@ -203,26 +262,32 @@ replay_one(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t
     if (rc != SA_OK)
         return rc;
     js_DeleteMsg(n->js, SA_DLQ_STREAM, natsMsg_GetSequence(m), NULL, NULL);
-    printf("replayed %s\n", id);
     return SA_OK;
 }
 
-/* Replays one dead letter; names it on stderr and returns 1 if it cannot be replayed. */
+/* Replays one dead letter and names it on report; on a failure names it on stderr (report
+ * given) and returns 1. */
 static int
-replay_failed(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t at_ms)
+replay_failed(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t at_ms,
+              FILE *report, struct sa_err *err)
 {
-    struct sa_err err = {0};
+    const char *id = natsMsg_GetSubject(m) + strlen(DLQ_PREFIX);
 
-    if (replay_one(n, ring, m, at_ms, &err) == SA_OK)
+    if (replay_one(n, ring, m, at_ms, err) == SA_OK) {
+        if (report)
+            fprintf(report, "replayed %s\n", id);
         return 0;
-    fprintf(stderr, "sendat: dlq replay %s: %s\n", natsMsg_GetSubject(m) + strlen(DLQ_PREFIX), err.msg);
+    }
+    if (report)
+        fprintf(stderr, "sendat: dlq replay %s: %s\n", id, err->msg);
     return 1;
 }
 
 enum sa_code
 dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int64_t at_ms,
-           struct sa_err *err)
+           FILE *report, struct sa_err *err)
 {
+    struct sa_err one = {0};
     char filter[SA_SUBJECT_MAX];
     natsMsg *m = NULL;
     uint64_t seq = 0, last = UINT64_MAX;
@@ -239,7 +304,7 @@ dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int
             natsMsg_Destroy(m);
             break;
         }
-        failed += replay_failed(n, ring, m, at_ms);
+        failed += replay_failed(n, ring, m, at_ms, report, &one);
         natsMsg_Destroy(m);
         m = NULL;
         if (id)
@@ -247,6 +312,8 @@ dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int
     }
     if (seq == 0 && id)
         return sa_fail(err, SA_ENOTFOUND, "no dead letter %s", id);
+    if (failed && id)
+        return sa_fail(err, SA_ENATS, "dlq replay %s: %s", id, one.msg);
     if (failed)
         return sa_fail(err, SA_ENATS, "dlq replay: %d dead letter%s not replayed", failed,
                        failed == 1 ? " was" : "s were");
@@ -267,6 +334,5 @@ dlq_purge(struct sa_nats *n, const char *id, struct sa_err *err)
     s = js_PurgeStream(n->js, SA_DLQ_STREAM, &o, &jerr);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, jerr, "dlq purge");
-    puts("purged");
     return SA_OK;
 }

@@ -55,15 +55,6 @@ api_words(char *out, size_t cap, const char *msg)
     out[w] = '\0';
 }
 
-static int
-need(struct request *r, enum token_role role)
-{
-    if (r->role >= role)
-        return 1;
-    serve_fail(r, 403, NULL, "forbidden");
-    return 0;
-}
-
 static json_t *
 error_object(int status, const struct sa_err *err)
 {
@@ -91,7 +82,7 @@ task_create(struct request *r)
     json_t *obj;
     enum sa_code rc;
 
-    if (!need(r, TOKEN_PRODUCER))
+    if (!serve_need(r, TOKEN_PRODUCER))
         return;
     obj = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!obj) {
@@ -142,7 +133,7 @@ batch_create(struct request *r)
     long line = 0, ok = 0, refused = 0;
     char *save = NULL;
 
-    if (!need(r, TOKEN_PRODUCER)) {
+    if (!serve_need(r, TOKEN_PRODUCER)) {
         json_decref(results);
         return;
     }
@@ -173,7 +164,7 @@ task_get(struct request *r, const char *id)
     json_t *events;
     enum sa_code rc;
 
-    if (!need(r, TOKEN_READER))
+    if (!serve_need(r, TOKEN_READER))
         return;
     if (!sa_layout_id_valid(id)) {
         serve_fail(r, 404, NULL, "unknown id");
@@ -190,14 +181,31 @@ task_get(struct request *r, const char *id)
     json_decref(events);
 }
 
+void
+serve_cancel_answer(struct request *r, const char *id, const struct cancel_result *res)
+{
+    static const char *const since[] = {[CANCEL_SENT] = "sent_at",
+                                        [CANCEL_SENDING] = "sending_since",
+                                        [CANCEL_SERIES_FINISHED] = "finished_at"};
+    char at[40];
+
+    sa_time_format(at, sizeof(at), res->at_ms);
+    if (res->outcome == CANCEL_DONE)
+        serve_reply(r, 200, json_pack("{s:s, s:s}", "id", id, "result", "cancelled"));
+    else if (res->outcome == CANCEL_UNKNOWN)
+        serve_fail(r, 404, NULL, "unknown id");
+    else
+        serve_reply(r, 409, json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late",
+                                      since[res->outcome], at));
+}
+
 static void
 task_delete(struct request *r, const char *id)
 {
     struct cancel_result res;
     struct sa_err err = {0};
-    char at[40];
 
-    if (!need(r, TOKEN_PRODUCER))
+    if (!serve_need(r, TOKEN_PRODUCER))
         return;
     if (!sa_layout_id_valid(id)) {
         serve_fail(r, 404, NULL, "unknown id");
@@ -207,29 +215,7 @@ task_delete(struct request *r, const char *id)
         serve_fail(r, 503, NULL, "%s", err.msg);
         return;
     }
-    sa_time_format(at, sizeof(at), res.at_ms);
-    switch (res.outcome) {
-    case CANCEL_DONE:
-        serve_reply(r, 200, json_pack("{s:s, s:s}", "id", id, "result", "cancelled"));
-        break;
-    case CANCEL_SENT:
-        serve_reply(r, 409,
-                    json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "sent_at", at));
-        break;
-    case CANCEL_SENDING:
-        serve_reply(
-            r, 409,
-            json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "sending_since", at));
-        break;
-    case CANCEL_SERIES_FINISHED:
-        serve_reply(
-            r, 409,
-            json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "finished_at", at));
-        break;
-    case CANCEL_UNKNOWN:
-        serve_fail(r, 404, NULL, "unknown id");
-        break;
-    }
+    serve_cancel_answer(r, id, &res);
 }
 
 static int
@@ -250,6 +236,10 @@ serve_route(struct request *r)
         task_get(r, r->parts[1]);
     else if (is(r, "DELETE", 2, "tasks"))
         task_delete(r, r->parts[1]);
+    else if (r->n_parts >= 1 && !strcmp(r->parts[0], "series"))
+        serve_series(r);
+    else if (r->n_parts >= 1 && !strcmp(r->parts[0], "dead-letters"))
+        serve_dead_letters(r);
     else
         serve_fail(r, 404, NULL, "no such resource: %s /v1/%s%s", r->method,
                    r->n_parts ? r->parts[0] : "", r->n_parts > 1 ? "/..." : "");
