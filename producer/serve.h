@@ -81,5 +81,9 @@ void serve_cancel_answer(struct request *r, const char *id, const struct cancel_
 void serve_series(struct request *r);
 /* serve_dlq.c: /v1/dead-letters and below. */
 void serve_dead_letters(struct request *r);
+/* serve_stats.c: GET /v1/stats. */
+void serve_stats(struct request *r);
+/* serve_tasklist.c: GET /v1/tasks?from=&to=[&limit=&cursor=]. */
+void serve_task_list(struct request *r);
 
 #endif

@@ -236,6 +236,10 @@ serve_route(struct request *r)
         task_get(r, r->parts[1]);
     else if (is(r, "DELETE", 2, "tasks"))
         task_delete(r, r->parts[1]);
+    else if (is(r, "GET", 1, "tasks"))
+        serve_task_list(r);
+    else if (is(r, "GET", 1, "stats"))
+        serve_stats(r);
     else if (r->n_parts >= 1 && !strcmp(r->parts[0], "series"))
         serve_series(r);
     else if (r->n_parts >= 1 && !strcmp(r->parts[0], "dead-letters"))

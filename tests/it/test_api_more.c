@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -215,6 +216,103 @@ test_dead_letters_paginated(void **state)
     assert_int_equal(call("GET", "/dead-letters", NULL, NULL, NULL), 401);
 }
 
+/* Every page of GET /v1/tasks?from=@from&to=@to&limit=2: ids joined with ' '. */
+static void
+list_all(int64_t from_s, int64_t to_s, char *out, size_t cap)
+{
+    char path[256], cursor[128] = "";
+    json_t *doc = NULL, *t, *next;
+    size_t used = 0, i;
+
+    out[0] = '\0';
+    for (int pages = 0; pages < 20; pages++) {
+        snprintf(path, sizeof(path), "/tasks?from=@%" PRId64 "&to=@%" PRId64 "&limit=2%s%s",
+                 from_s, to_s, cursor[0] ? "&cursor=" : "", cursor);
+        assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+        assert_true(json_array_size(json_object_get(doc, "tasks")) <= 2);
+        json_array_foreach(json_object_get(doc, "tasks"), i, t)
+        {
+            assert_null(json_object_get(t, "webhook")); /* never where it goes or what */
+            assert_null(json_object_get(t, "data"));
+            assert_string_equal(json_string_value(json_object_get(t, "host")), "127.0.0.1");
+            used += (size_t)snprintf(out + used, cap - used, "%s ",
+                                     json_string_value(json_object_get(t, "id")));
+        }
+        next = json_object_get(doc, "next_cursor");
+        if (json_is_null(next)) {
+            json_decref(doc);
+            return;
+        }
+        snprintf(cursor, sizeof(cursor), "%s", json_string_value(next));
+        json_decref(doc);
+    }
+    fail_msg("the cursor never ended");
+}
+
+/* Tasks in four windows (10 s each here) and one after the range, booked out of order: the
+ * list gives the four in due order over pages of two, the CLI the same. */
+static void
+test_tasks_by_due_range(void **state)
+{
+    static const struct {
+        const char *id;
+        int offset_s;
+    } booked[] = {{"list-c", 35}, {"list-a", 1}, {"list-out", 120}, {"list-d", 50}, {"list-b", 15}};
+    int64_t t0 = time(NULL) + 3600;
+    char body[512], id[80], ids[1024], out[4096], from[32], to[32];
+    json_t *doc = NULL;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(booked) / sizeof(booked[0]); i++) {
+        snprintf(body, sizeof(body), "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/later\",\"id\":\"%s\"}",
+                 t0 + booked[i].offset_s, receiver_url(F.recv), booked[i].id);
+        book(body, id, sizeof(id));
+    }
+    list_all(t0, t0 + 60, ids, sizeof(ids));
+    assert_string_equal(ids, "list-a list-b list-c list-d ");
+
+    snprintf(from, sizeof(from), "@%" PRId64, t0);
+    snprintf(to, sizeof(to), "@%" PRId64, t0 + 60);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 0);
+    assert_true(strstr(out, "list-a") < strstr(out, "list-b"));
+    assert_true(strstr(out, "list-c") < strstr(out, "list-d"));
+    assert_null(strstr(out, "list-out"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, "--json", NULL), 0);
+    doc = json_loads(out, 0, NULL);
+    assert_int_equal(json_array_size(json_object_get(doc, "tasks")), 4);
+    json_decref(doc);
+    snprintf(to, sizeof(to), "@%" PRId64, t0 + 32 * 86400);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 2);
+
+    snprintf(body, sizeof(body), "/tasks?from=@%" PRId64 "&to=@%" PRId64, t0, t0 + 32 * 86400);
+    assert_int_equal(call("GET", body, reader, NULL, &doc), 400);
+    check_error(doc, 400, "to");
+    assert_int_equal(call("GET", "/tasks?to=%2B1h", reader, NULL, &doc), 400);
+    check_error(doc, 400, "from");
+    assert_int_equal(call("GET", "/tasks?from=%2B1h&to=%2B2h&cursor=junk", reader, NULL, &doc), 400);
+    check_error(doc, 400, "cursor");
+}
+
+static void
+test_stats(void **state)
+{
+    char body[512], id[80];
+    json_t *doc = NULL;
+
+    (void)state;
+    snprintf(body, sizeof(body), "{\"at\":\"+2h\",\"webhook\":\"%s/stats\"}", receiver_url(F.recv));
+    book(body, id, sizeof(id));
+    assert_int_equal(call("GET", "/stats", NULL, NULL, NULL), 401);
+    assert_int_equal(call("GET", "/stats", reader, NULL, &doc), 200);
+    assert_true(json_integer_value(json_object_get(doc, "tasks")) >= 1);
+    assert_true(json_array_size(json_object_get(doc, "levels")) >= 1);
+    assert_true(json_is_string(json_object_get(json_array_get(json_object_get(doc, "levels"), 0), "start")));
+    assert_int_equal(json_array_size(json_object_get(doc, "members")), 1); /* the one consumer */
+    assert_true(json_is_array(json_object_get(doc, "pulling")));
+    assert_true(json_is_integer(json_object_get(doc, "dead_letters")));
+    json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -222,6 +320,8 @@ main(void)
         cmocka_unit_test(test_series_get_and_cancel),
         cmocka_unit_test(test_dead_letter_show_replay_purge),
         cmocka_unit_test(test_dead_letters_paginated),
+        cmocka_unit_test(test_tasks_by_due_range),
+        cmocka_unit_test(test_stats),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);
 }
