@@ -25,12 +25,15 @@ struct list_opts {
 static int
 parse(struct list_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"server", required_argument, NULL, 'S'}, {"key-file", required_argument, NULL, 'k'},
-        {"json", no_argument, NULL, 'j'},         {"from", required_argument, NULL, 'f'},
-        {"to", required_argument, NULL, 't'},     {"limit", required_argument, NULL, 'l'},
-        {"cursor", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
+                                         {"key-file", required_argument, NULL, 'k'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"from", required_argument, NULL, 'f'},
+                                         {"to", required_argument, NULL, 't'},
+                                         {"limit", required_argument, NULL, 'l'},
+                                         {"cursor", required_argument, NULL, 'c'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int c;
     char *end = NULL;
 
@@ -38,15 +41,33 @@ parse(struct list_opts *o, int argc, char **argv)
     o->limit = 100;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'S': o->cli.server = optarg; break;
-        case 'k': o->cli.key_file = optarg; break;
-        case 'j': o->cli.json = 1; break;
-        case 'f': o->from = optarg; break;
-        case 't': o->to = optarg; break;
-        case 'c': o->cursor = optarg; break;
-        case 'l': o->limit = strtol(optarg, &end, 10); o->limit = *end ? 0 : o->limit; break;
-        case 'h': fputs(usage, stdout); return -1;
-        default: return cli_error(EXIT_USAGE, "list: unknown option %s", argv[optind - 1]);
+        case 'S':
+            o->cli.server = optarg;
+            break;
+        case 'k':
+            o->cli.key_file = optarg;
+            break;
+        case 'j':
+            o->cli.json = 1;
+            break;
+        case 'f':
+            o->from = optarg;
+            break;
+        case 't':
+            o->to = optarg;
+            break;
+        case 'c':
+            o->cursor = optarg;
+            break;
+        case 'l':
+            o->limit = strtol(optarg, &end, 10);
+            o->limit = *end ? 0 : o->limit;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
+        default:
+            return cli_error(EXIT_USAGE, "list: unknown option %s", argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -72,12 +93,11 @@ print_page(json_t *tasks, const char *next, int json)
         json_decref(doc);
         return;
     }
-    json_array_foreach(tasks, i, t)
-        printf("%s %s %s %s %s\n", json_string_value(json_object_get(t, "due")),
-               json_string_value(json_object_get(t, "id")),
-               json_string_value(json_object_get(t, "level")),
-               json_string_value(json_object_get(t, "channel")),
-               json_object_get(t, "host") ? json_string_value(json_object_get(t, "host")) : "-");
+    json_array_foreach(tasks, i, t) printf(
+        "%s %s %s %s %s\n", json_string_value(json_object_get(t, "due")),
+        json_string_value(json_object_get(t, "id")), json_string_value(json_object_get(t, "level")),
+        json_string_value(json_object_get(t, "channel")),
+        json_object_get(t, "host") ? json_string_value(json_object_get(t, "host")) : "-");
     if (next[0])
         fprintf(stderr, "more: sendat list ... --cursor %s\n", next);
 }

@@ -31,9 +31,8 @@ print_levels(json_t *doc)
            num(doc, "tasks"), num(doc, "bytes"));
     if (json_array_size(levels) > 0)
         printf("oldest level with tasks: %s\n", str(json_array_get(levels, 0), "start"));
-    json_array_foreach(levels, i, l)
-        printf("  %-6s %s  %" JSON_INTEGER_FORMAT "\n", str(l, "level"), str(l, "start"),
-               num(l, "tasks"));
+    json_array_foreach(levels, i, l) printf("  %-6s %s  %" JSON_INTEGER_FORMAT "\n",
+                                            str(l, "level"), str(l, "start"), num(l, "tasks"));
 }
 
 static void
@@ -43,10 +42,9 @@ print_fleet(json_t *doc)
     size_t i;
 
     printf("levels being pulled (durable: pending, unacked, pull requests waiting):\n");
-    json_array_foreach(json_object_get(doc, "pulling"), i, d)
-        printf("  %-16s %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT
-               "\n",
-               str(d, "durable"), num(d, "pending"), num(d, "unacked"), num(d, "waiting"));
+    json_array_foreach(json_object_get(doc, "pulling"), i, d) printf(
+        "  %-16s %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT "\n",
+        str(d, "durable"), num(d, "pending"), num(d, "unacked"), num(d, "waiting"));
     printf("fleet members alive: %zu\n", json_array_size(json_object_get(doc, "members")));
     json_array_foreach(json_object_get(doc, "members"), i, d)
         printf("  %s (instance %s)\n", str(d, "name"), str(d, "instance"));
@@ -55,8 +53,9 @@ print_fleet(json_t *doc)
     if (json_is_null(sweep))
         printf("unread tasks: not swept yet\n");
     else
-        printf("unread tasks dead-lettered: %" JSON_INTEGER_FORMAT " (last sweep %s, at sequence %"
-               JSON_INTEGER_FORMAT ", %" JSON_INTEGER_FORMAT " looked at)\n",
+        printf("unread tasks dead-lettered: %" JSON_INTEGER_FORMAT
+               " (last sweep %s, at sequence %" JSON_INTEGER_FORMAT ", %" JSON_INTEGER_FORMAT
+               " looked at)\n",
                num(sweep, "found"), str(sweep, "last_run"), num(sweep, "next_seq"),
                num(sweep, "checked"));
 }
@@ -66,7 +65,8 @@ cmd_stats(int argc, char **argv)
 {
     static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
                                          {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     struct cli cli = {0};
     struct sa_nats *n = NULL;
     struct sa_err err = {0};

@@ -44,10 +44,10 @@ list(struct request *r)
         return;
     }
     snprintf(next, sizeof(next), "%" PRIu64, last);
-    serve_reply(r, 200,
-                json_pack("{s:o, s:o}", "dead_letters", page, "next_cursor",
-                          (int64_t)json_array_size(page) == limit ? json_string(next)
-                                                                   : json_null()));
+    serve_reply(
+        r, 200,
+        json_pack("{s:o, s:o}", "dead_letters", page, "next_cursor",
+                  (int64_t)json_array_size(page) == limit ? json_string(next) : json_null()));
 }
 
 static void
@@ -80,7 +80,8 @@ replay_at(struct request *r, int64_t *at_ms)
     doc = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, NULL);
     if (!json_is_object(doc))
         ok = serve_fail(r, 400, NULL, "the body must be a JSON object such as {\"at\": \"+5m\"}");
-    else if (json_object_size(doc) > 1 || (json_object_size(doc) == 1 && !json_object_get(doc, "at")))
+    else if (json_object_size(doc) > 1 ||
+             (json_object_size(doc) == 1 && !json_object_get(doc, "at")))
         ok = serve_fail(r, 400, NULL, "the body takes only \"at\"");
     else if ((at = json_object_get(doc, "at")) && !json_is_string(at))
         ok = serve_fail(r, 400, "at", "at must be a string");

@@ -157,21 +157,14 @@ batch_create(struct request *r)
                           (json_int_t)refused, "results", results));
 }
 
-static void
-task_get(struct request *r, const char *id)
+void
+serve_history(struct request *r, const char *id,
+              enum sa_code (*collect)(struct sa_nats *, const char *, json_t *, struct sa_err *))
 {
     struct sa_err err = {0};
-    json_t *events;
-    enum sa_code rc;
+    json_t *events = json_array();
+    enum sa_code rc = collect(r->s->n, id, events, &err);
 
-    if (!serve_need(r, TOKEN_READER))
-        return;
-    if (!sa_layout_id_valid(id)) {
-        serve_fail(r, 404, NULL, "unknown id");
-        return;
-    }
-    events = json_array();
-    rc = status_collect(r->s->n, id, events, &err);
     if (rc == SA_OK)
         serve_reply(r, 200, json_pack("{s:s, s:O}", "id", id, "events", events));
     else if (rc == SA_ENOTFOUND)
@@ -179,6 +172,17 @@ task_get(struct request *r, const char *id)
     else
         serve_fail(r, 503, NULL, "%s", err.msg);
     json_decref(events);
+}
+
+static void
+task_get(struct request *r, const char *id)
+{
+    if (!serve_need(r, TOKEN_READER))
+        return;
+    if (!sa_layout_id_valid(id))
+        serve_fail(r, 404, NULL, "unknown id");
+    else
+        serve_history(r, id, status_collect);
 }
 
 void

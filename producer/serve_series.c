@@ -7,22 +7,6 @@
 #include "series_status.h"
 
 static void
-series_get(struct request *r, const char *id)
-{
-    struct sa_err err = {0};
-    json_t *events = json_array();
-    enum sa_code rc = series_events(r->s->n, id, events, &err);
-
-    if (rc == SA_OK)
-        serve_reply(r, 200, json_pack("{s:s, s:O}", "id", id, "events", events));
-    else if (rc == SA_ENOTFOUND)
-        serve_fail(r, 404, NULL, "unknown series");
-    else
-        serve_fail(r, 503, NULL, "%s", err.msg);
-    json_decref(events);
-}
-
-static void
 series_delete(struct request *r, const char *id)
 {
     struct cancel_result res;
@@ -46,11 +30,11 @@ serve_series(struct request *r)
     if (!serve_need(r, get ? TOKEN_READER : TOKEN_PRODUCER))
         return;
     if (!sa_layout_id_valid(r->parts[1]) || strlen(r->parts[1]) > SA_SERIES_ID_MAX) {
-        serve_fail(r, 404, NULL, "unknown series");
+        serve_fail(r, 404, NULL, "unknown id");
         return;
     }
     if (get)
-        series_get(r, r->parts[1]);
+        serve_history(r, r->parts[1], series_events);
     else
         series_delete(r, r->parts[1]);
 }

@@ -40,20 +40,20 @@ serve_task_list(struct request *r)
     enum sa_code rc;
 
     if (!serve_need(r, TOKEN_READER) || !time_param(r, "from", &from) ||
-        !time_param(r, "to", &to) ||
-        !serve_query_number(r, "limit", 1, TASKLIST_LIMIT_MAX, &limit))
+        !time_param(r, "to", &to) || !serve_query_number(r, "limit", 1, TASKLIST_LIMIT_MAX, &limit))
         return;
     tasks = json_array();
     pthread_rwlock_rdlock(&r->s->ring_lock);
-    rc = tasklist_page(r->s->n, r->s->ring, from, to, (long)limit, serve_query(r, "cursor"),
-                       tasks, next, &err);
+    rc = tasklist_page(r->s->n, r->s->ring, from, to, (long)limit, serve_query(r, "cursor"), tasks,
+                       next, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);
     if (rc == SA_OK)
-        serve_reply(r, 200, json_pack("{s:o, s:o}", "tasks", tasks, "next_cursor",
-                                      next[0] ? json_string(next) : json_null()));
+        serve_reply(r, 200,
+                    json_pack("{s:o, s:o}", "tasks", tasks, "next_cursor",
+                              next[0] ? json_string(next) : json_null()));
     else
-        serve_fail(r, rc == SA_EINVAL ? 400 : 503, rc == SA_EINVAL ? field_of(err.msg) : NULL,
-                   "%s", err.msg);
+        serve_fail(r, rc == SA_EINVAL ? 400 : 503, rc == SA_EINVAL ? field_of(err.msg) : NULL, "%s",
+                   err.msg);
     if (rc != SA_OK)
         json_decref(tasks);
 }

@@ -49,9 +49,9 @@ levels_json(struct level *lv, int count)
     qsort(lv, (size_t)count, sizeof(*lv), by_time);
     for (int i = 0; i < count; i++) {
         sa_time_format(at, sizeof(at), lv[i].slot ? lv[i].slot : lv[i].window);
-        json_array_append_new(list, json_pack("{s:s, s:s, s:I}", "level",
-                                              lv[i].slot ? "slot" : "window", "start", at,
-                                              "tasks", (json_int_t)lv[i].tasks));
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s, s:I}", "level", lv[i].slot ? "slot" : "window",
+                                        "start", at, "tasks", (json_int_t)lv[i].tasks));
     }
     return list;
 }
@@ -98,8 +98,8 @@ pulling(struct sa_nats *n)
         return out;
     for (int i = 0; i < list->Count; i++) {
         jsConsumerInfo *ci = list->List[i];
-        json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:I}", "durable", ci->Name,
-                                             "pending", (json_int_t)ci->NumPending, "unacked",
+        json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:I}", "durable", ci->Name, "pending",
+                                             (json_int_t)ci->NumPending, "unacked",
                                              (json_int_t)ci->NumAckPending, "waiting",
                                              (json_int_t)ci->NumWaiting));
     }
@@ -132,8 +132,8 @@ members(struct sa_nats *n)
         for (int i = 0; i < keys.Count; i++) {
             kvEntry *e = NULL;
             if (kvStore_Get(&e, kv, keys.Keys[i]) == NATS_OK)
-                json_array_append_new(out, json_pack("{s:s, s:s}", "name", keys.Keys[i],
-                                                     "instance", kvEntry_ValueString(e)));
+                json_array_append_new(out, json_pack("{s:s, s:s}", "name", keys.Keys[i], "instance",
+                                                     kvEntry_ValueString(e)));
             kvEntry_Destroy(e);
         }
     }

@@ -65,7 +65,8 @@ keep(struct walk *w, const struct sa_place *p, const struct sa_task *t, struct s
 
     if (w->count == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 256;
-        struct item *grown = w->count >= WINDOW_TASKS_MAX ? NULL : realloc(w->items, cap * sizeof(*it));
+        struct item *grown =
+            w->count >= WINDOW_TASKS_MAX ? NULL : realloc(w->items, cap * sizeof(*it));
         if (!grown)
             return sa_fail(err, SA_ENOMEM, "a window holds more than %d tasks to list",
                            WINDOW_TASKS_MAX);

@@ -145,3 +145,16 @@ check_error(json_t *doc, long status, const char *field)
     json_decref(doc);
 }
 
+int
+has_event(json_t *doc, const char *name)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(doc, "events"), i, e)
+    {
+        if (!strcmp(json_string_value(json_object_get(e, "event")), name))
+            return 1;
+    }
+    return 0;
+}

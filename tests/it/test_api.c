@@ -19,21 +19,6 @@
 #include "check.h"
 #include "layout.h"
 
-/* Whether a task's history (GET /v1/tasks/{id}) holds an event called name. */
-static int
-has_event(json_t *doc, const char *name)
-{
-    size_t i;
-    json_t *e;
-
-    json_array_foreach(json_object_get(doc, "events"), i, e)
-    {
-        if (!strcmp(json_string_value(json_object_get(e, "event")), name))
-            return 1;
-    }
-    return 0;
-}
-
 static void
 test_tokens_and_roles(void **state)
 {

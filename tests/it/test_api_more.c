@@ -15,21 +15,6 @@
 #include "api_client.h"
 #include "check.h"
 
-/* Whether events (an "events" array of doc) hold one called name. */
-static int
-has_event(json_t *doc, const char *name)
-{
-    size_t i;
-    json_t *e;
-
-    json_array_foreach(json_object_get(doc, "events"), i, e)
-    {
-        if (!strcmp(json_string_value(json_object_get(e, "event")), name))
-            return 1;
-    }
-    return 0;
-}
-
 /* Books body as the producer; the id into id. */
 static void
 book(const char *body, char *id, size_t cap)
@@ -66,7 +51,8 @@ test_series_get_and_cancel(void **state)
     json_t *doc = NULL;
 
     (void)state;
-    snprintf(body, sizeof(body), "{\"cron\":\"0 7 * * *\",\"tz\":\"UTC\",\"webhook\":\"%s/never-series\"}",
+    snprintf(body, sizeof(body),
+             "{\"cron\":\"0 7 * * *\",\"tz\":\"UTC\",\"webhook\":\"%s/never-series\"}",
              receiver_url(F.recv));
     book(body, id, sizeof(id));
     snprintf(path, sizeof(path), "/series/%s", id);
@@ -87,7 +73,8 @@ test_series_get_and_cancel(void **state)
     check_error(doc, 404, NULL);
 
     snprintf(body, sizeof(body),
-             "{\"cron\":\"*/2 * * * * *\",\"tz\":\"UTC\",\"count\":\"2\",\"webhook\":\"%s/short-series\"}",
+             "{\"cron\":\"*/2 * * * * "
+             "*\",\"tz\":\"UTC\",\"count\":\"2\",\"webhook\":\"%s/short-series\"}",
              receiver_url(F.recv));
     book(body, id, sizeof(id));
     assert_true(receiver_wait(F.recv, "/short-series", 2, 30000));
@@ -169,28 +156,32 @@ test_dead_letter_show_replay_purge(void **state)
     check_error(doc, 404, NULL);
 }
 
-/* Every dead letter, page by page (limit 1): their ids joined with ' '. */
+/* Follows the pages of first (a path with a query) by their next_cursor: the ids of the
+ * items under key joined with ' ', each item checked by check (NULL: none). */
 static void
-all_dead(char *out, size_t cap)
+all_pages(const char *first, const char *key, void (*check)(json_t *item), char *out, size_t cap)
 {
-    char path[128] = "/dead-letters?limit=1";
-    json_t *doc = NULL, *next;
-    size_t used = 0;
+    char path[512];
+    json_t *doc = NULL, *next, *item;
+    size_t used = 0, i;
 
+    snprintf(path, sizeof(path), "%s", first);
     out[0] = '\0';
     for (int pages = 0; pages < 50; pages++) {
         assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
-        if (json_array_size(json_object_get(doc, "dead_letters")) == 1)
+        json_array_foreach(json_object_get(doc, key), i, item)
+        {
+            if (check)
+                check(item);
             used += (size_t)snprintf(out + used, cap - used, "%s ",
-                                     json_string_value(json_object_get(
-                                         json_array_get(json_object_get(doc, "dead_letters"), 0),
-                                         "id")));
+                                     json_string_value(json_object_get(item, "id")));
+        }
         next = json_object_get(doc, "next_cursor");
         if (json_is_null(next)) {
             json_decref(doc);
             return;
         }
-        snprintf(path, sizeof(path), "/dead-letters?limit=1&cursor=%s", json_string_value(next));
+        snprintf(path, sizeof(path), "%s&cursor=%s", first, json_string_value(next));
         json_decref(doc);
     }
     fail_msg("the cursor never ended");
@@ -205,7 +196,7 @@ test_dead_letters_paginated(void **state)
     (void)state;
     dead_letter("/page-a", a, sizeof(a));
     dead_letter("/page-b", b, sizeof(b));
-    all_dead(ids, sizeof(ids));
+    all_pages("/dead-letters?limit=1", "dead_letters", NULL, ids, sizeof(ids));
     assert_non_null(strstr(ids, a));
     assert_non_null(strstr(ids, b));
     assert_true(strstr(ids, a) < strstr(ids, b)); /* oldest first */
@@ -216,37 +207,13 @@ test_dead_letters_paginated(void **state)
     assert_int_equal(call("GET", "/dead-letters", NULL, NULL, NULL), 401);
 }
 
-/* Every page of GET /v1/tasks?from=@from&to=@to&limit=2: ids joined with ' '. */
+/* A listed task says when and how, never where it goes or what it carries. */
 static void
-list_all(int64_t from_s, int64_t to_s, char *out, size_t cap)
+check_listed(json_t *t)
 {
-    char path[256], cursor[128] = "";
-    json_t *doc = NULL, *t, *next;
-    size_t used = 0, i;
-
-    out[0] = '\0';
-    for (int pages = 0; pages < 20; pages++) {
-        snprintf(path, sizeof(path), "/tasks?from=@%" PRId64 "&to=@%" PRId64 "&limit=2%s%s",
-                 from_s, to_s, cursor[0] ? "&cursor=" : "", cursor);
-        assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
-        assert_true(json_array_size(json_object_get(doc, "tasks")) <= 2);
-        json_array_foreach(json_object_get(doc, "tasks"), i, t)
-        {
-            assert_null(json_object_get(t, "webhook")); /* never where it goes or what */
-            assert_null(json_object_get(t, "data"));
-            assert_string_equal(json_string_value(json_object_get(t, "host")), "127.0.0.1");
-            used += (size_t)snprintf(out + used, cap - used, "%s ",
-                                     json_string_value(json_object_get(t, "id")));
-        }
-        next = json_object_get(doc, "next_cursor");
-        if (json_is_null(next)) {
-            json_decref(doc);
-            return;
-        }
-        snprintf(cursor, sizeof(cursor), "%s", json_string_value(next));
-        json_decref(doc);
-    }
-    fail_msg("the cursor never ended");
+    assert_null(json_object_get(t, "webhook"));
+    assert_null(json_object_get(t, "data"));
+    assert_string_equal(json_string_value(json_object_get(t, "host")), "127.0.0.1");
 }
 
 /* Tasks in four windows (10 s each here) and one after the range, booked out of order: the
@@ -264,32 +231,39 @@ test_tasks_by_due_range(void **state)
 
     (void)state;
     for (size_t i = 0; i < sizeof(booked) / sizeof(booked[0]); i++) {
-        snprintf(body, sizeof(body), "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/later\",\"id\":\"%s\"}",
+        snprintf(body, sizeof(body),
+                 "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/later\",\"id\":\"%s\"}",
                  t0 + booked[i].offset_s, receiver_url(F.recv), booked[i].id);
         book(body, id, sizeof(id));
     }
-    list_all(t0, t0 + 60, ids, sizeof(ids));
+    snprintf(out, sizeof(out), "/tasks?from=@%" PRId64 "&to=@%" PRId64 "&limit=2", t0, t0 + 60);
+    all_pages(out, "tasks", check_listed, ids, sizeof(ids));
     assert_string_equal(ids, "list-a list-b list-c list-d ");
 
     snprintf(from, sizeof(from), "@%" PRId64, t0);
     snprintf(to, sizeof(to), "@%" PRId64, t0 + 60);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 0);
     assert_true(strstr(out, "list-a") < strstr(out, "list-b"));
     assert_true(strstr(out, "list-c") < strstr(out, "list-d"));
     assert_null(strstr(out, "list-out"));
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, "--json", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to,
+                               "--json", NULL),
+                     0);
     doc = json_loads(out, 0, NULL);
     assert_int_equal(json_array_size(json_object_get(doc, "tasks")), 4);
     json_decref(doc);
     snprintf(to, sizeof(to), "@%" PRId64, t0 + 32 * 86400);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 2);
 
     snprintf(body, sizeof(body), "/tasks?from=@%" PRId64 "&to=@%" PRId64, t0, t0 + 32 * 86400);
     assert_int_equal(call("GET", body, reader, NULL, &doc), 400);
     check_error(doc, 400, "to");
     assert_int_equal(call("GET", "/tasks?to=%2B1h", reader, NULL, &doc), 400);
     check_error(doc, 400, "from");
-    assert_int_equal(call("GET", "/tasks?from=%2B1h&to=%2B2h&cursor=junk", reader, NULL, &doc), 400);
+    assert_int_equal(call("GET", "/tasks?from=%2B1h&to=%2B2h&cursor=junk", reader, NULL, &doc),
+                     400);
     check_error(doc, 400, "cursor");
 }
 
@@ -306,7 +280,8 @@ test_stats(void **state)
     assert_int_equal(call("GET", "/stats", reader, NULL, &doc), 200);
     assert_true(json_integer_value(json_object_get(doc, "tasks")) >= 1);
     assert_true(json_array_size(json_object_get(doc, "levels")) >= 1);
-    assert_true(json_is_string(json_object_get(json_array_get(json_object_get(doc, "levels"), 0), "start")));
+    assert_true(json_is_string(
+        json_object_get(json_array_get(json_object_get(doc, "levels"), 0), "start")));
     assert_int_equal(json_array_size(json_object_get(doc, "members")), 1); /* the one consumer */
     assert_true(json_is_array(json_object_get(doc, "pulling")));
     assert_true(json_is_integer(json_object_get(doc, "dead_letters")));
