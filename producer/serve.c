@@ -1,7 +1,7 @@
 /* The HTTP side of `sendat serve` (libmicrohttpd, a thread pool, keep-alive): bodies gathered
  * up to their ceiling, the bearer token checked before any route runs, and every answer JSON.
  * A missing or unknown token is 401 and a role too small 403 (serve_routes.c), neither saying
- * more. */
+ * more; GET /v1/openapi.json alone needs no token. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -208,7 +208,9 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     }
     if (!r->status) {
         authenticate(r);
-        if (r->role == TOKEN_NONE)
+        if (serve_is_public(r))
+            serve_openapi(r);
+        else if (r->role == TOKEN_NONE)
             serve_fail(r, 401, NULL, "a valid bearer token is required");
         else
             serve_route(r);

@@ -85,6 +85,9 @@ void serve_cancel_answer(struct request *r, const char *id, const struct cancel_
 void serve_series(struct request *r);
 /* serve_dlq.c: /v1/dead-letters and below. */
 void serve_dead_letters(struct request *r);
+/* serve_openapi.c: whether r needs no token (GET /v1/openapi.json), and its answer. */
+int serve_is_public(const struct request *r);
+void serve_openapi(struct request *r);
 /* serve_stats.c: GET /v1/stats. */
 void serve_stats(struct request *r);
 /* serve_tasklist.c: GET /v1/tasks?from=&to=[&limit=&cursor=]. */

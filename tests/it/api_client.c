@@ -20,6 +20,34 @@ char base[64];
 static char tokens_env[340], tokens_path[300];
 char reader[64], producer[64], admin[64];
 static CURL *http; /* one handle: requests reuse its connection (keep-alive) */
+static char answers_path[300];
+
+/* Appends a JSON answer to the answers file for check_responses.py. */
+static void
+record(const char *method, const char *path, long status, const char *body)
+{
+    json_t *doc = json_loads(body, 0, NULL), *line;
+    char full[600];
+    FILE *f;
+
+    if (!doc || !(f = fopen(answers_path, "a"))) {
+        json_decref(doc);
+        return;
+    }
+    snprintf(full, sizeof(full), "/v1%s", path);
+    line = json_pack("{s:s, s:s, s:i, s:o}", "method", method, "path", full, "status",
+                     (int)status, "body", doc);
+    json_dumpf(line, f, JSON_COMPACT);
+    fputc('\n', f);
+    fclose(f);
+    json_decref(line);
+}
+
+const char *
+api_answers_path(void)
+{
+    return answers_path;
+}
 
 struct answer {
     long status;
@@ -64,6 +92,7 @@ call(const char *method, const char *path, const char *token, const char *body, 
     assert_int_equal(curl_easy_perform(http), CURLE_OK);
     curl_easy_getinfo(http, CURLINFO_RESPONSE_CODE, &a.status);
     curl_slist_free_all(h);
+    record(method, path, a.status, a.body);
     if (doc) {
         *doc = json_loads(a.body, 0, NULL);
         if (!*doc)
@@ -108,6 +137,7 @@ api_setup(void **state)
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
     snprintf(tokens_path, sizeof(tokens_path), "%s/tokens", F.dir);
+    snprintf(answers_path, sizeof(answers_path), "%s/answers.ndjson", F.dir);
     snprintf(tokens_env, sizeof(tokens_env), "SENDAT_API_TOKENS_FILE=%s", tokens_path);
     setenv("SENDAT_API_TOKENS_FILE", tokens_path, 1);
     make_token("reader", reader, sizeof(reader));

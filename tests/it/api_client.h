@@ -14,6 +14,9 @@ extern char reader[64], producer[64], admin[64]; /* a token of each role */
 /* One request; token and body may be NULL. The answer's JSON is parsed into *doc (doc NULL:
  * not parsed). Returns the HTTP status. */
 long call(const char *method, const char *path, const char *token, const char *body, json_t **doc);
+/* The file every JSON answer of call() is appended to, one {"method","path","status","body"}
+ * a line (tests/openapi/check_responses.py reads it). */
+const char *api_answers_path(void);
 /* A new token of role (`sendat token create`) into out. */
 void make_token(const char *role, char *out, size_t cap);
 /* Checks doc (taken) has the one error shape with status and, if given, field. */
