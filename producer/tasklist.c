@@ -102,7 +102,7 @@ read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, in
         struct sa_task *t = NULL;
         o.Sequence = seq + 1;
         if ((s = js_DirectGetMsg(&m, n->js, SA_TASKS_STREAM, NULL, &o)) != NATS_OK)
-            return s == NATS_NOT_FOUND ? SA_OK : sa_nats_fail(err, s, 0, "list");
+            return s == NATS_NOT_FOUND ? SA_OK : sa_nats_fail(err, s, 0, "direct get of a window");
         seq = natsMsg_GetSequence(m);
         if (sa_layout_parse_subject(&p, natsMsg_GetSubject(m), NULL) == SA_OK &&
             sa_task_open(ring, p.id, (const uint8_t *)natsMsg_GetData(m),

@@ -129,7 +129,7 @@ parse_line(char *line, struct record *r, struct sa_err *err, long at)
         bin_len != HASH_BYTES)
         return sa_fail(err, SA_EINVAL, "tokens file line %ld is not \"v1 ROLE NAME HASH TIME\"",
                        at);
-    snprintf(r->name, sizeof(r->name), "%s", name);
+    snprintf(r->name, sizeof(r->name), "%.*s", TOKEN_NAME_MAX, name); /* name_ok: it fits */
     return SA_OK;
 }
 
