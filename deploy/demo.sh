@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole pipeline on one machine: a local nats-server with a temporary store, two
 # consumers and a webhook receiver; schedules a message a few seconds ahead and shows it
-# arriving, with its lateness from `sendat status`. Everything stops when it ends.
+# arriving, with its lateness from `sendat status`; then books one more over the HTTP API
+# (`sendat serve` on a loopback port, a producer token) and shows its answer and arrival.
+# Everything stops when it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/install-deps.sh
@@ -53,3 +55,25 @@ cat "$work/receiver.log"
 sleep 0.5
 echo "== sendat status $id"
 "$SENDAT" status "$id"
+
+wait_lines() { # wait_lines FILE N SECONDS
+  for _ in $(seq 1 $(( $3 * 10 ))); do [ "$(wc -l < "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+  echo "demo: $1 has fewer than $2 lines" >&2; return 1
+}
+
+export SENDAT_API_TOKENS_FILE="$work/tokens"
+token=$("$SENDAT" token create --role producer --name demo)
+SENDAT_API_ADDR=127.0.0.1:0 "$SENDAT" serve 2> "$work/serve.log" &
+pids+=($!)
+for _ in $(seq 1 100); do grep -q "event=api_listening" "$work/serve.log" && break; sleep 0.1; done
+api="http://127.0.0.1:$(grep -o 'event=api_listening.* port=[0-9]*' "$work/serve.log" | grep -o '[0-9]*$')/v1"
+echo "== sendat serve at $api; POST /v1/tasks with a producer token:"
+curl -sS -H "Authorization: Bearer $token" \
+     -d "{\"at\":\"+3s\",\"webhook\":\"$hook\",\"data\":\"{\\\"hello\\\":\\\"over the API\\\"}\",\"id\":\"demo-api\"}" \
+     "$api/tasks"
+echo
+wait_lines "$work/receiver.log" 2 30
+tail -n 1 "$work/receiver.log"
+echo "== GET /v1/tasks/demo-api"
+curl -sS -H "Authorization: Bearer $token" "$api/tasks/demo-api"
+echo

@@ -106,7 +106,9 @@ run(struct dlq_opts *o, struct sa_nats *n)
     if (!strcmp(o->verb, "purge")) {
         int code = need_one(o, 1);
 
-        return code ? code : exit_for(dlq_purge(n, o->id, &err), &err);
+        if (code == EXIT_OK && (code = exit_for(dlq_purge(n, o->id, &err), &err)) == EXIT_OK)
+            puts("purged");
+        return code;
     }
     if (!strcmp(o->verb, "show") || !strcmp(o->verb, "replay")) {
         struct sa_keyring *ring = NULL;
@@ -118,7 +120,7 @@ run(struct dlq_opts *o, struct sa_nats *n)
             code = cli_keyring(&o->cli, &ring);
         if (code == EXIT_OK)
             code = exit_for(!strcmp(o->verb, "show") ? dlq_show(n, ring, o->id, o->cli.json, o->full, &err)
-                                                     : dlq_replay(n, ring, o->id, at, &err),
+                                                     : dlq_replay(n, ring, o->id, at, stdout, &err),
                             &err);
         sa_keyring_free(ring);
         return code;

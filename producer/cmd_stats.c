@@ -1,208 +1,110 @@
-/* sendat stats: the backlog by window and slot (from the stream's per-subject counts), the
- * level durables with their pending, unacked and waiting pulls (what the fleet is doing now),
- * the oldest level that holds tasks, the dead-letter count, and what the consumers' sweep found
- * that no level would ever read (the meta record "sweep"). */
+/* sendat stats: what stats_collect gathers (stats.c), for a human or as JSON with --json. */
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "cli.h"
-#include "sweeprec.h"
-#include "timeparse.h"
+#include "stats.h"
 
-#define LEVELS_MAX 4096
-
-struct level {
-    int64_t window, slot;
-    uint64_t tasks;
-};
-
-static int
-by_time(const void *a, const void *b)
+static json_int_t
+num(json_t *o, const char *key)
 {
-    const struct level *x = a, *y = b;
-    int64_t tx = x->slot ? x->slot : x->window, ty = y->slot ? y->slot : y->window;
-
-    return (tx > ty) - (tx < ty);
+    return json_integer_value(json_object_get(o, key));
 }
 
-static int
-collect_levels(struct sa_nats *n, struct level *lv, int *count, uint64_t *tasks, uint64_t *bytes)
+static const char *
+str(json_t *o, const char *key)
 {
-    jsOptions o;
-    jsStreamInfo *si = NULL;
-    struct sa_place p;
-    natsStatus s;
-
-    jsOptions_Init(&o);
-    o.Stream.Info.SubjectsFilter = "sendat.task.>";
-    s = js_GetStreamInfo(&si, n->js, SA_TASKS_STREAM, &o, NULL);
-    if (s != NATS_OK)
-        return cli_error(EXIT_FAIL, "stats: %s", natsStatus_GetText(s));
-    *tasks = si->State.Msgs;
-    *bytes = si->State.Bytes;
-    for (int i = 0; si->State.Subjects && i < si->State.Subjects->Count; i++) {
-        const jsStreamStateSubject *sub = &si->State.Subjects->List[i];
-        int k;
-        if (sa_layout_parse_subject(&p, sub->Subject, NULL) != SA_OK)
-            continue;
-        for (k = 0; k < *count && (lv[k].window != p.window || lv[k].slot != p.slot); k++)
-            ;
-        if (k == *count && *count < LEVELS_MAX)
-            lv[(*count)++] = (struct level){p.window, p.slot, 0};
-        if (k < LEVELS_MAX)
-            lv[k].tasks += sub->Msgs;
-    }
-    jsStreamInfo_Destroy(si);
-    qsort(lv, (size_t)*count, sizeof(*lv), by_time);
-    return EXIT_OK;
-}
-
-/* Tasks in levels that start before now + ahead_ms (a window's tasks are counted by its start:
- * the stream knows levels, not due times). */
-static uint64_t
-starting_within(const struct level *lv, int count, int64_t now, int64_t ahead_ms)
-{
-    uint64_t n = 0;
-
-    for (int i = 0; i < count; i++)
-        if ((lv[i].slot ? lv[i].slot : lv[i].window) < now + ahead_ms)
-            n += lv[i].tasks;
-    return n;
+    return json_string_value(json_object_get(o, key));
 }
 
 static void
-print_levels(const struct level *lv, int count, uint64_t tasks, uint64_t bytes)
+print_levels(json_t *doc)
 {
-    int64_t now = sa_now_ms();
-    char at[40];
+    json_t *levels = json_object_get(doc, "levels"), *l;
+    size_t i;
 
-    printf("tasks in the stream: %" PRIu64 " (%" PRIu64 " bytes; a cancelled task leaves it when a "
-           "consumer meets it)\n",
-           tasks, bytes);
-    printf("in levels starting within a minute / an hour / a day: %" PRIu64 " / %" PRIu64
-           " / %" PRIu64 "\n",
-           starting_within(lv, count, now, 60000), starting_within(lv, count, now, 3600000),
-           starting_within(lv, count, now, 86400000));
-    if (count > 0) {
-        sa_time_format(at, sizeof(at), lv[0].slot ? lv[0].slot : lv[0].window);
-        printf("oldest level with tasks: %s\n", at);
-    }
-    for (int i = 0; i < count; i++) {
-        sa_time_format(at, sizeof(at), lv[i].slot ? lv[i].slot : lv[i].window);
-        printf("  %-6s %s  %" PRIu64 "\n", lv[i].slot ? "slot" : "window", at, lv[i].tasks);
-    }
-}
+    json_t *within = json_object_get(doc, "starting_within");
 
-/* The start of the level a durable serves ("w<ms>" or "s<ms>"), 0 for another name. */
-static int64_t
-durable_start(const jsConsumerInfo *ci)
-{
-    const char *name = ci->Name ? ci->Name : "";
-
-    return (name[0] == 'w' || name[0] == 's') ? strtoll(name + 1, NULL, 10) : 0;
-}
-
-static int
-by_start(const void *a, const void *b)
-{
-    int64_t x = durable_start(*(jsConsumerInfo *const *)a), y = durable_start(*(jsConsumerInfo *const *)b);
-
-    return (x > y) - (x < y);
+    printf("tasks in the stream: %" JSON_INTEGER_FORMAT " (%" JSON_INTEGER_FORMAT
+           " bytes; a cancelled task leaves it when a consumer meets it)\n",
+           num(doc, "tasks"), num(doc, "bytes"));
+    printf("in levels starting within a minute / an hour / a day: %" JSON_INTEGER_FORMAT
+           " / %" JSON_INTEGER_FORMAT " / %" JSON_INTEGER_FORMAT "\n",
+           num(within, "minute"), num(within, "hour"), num(within, "day"));
+    if (json_array_size(levels) > 0)
+        printf("oldest level with tasks: %s\n", str(json_array_get(levels, 0), "start"));
+    json_array_foreach(levels, i, l) printf("  %-6s %s  %" JSON_INTEGER_FORMAT "\n",
+                                            str(l, "level"), str(l, "start"), num(l, "tasks"));
 }
 
 static void
-print_durables(struct sa_nats *n)
+print_fleet(json_t *doc)
 {
-    jsConsumerInfoList *list = NULL;
-    char at[40];
-    int idle = 0;
+    json_t *d, *sweep = json_object_get(doc, "sweep");
+    size_t i;
 
-    if (js_Consumers(&list, n->js, SA_TASKS_STREAM, NULL, NULL) != NATS_OK || !list)
-        return;
-    qsort(list->List, (size_t)list->Count, sizeof(list->List[0]), by_start);
     printf("levels being pulled (level start: pending, unacked, pull requests waiting):\n");
-    for (int i = 0; i < list->Count; i++) {
-        jsConsumerInfo *ci = list->List[i];
-        if (durable_start(ci) < sa_now_ms() - n->layout.window_ms && !ci->NumPending &&
-            !ci->NumAckPending) {
-            idle++; /* a past level with nothing left */
-            continue;
-        }
-        sa_time_format(at, sizeof(at), durable_start(ci));
-        printf("  %-6s %s  %" PRIu64 " %" PRId64 " %" PRId64 "\n",
-               ci->Name && ci->Name[0] == 's' ? "slot" : "window", at, ci->NumPending,
-               ci->NumAckPending, ci->NumWaiting);
-    }
-    if (idle)
-        printf("  and %d durables of past levels with nothing left (the server drops a slot's after "
-               "a window unused, a window's after an hour)\n",
-               idle);
-    jsConsumerInfoList_Destroy(list);
-}
-
-static void
-print_dead(struct sa_nats *n)
-{
-    jsStreamInfo *si = NULL;
-
-    if (js_GetStreamInfo(&si, n->js, SA_DLQ_STREAM, NULL, NULL) == NATS_OK)
-        printf("dead letters: %" PRIu64 "\n", si->State.Msgs);
-    jsStreamInfo_Destroy(si);
-}
-
-static void
-print_sweep(struct sa_nats *n)
-{
-    struct sa_sweep_record r;
-    kvEntry *e = NULL;
-    char at[40];
-
-    if (kvStore_Get(&e, n->meta, SA_SWEEP_KEY) != NATS_OK ||
-        sa_sweep_record_parse(&r, kvEntry_ValueString(e), NULL) != SA_OK) {
+    json_array_foreach(json_object_get(doc, "pulling"), i, d) printf(
+        "  %-6s %s  %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT "\n",
+        str(d, "level"), str(d, "start"), num(d, "pending"), num(d, "unacked"), num(d, "waiting"));
+    if (num(doc, "idle_past_durables"))
+        printf("  and %" JSON_INTEGER_FORMAT " durables of past levels with nothing left (the server "
+               "drops a slot's after a window unused, a window's after an hour)\n",
+               num(doc, "idle_past_durables"));
+    printf("fleet members alive: %zu\n", json_array_size(json_object_get(doc, "members")));
+    json_array_foreach(json_object_get(doc, "members"), i, d)
+        printf("  %s (instance %s)\n", str(d, "name"), str(d, "instance"));
+    if (json_is_integer(json_object_get(doc, "dead_letters")))
+        printf("dead letters: %" JSON_INTEGER_FORMAT "\n", num(doc, "dead_letters"));
+    if (json_is_null(sweep))
         printf("unread tasks: not swept yet\n");
-    } else {
-        sa_time_format(at, sizeof(at), r.last_run_ms);
-        printf("unread tasks dead-lettered: %" PRIu64 " (last sweep %s, at sequence %" PRIu64
-               ", %" PRIu64 " looked at)\n",
-               r.found, at, r.next_seq, r.checked);
-    }
-    kvEntry_Destroy(e);
+    else
+        printf("unread tasks dead-lettered: %" JSON_INTEGER_FORMAT
+               " (last sweep %s, at sequence %" JSON_INTEGER_FORMAT ", %" JSON_INTEGER_FORMAT
+               " looked at)\n",
+               num(sweep, "found"), str(sweep, "last_run"), num(sweep, "next_seq"),
+               num(sweep, "checked"));
 }
 
 int
 cmd_stats(int argc, char **argv)
 {
     static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     struct cli cli = {0};
     struct sa_nats *n = NULL;
-    static struct level lv[LEVELS_MAX];
-    uint64_t tasks = 0, bytes = 0;
-    int c, count = 0, code;
+    struct sa_err err = {0};
+    json_t *doc = NULL;
+    int c, code;
 
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'S')
             cli.server = optarg;
+        else if (c == 'j')
+            cli.json = 1;
         else if (c == 'h')
-            return puts("usage: sendat stats [--server URL]"), EXIT_OK;
+            return puts("usage: sendat stats [--server URL] [--json]"), EXIT_OK;
         else
             return cli_error(EXIT_USAGE, "stats: unknown option %s", argv[optind - 1]);
     }
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
-    code = collect_levels(n, lv, &count, &tasks, &bytes);
-    if (code == EXIT_OK) {
-        print_levels(lv, count, tasks, bytes);
-        print_durables(n);
-        print_dead(n);
-        print_sweep(n);
+    if (stats_collect(n, &doc, &err) != SA_OK) {
+        code = cli_error(EXIT_FAIL, "%s", err.msg);
+    } else if (cli.json) {
+        json_dumpf(doc, stdout, JSON_COMPACT);
+        putchar('\n');
+    } else {
+        print_levels(doc);
+        print_fleet(doc);
     }
+    json_decref(doc);
     cli_close(n);
     return code;
 }

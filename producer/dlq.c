@@ -78,6 +78,22 @@ print_entry(json_t *e, int json)
            cli_escape(reason, sizeof(reason), json_string_value(json_object_get(e, "reason"))));
 }
 
+/* --full: the content dlq_get added, one field a line, escaped. */
+static void
+print_content(json_t *e)
+{
+    static const char *const keys[] = {"header", "data", "email", "subject", "text", "html", NULL};
+    char text[1024];
+
+    for (int i = 0; keys[i]; i++) {
+        json_t *v = json_object_get(e, keys[i]);
+        char *dump = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        if (dump)
+            printf("  %s: %s\n", keys[i], cli_escape(text, sizeof(text), dump));
+        free(dump);
+    }
+}
+
 static void
 print_details(json_t *e)
 {
@@ -96,43 +112,50 @@ print_details(json_t *e)
     if (json_object_get(e, "unreadable"))
         printf("  cannot open the task: %s\n",
                cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "unreadable"))));
-    if (json_object_get(e, "task")) { /* --full: the content, one field a line, escaped */
-        const char *key;
-        json_t *v;
-        json_object_foreach(json_object_get(e, "task"), key, v) {
-            char *dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-            printf("  %s: %s\n", key, dump ? cli_escape(text, sizeof(text), dump) : "");
-            free(dump);
-        }
-    }
+    print_content(e);
 }
 
 enum sa_code
-dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err)
+dlq_page(struct sa_nats *n, uint64_t after, long limit, json_t *out, uint64_t *last,
+         struct sa_err *err)
 {
-    uint64_t seq = 0;
     natsMsg *m = NULL;
     natsStatus s = NATS_OK;
     long count = 0;
 
-    while (count < limit && (s = next_dead(n, seq, DLQ_PREFIX ">", &m)) == NATS_OK) {
-        json_t *e = entry_json(m);
-        print_entry(e, json);
-        json_decref(e);
-        seq = natsMsg_GetSequence(m);
+    *last = after;
+    while (count < limit && (s = next_dead(n, *last, DLQ_PREFIX ">", &m)) == NATS_OK) {
+        json_array_append_new(out, entry_json(m));
+        *last = natsMsg_GetSequence(m);
         natsMsg_Destroy(m);
         m = NULL;
         count++;
     }
     if (s != NATS_OK && s != NATS_NOT_FOUND)
         return sa_nats_fail(err, s, 0, "dlq list");
-    if (!json)
-        fprintf(stderr, "%ld dead letter%s%s\n", count, count == 1 ? "" : "s", count == limit ? " (limit reached)" : "");
     return SA_OK;
 }
 
-/* Every failed attempt: those the sealed task carries, and the last one, which only the dead
- * letter's headers know (the task was not sealed again after it). */
+enum sa_code
+dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err)
+{
+    json_t *list = json_array(), *e;
+    uint64_t last = 0;
+    size_t i, count;
+    enum sa_code rc = dlq_page(n, 0, limit, list, &last, err);
+
+    count = json_array_size(list);
+    json_array_foreach(list, i, e)
+        print_entry(e, json);
+    json_decref(list);
+    if (rc != SA_OK)
+        return rc;
+    if (!json)
+        fprintf(stderr, "%zu dead letter%s%s\n", count, count == 1 ? "" : "s",
+                (long)count == limit ? " (limit reached)" : "");
+    return SA_OK;
+}
+
 static void
 add_attempts(json_t *e, const struct sa_task *t)
 {
@@ -145,53 +168,41 @@ add_attempts(json_t *e, const struct sa_task *t)
         json_array_append_new(list, json_pack("{s:i, s:s, s:o}", "attempt", (int)i + 1, "at", at,
                                               "error", text_json(t->attempt_error[i])));
     }
-    if (last > (json_int_t)t->n_attempts)
+    if (last > (json_int_t)t->n_attempts) /* the last one: only the dead letter's headers know it */
         json_array_append_new(list, json_pack("{s:I, s:O, s:O}", "attempt", last, "at",
                                               json_object_get(e, "failed"), "error",
                                               json_object_get(e, "reason")));
     json_object_set_new(e, "failed_attempts", list);
-    json_object_set_new(e, "webhook", json_string(t->url ? t->url : ""));
 }
 
-static json_t *
-string_list(char **v, size_t n)
-{
-    json_t *list = json_array();
-
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(list, text_json(v[i]));
-    return list;
-}
-
-/* --full: what the task would have sent (only with the key: the broker never sees it). */
+/* The task's content under the names of the batch keys: headers and body of a webhook, the
+ * recipients, subject and texts of a mail. A body that is not UTF-8 is left out and said so. */
 static void
 add_content(json_t *e, const struct sa_task *t)
 {
-    json_t *c = json_object(), *headers = json_array();
-    char *body = strndup((const char *)t->body, t->body_len);
+    json_t *headers = json_array(), *to = json_array(), *data;
 
     for (size_t i = 0; i < t->n_headers; i++)
-        json_array_append_new(headers, json_pack("{s:o, s:o}", "name", text_json(t->headers[i].name),
-                                                 "value", text_json(t->headers[i].value)));
-    json_object_set_new(c, "headers", headers);
-    if (body)
-        json_object_set_new(c, "data", text_json(body));
-    free(body);
-    json_object_set_new(c, "email", string_list(t->rcpt[SA_RCPT_TO], t->n_rcpt[SA_RCPT_TO]));
-    json_object_set_new(c, "cc", string_list(t->rcpt[SA_RCPT_CC], t->n_rcpt[SA_RCPT_CC]));
-    json_object_set_new(c, "bcc", string_list(t->rcpt[SA_RCPT_BCC], t->n_rcpt[SA_RCPT_BCC]));
-    if (t->subject)
-        json_object_set_new(c, "subject", text_json(t->subject));
-    if (t->text)
-        json_object_set_new(c, "text", text_json(t->text));
-    if (t->html)
-        json_object_set_new(c, "html", text_json(t->html));
-    json_object_set_new(e, "task", c);
+        json_array_append_new(headers, json_sprintf("%s: %s", t->headers[i].name,
+                                                    t->headers[i].value));
+    json_object_set_new(e, "header", headers);
+    data = json_stringn((const char *)t->body, t->body_len);
+    json_object_set_new(e, "data", data ? data : json_null());
+    for (size_t i = 0; i < t->n_rcpt[SA_RCPT_TO]; i++)
+        json_array_append_new(to, json_string(t->rcpt[SA_RCPT_TO][i]));
+    if (t->channel == SA_CHANNEL_EMAIL) {
+        json_object_set_new(e, "email", to);
+        json_object_set_new(e, "subject", json_string(t->subject ? t->subject : ""));
+        json_object_set_new(e, "text", json_string(t->text ? t->text : ""));
+        json_object_set_new(e, "html", json_string(t->html ? t->html : ""));
+    } else {
+        json_decref(to);
+    }
 }
 
 enum sa_code
-dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json, int full,
-         struct sa_err *err)
+dlq_get(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int parts, json_t **out,
+        struct sa_err *err)
 {
     natsMsg *m = NULL;
     struct sa_task *t = NULL;
@@ -202,14 +213,30 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
     if (rc != SA_OK)
         return rc;
     e = entry_json(m);
-    rc = sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m),
-                      (size_t)natsMsg_GetDataLength(m), &t, &why);
-    if (rc == SA_OK)
+    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &t, &why) == SA_OK) {
         add_attempts(e, t);
-    if (rc == SA_OK && full)
-        add_content(e, t);
-    if (rc != SA_OK)
+        if (parts & (DLQ_WEBHOOK | DLQ_CONTENT))
+            json_object_set_new(e, "webhook", json_string(t->url ? t->url : ""));
+        if (parts & DLQ_CONTENT)
+            add_content(e, t);
+    } else {
         json_object_set_new(e, "unreadable", json_string(why.msg));
+    }
+    sa_task_free(t);
+    natsMsg_Destroy(m);
+    *out = e;
+    return SA_OK;
+}
+
+enum sa_code
+dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json, int full,
+         struct sa_err *err)
+{
+    json_t *e = NULL;
+    enum sa_code rc = dlq_get(n, ring, id, DLQ_WEBHOOK | (full ? DLQ_CONTENT : 0), &e, err);
+
+    if (rc != SA_OK)
+        return rc;
     if (json) {
         json_dumpf(e, stdout, JSON_COMPACT);
         putchar('\n');
@@ -218,9 +245,7 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
         print_details(e);
     }
     json_decref(e);
-    sa_task_free(t);
-    natsMsg_Destroy(m);
-    return SA_OK; /* a dead letter that does not open is shown as such, not an error */
+    return SA_OK;
 }
 
 static void
@@ -250,8 +275,6 @@ replay_one(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t
         return rc;
     t->attempt = 1;
     t->due_ms = at_ms ? at_ms : now;
-    t->first_due_ms = 0; /* lateness is measured from the replay's own due time */
-    t->first_started_ms = 0;
     if (t->not_after_ms && t->not_after_ms < t->due_ms)
         t->not_after_ms = 0; /* a replay is a deliberate new try: the old deadline is over */
     sa_layout_replay_msgid(msgid, sizeof(msgid), id, natsMsg_GetSequence(m));
@@ -261,26 +284,32 @@ replay_one(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t
     if (rc != SA_OK)
         return rc;
     js_DeleteMsg(n->js, SA_DLQ_STREAM, natsMsg_GetSequence(m), NULL, NULL);
-    printf("replayed %s\n", id);
     return SA_OK;
 }
 
-/* Replays one dead letter; names it on stderr and returns 1 if it cannot be replayed. */
+/* Replays one dead letter and names it on report; on a failure names it on stderr (report
+ * given) and returns 1. */
 static int
-replay_failed(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t at_ms)
+replay_failed(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t at_ms,
+              FILE *report, struct sa_err *err)
 {
-    struct sa_err err = {0};
+    const char *id = natsMsg_GetSubject(m) + strlen(DLQ_PREFIX);
 
-    if (replay_one(n, ring, m, at_ms, &err) == SA_OK)
+    if (replay_one(n, ring, m, at_ms, err) == SA_OK) {
+        if (report)
+            fprintf(report, "replayed %s\n", id);
         return 0;
-    fprintf(stderr, "sendat: dlq replay %s: %s\n", natsMsg_GetSubject(m) + strlen(DLQ_PREFIX), err.msg);
+    }
+    if (report)
+        fprintf(stderr, "sendat: dlq replay %s: %s\n", id, err->msg);
     return 1;
 }
 
 enum sa_code
 dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int64_t at_ms,
-           struct sa_err *err)
+           FILE *report, struct sa_err *err)
 {
+    struct sa_err one = {0};
     char filter[SA_SUBJECT_MAX];
     natsMsg *m = NULL;
     uint64_t seq = 0, last = UINT64_MAX;
@@ -297,7 +326,7 @@ dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int
             natsMsg_Destroy(m);
             break;
         }
-        failed += replay_failed(n, ring, m, at_ms);
+        failed += replay_failed(n, ring, m, at_ms, report, &one);
         natsMsg_Destroy(m);
         m = NULL;
         if (id)
@@ -305,6 +334,8 @@ dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int
     }
     if (seq == 0 && id)
         return sa_fail(err, SA_ENOTFOUND, "no dead letter %s", id);
+    if (failed && id)
+        return sa_fail(err, SA_ENATS, "dlq replay %s: %s", id, one.msg);
     if (failed)
         return sa_fail(err, SA_ENATS, "dlq replay: %d dead letter%s not replayed", failed,
                        failed == 1 ? " was" : "s were");
@@ -325,6 +356,5 @@ dlq_purge(struct sa_nats *n, const char *id, struct sa_err *err)
     s = js_PurgeStream(n->js, SA_DLQ_STREAM, &o, &jerr);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, jerr, "dlq purge");
-    puts("purged");
     return SA_OK;
 }

@@ -19,7 +19,8 @@ static const char usage[] =
     "  series     pause, resume or list recurring series\n"
     "  dlq        list, show, replay or purge dead letters\n"
     "  preview    the next fires of a cron expression in a time zone\n"
-    "  stats      backlog by window and slot, levels being pulled, dead letters\n"
+    "  list       the tasks due in a time range (due, id, level, channel, host)\n"
+    "  stats      backlog by window and slot, levels being pulled, fleet, dead letters\n"
     "  serve      the HTTP API for applications that book and cancel sends\n"
     "  token      create a bearer token for `sendat serve`\n"
     "\n"
@@ -38,7 +39,8 @@ static const struct verb verbs[] = {
     {"init", cmd_init},     {"keygen", cmd_keygen}, {"schedule", cmd_schedule},
     {"cancel", cmd_cancel}, {"status", cmd_status}, {"dlq", cmd_dlq},
     {"preview", cmd_preview}, {"stats", cmd_stats}, {"token", cmd_token},
-    {"serve", cmd_serve},     {"series", cmd_series}, {NULL, NULL},
+    {"serve", cmd_serve},     {"series", cmd_series}, {"list", cmd_list},
+    {NULL, NULL},
 };
 
 int

@@ -1,8 +1,9 @@
 /* The HTTP side of `sendat serve` (libmicrohttpd, a thread pool, keep-alive): bodies gathered
  * up to their ceiling, the bearer token checked before any route runs, and every answer JSON.
  * A missing or unknown token is 401 and a role too small 403 (serve_routes.c), neither saying
- * more. */
+ * more; GET /v1/openapi.json alone needs no token. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +43,37 @@ serve_fail(struct request *r, int status, const char *field, const char *fmt, ..
     return 0;
 }
 
+int
+serve_need(struct request *r, enum token_role role)
+{
+    if (r->role >= role)
+        return 1;
+    serve_fail(r, 403, NULL, "forbidden");
+    return 0;
+}
+
 const char *
 serve_query(struct request *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int
+serve_query_number(struct request *r, const char *name, int64_t lo, int64_t hi, int64_t *out)
+{
+    const char *v = serve_query(r, name);
+    char *end = NULL;
+    long long x;
+
+    if (!v)
+        return 1;
+    errno = 0;
+    x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        return serve_fail(r, 400, name, "%s must be a whole number from %" PRId64 " to %" PRId64,
+                          name, lo, hi);
+    *out = (int64_t)x;
+    return 1;
 }
 
 static enum MHD_Result
@@ -180,7 +208,9 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     }
     if (!r->status) {
         authenticate(r);
-        if (r->role == TOKEN_NONE)
+        if (serve_is_public(r))
+            serve_openapi(r);
+        else if (r->role == TOKEN_NONE)
             serve_fail(r, 401, NULL, "a valid bearer token is required");
         else
             serve_route(r);

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -49,8 +50,16 @@ void serve_reply(struct request *r, int status, json_t *doc);
 int serve_fail(struct request *r, int status, const char *field, const char *fmt, ...)
     SA_PRINTF(4, 5);
 
+/* 1 if the request's role is at least role; else answers 403 and returns 0. */
+int serve_need(struct request *r, enum token_role role);
+
 /* A query parameter of the request, or NULL. */
 const char *serve_query(struct request *r, const char *name);
+
+/* The query parameter name as a number in lo..hi into *out (left alone if absent): 1, or 0
+ * after a 400 naming the parameter. */
+int serve_query_number(struct request *r, const char *name, int64_t lo, int64_t hi,
+                       int64_t *out);
 
 /* Starts listening on addr ("host:port" or ":port"). */
 enum sa_code serve_start(struct server *s, const char *addr, int threads,
@@ -64,6 +73,25 @@ enum sa_code serve_reload_tokens(struct server *s, struct sa_err *err) SA_MUST_C
 
 /* serve_routes.c: answers r (method, parts, role checked there). */
 void serve_route(struct request *r);
+/* The answer with id's history as collect gives it: 200 {"id","events"}, 404 or 503. */
+void serve_history(struct request *r, const char *id,
+                   enum sa_code (*collect)(struct sa_nats *, const char *, json_t *,
+                                           struct sa_err *));
+/* The answer to a cancel of id: 200 cancelled, 409 too late (with sent_at, sending_since or
+ * finished_at), 404 unknown. */
+struct cancel_result;
+void serve_cancel_answer(struct request *r, const char *id, const struct cancel_result *res);
+/* serve_series.c: GET and DELETE /v1/series/{id}. */
+void serve_series(struct request *r);
+/* serve_dlq.c: /v1/dead-letters and below. */
+void serve_dead_letters(struct request *r);
+/* serve_openapi.c: whether r needs no token (GET /v1/openapi.json), and its answer. */
+int serve_is_public(const struct request *r);
+void serve_openapi(struct request *r);
+/* serve_stats.c: GET /v1/stats. */
+void serve_stats(struct request *r);
+/* serve_tasklist.c: GET /v1/tasks?from=&to=[&limit=&cursor=]. */
+void serve_task_list(struct request *r);
 
 /* The series routes (serve_series.c): 1 if r was one of them and is answered, else 0. */
 int serve_series_route(struct request *r);

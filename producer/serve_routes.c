@@ -55,15 +55,6 @@ api_words(char *out, size_t cap, const char *msg)
     out[w] = '\0';
 }
 
-static int
-need(struct request *r, enum token_role role)
-{
-    if (r->role >= role)
-        return 1;
-    serve_fail(r, 403, NULL, "forbidden");
-    return 0;
-}
-
 static json_t *
 error_object(int status, const struct sa_err *err)
 {
@@ -92,7 +83,7 @@ task_create(struct request *r)
     json_t *obj;
     enum sa_code rc;
 
-    if (!need(r, TOKEN_PRODUCER))
+    if (!serve_need(r, TOKEN_PRODUCER))
         return;
     obj = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!obj) {
@@ -145,7 +136,7 @@ batch_create(struct request *r)
     long line = 0, ok = 0, refused = 0;
     char *save = NULL;
 
-    if (!need(r, TOKEN_PRODUCER)) {
+    if (!serve_need(r, TOKEN_PRODUCER)) {
         json_decref(results);
         return;
     }
@@ -169,21 +160,14 @@ batch_create(struct request *r)
                           (json_int_t)refused, "results", results));
 }
 
-static void
-task_get(struct request *r, const char *id)
+void
+serve_history(struct request *r, const char *id,
+              enum sa_code (*collect)(struct sa_nats *, const char *, json_t *, struct sa_err *))
 {
     struct sa_err err = {0};
-    json_t *events;
-    enum sa_code rc;
+    json_t *events = json_array();
+    enum sa_code rc = collect(r->s->n, id, events, &err);
 
-    if (!need(r, TOKEN_READER))
-        return;
-    if (!sa_layout_id_valid(id)) {
-        serve_fail(r, 404, NULL, "unknown id");
-        return;
-    }
-    events = json_array();
-    rc = status_collect(r->s->n, id, events, &err);
     if (rc == SA_OK)
         serve_reply(r, 200, json_pack("{s:s, s:O}", "id", id, "events", events));
     else if (rc == SA_ENOTFOUND)
@@ -194,13 +178,41 @@ task_get(struct request *r, const char *id)
 }
 
 static void
+task_get(struct request *r, const char *id)
+{
+    if (!serve_need(r, TOKEN_READER))
+        return;
+    if (!sa_layout_id_valid(id))
+        serve_fail(r, 404, NULL, "unknown id");
+    else
+        serve_history(r, id, status_collect);
+}
+
+void
+serve_cancel_answer(struct request *r, const char *id, const struct cancel_result *res)
+{
+    static const char *const since[] = {[CANCEL_SENT] = "sent_at",
+                                        [CANCEL_SENDING] = "sending_since",
+                                        [CANCEL_SERIES_FINISHED] = "finished_at"};
+    char at[40];
+
+    sa_time_format(at, sizeof(at), res->at_ms);
+    if (res->outcome == CANCEL_DONE)
+        serve_reply(r, 200, json_pack("{s:s, s:s}", "id", id, "result", "cancelled"));
+    else if (res->outcome == CANCEL_UNKNOWN)
+        serve_fail(r, 404, NULL, "unknown id");
+    else
+        serve_reply(r, 409, json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late",
+                                      since[res->outcome], at));
+}
+
+static void
 task_delete(struct request *r, const char *id)
 {
     struct cancel_result res;
     struct sa_err err = {0};
-    char at[40];
 
-    if (!need(r, TOKEN_PRODUCER))
+    if (!serve_need(r, TOKEN_PRODUCER))
         return;
     if (!sa_layout_id_valid(id)) {
         serve_fail(r, 404, NULL, "unknown id");
@@ -210,29 +222,7 @@ task_delete(struct request *r, const char *id)
         serve_fail(r, 503, NULL, "%s", err.msg);
         return;
     }
-    sa_time_format(at, sizeof(at), res.at_ms);
-    switch (res.outcome) {
-    case CANCEL_DONE:
-        serve_reply(r, 200, json_pack("{s:s, s:s}", "id", id, "result", "cancelled"));
-        break;
-    case CANCEL_SENT:
-        serve_reply(r, 409,
-                    json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "sent_at", at));
-        break;
-    case CANCEL_SENDING:
-        serve_reply(
-            r, 409,
-            json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "sending_since", at));
-        break;
-    case CANCEL_SERIES_FINISHED:
-        serve_reply(
-            r, 409,
-            json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", "finished_at", at));
-        break;
-    case CANCEL_UNKNOWN:
-        serve_fail(r, 404, NULL, "unknown id");
-        break;
-    }
+    serve_cancel_answer(r, id, &res);
 }
 
 static int
@@ -255,6 +245,14 @@ serve_route(struct request *r)
         task_get(r, r->parts[1]);
     else if (is(r, "DELETE", 2, "tasks"))
         task_delete(r, r->parts[1]);
+    else if (is(r, "GET", 1, "tasks"))
+        serve_task_list(r);
+    else if (is(r, "GET", 1, "stats"))
+        serve_stats(r);
+    else if (r->n_parts >= 1 && !strcmp(r->parts[0], "series"))
+        serve_series(r);
+    else if (r->n_parts >= 1 && !strcmp(r->parts[0], "dead-letters"))
+        serve_dead_letters(r);
     else
         serve_fail(r, 404, NULL, "no such resource: %s /v1/%s%s", r->method,
                    r->n_parts ? r->parts[0] : "", r->n_parts > 1 ? "/..." : "");

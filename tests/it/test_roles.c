@@ -210,13 +210,19 @@ check_each_once(void)
     assert_int_equal(receiver_count(F.recv), N_TASKS); /* and nothing else, /never included */
 }
 
-/* Cancel and status of a task due in a minute, as the producer. */
+/* List, stats, cancel and status of a task due in a minute, as the producer. */
 static void
 producer_cancels(void)
 {
     char id[80], out[4096], err[1024];
 
     assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/never", id, sizeof(id)), 0);
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "list", "--from", "+1s", "--to", "+2m",
+                  NULL) != 0 || !strstr(out, id))
+        fail_msg("list as producer: %s %s", out, err); /* direct gets by sequence */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "stats", "--json", NULL), 0);
+    if (!strstr(out, "\"instance\""))
+        fail_msg("stats as producer names no fleet member: %s", out); /* the members bucket */
     if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", id, NULL) != 0)
         fail_msg("cancel as producer: %s", err);
     assert_non_null(strstr(out, "cancelled"));

@@ -1,0 +1,59 @@
+/* GET /v1/tasks?from=TIME&to=TIME[&limit=N&cursor=C]: one page of the tasks due in a range
+ * (tasklist.c), what `sendat list --json` prints. */
+#include <string.h>
+
+#include "serve.h"
+#include "tasklist.h"
+#include "timeparse.h"
+
+#define PAGE_DEFAULT 100
+
+/* The time parameter name into *ms: 1, or 0 after a 400 naming it. */
+static int
+time_param(struct request *r, const char *name, int64_t *ms)
+{
+    struct sa_err err = {0};
+    const char *v = serve_query(r, name);
+
+    if (!v)
+        return serve_fail(r, 400, name, "%s is required (a time such as 2026-12-01T07:00:00Z)",
+                          name);
+    if (sa_time_parse(v, sa_now_ms(), ms, &err) != SA_OK)
+        return serve_fail(r, 400, name, "%s: %s", name, err.msg);
+    return 1;
+}
+
+/* The parameter a range or cursor refusal names. */
+static const char *
+field_of(const char *msg)
+{
+    return !strncmp(msg, "cursor", 6) ? "cursor" : !strncmp(msg, "to ", 3) ? "to" : NULL;
+}
+
+void
+serve_task_list(struct request *r)
+{
+    struct sa_err err = {0};
+    int64_t from = 0, to = 0, limit = PAGE_DEFAULT;
+    char next[TASKLIST_CURSOR_MAX];
+    json_t *tasks;
+    enum sa_code rc;
+
+    if (!serve_need(r, TOKEN_READER) || !time_param(r, "from", &from) ||
+        !time_param(r, "to", &to) || !serve_query_number(r, "limit", 1, TASKLIST_LIMIT_MAX, &limit))
+        return;
+    tasks = json_array();
+    pthread_rwlock_rdlock(&r->s->ring_lock);
+    rc = tasklist_page(r->s->n, r->s->ring, from, to, (long)limit, serve_query(r, "cursor"), tasks,
+                       next, &err);
+    pthread_rwlock_unlock(&r->s->ring_lock);
+    if (rc == SA_OK)
+        serve_reply(r, 200,
+                    json_pack("{s:o, s:o}", "tasks", tasks, "next_cursor",
+                              next[0] ? json_string(next) : json_null()));
+    else
+        serve_fail(r, rc == SA_EINVAL ? 400 : 503, rc == SA_EINVAL ? field_of(err.msg) : NULL, "%s",
+                   err.msg);
+    if (rc != SA_OK)
+        json_decref(tasks);
+}

@@ -1,0 +1,226 @@
+/* The figures behind `sendat stats` and `GET /v1/stats`: the backlog by window and slot (from
+ * the stream's per-subject counts), the level durables with their pending, unacked and waiting
+ * pulls (what the fleet is doing now), the dead-letter count, the fleet members alive (the
+ * members bucket, whose TTL forgets the dead), and what the consumers' sweep found that no
+ * level would ever read (the meta record "sweep"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+#include "sweeprec.h"
+#include "timeparse.h"
+
+#define LEVELS_MAX 4096
+
+struct level {
+    int64_t window, slot;
+    uint64_t tasks;
+};
+
+static int
+by_time(const void *a, const void *b)
+{
+    const struct level *x = a, *y = b;
+    int64_t tx = x->slot ? x->slot : x->window, ty = y->slot ? y->slot : y->window;
+
+    return (tx > ty) - (tx < ty);
+}
+
+static int
+add_level(struct level *lv, int count, const struct sa_place *p, uint64_t msgs)
+{
+    int k;
+
+    for (k = 0; k < count && (lv[k].window != p->window || lv[k].slot != p->slot); k++)
+        ;
+    if (k == count && count < LEVELS_MAX)
+        lv[count++] = (struct level){p->window, p->slot, 0};
+    if (k < LEVELS_MAX)
+        lv[k].tasks += msgs;
+    return count;
+}
+
+static json_t *
+levels_json(struct level *lv, int count)
+{
+    json_t *list = json_array();
+    char at[40];
+
+    qsort(lv, (size_t)count, sizeof(*lv), by_time);
+    for (int i = 0; i < count; i++) {
+        sa_time_format(at, sizeof(at), lv[i].slot ? lv[i].slot : lv[i].window);
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s, s:I}", "level", lv[i].slot ? "slot" : "window",
+                                        "start", at, "tasks", (json_int_t)lv[i].tasks));
+    }
+    return list;
+}
+
+/* Tasks in levels that start before now + ahead_ms (a window's tasks are counted by its start:
+ * the stream knows levels, not due times). */
+static json_int_t
+starting_within(const struct level *lv, int count, int64_t now, int64_t ahead_ms)
+{
+    json_int_t n = 0;
+
+    for (int i = 0; i < count; i++)
+        if ((lv[i].slot ? lv[i].slot : lv[i].window) < now + ahead_ms)
+            n += (json_int_t)lv[i].tasks;
+    return n;
+}
+
+static enum sa_code
+backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
+{
+    struct level *lv = calloc(LEVELS_MAX, sizeof(*lv));
+    jsOptions o;
+    jsStreamInfo *si = NULL;
+    struct sa_place p;
+    natsStatus s;
+    int count = 0;
+
+    if (!lv)
+        return sa_fail(err, SA_ENOMEM, "stats: no memory");
+    jsOptions_Init(&o);
+    o.Stream.Info.SubjectsFilter = "sendat.task.>";
+    s = js_GetStreamInfo(&si, n->js, SA_TASKS_STREAM, &o, NULL);
+    if (s != NATS_OK) {
+        free(lv);
+        return sa_nats_fail(err, s, 0, "stats");
+    }
+    for (int i = 0; si->State.Subjects && i < si->State.Subjects->Count; i++) {
+        const jsStreamStateSubject *sub = &si->State.Subjects->List[i];
+        if (sa_layout_parse_subject(&p, sub->Subject, NULL) == SA_OK)
+            count = add_level(lv, count, &p, sub->Msgs);
+    }
+    json_object_set_new(doc, "tasks", json_integer((json_int_t)si->State.Msgs));
+    json_object_set_new(doc, "bytes", json_integer((json_int_t)si->State.Bytes));
+    json_object_set_new(doc, "starting_within",
+                        json_pack("{s:I, s:I, s:I}", "minute",
+                                  starting_within(lv, count, sa_now_ms(), 60000), "hour",
+                                  starting_within(lv, count, sa_now_ms(), 3600000), "day",
+                                  starting_within(lv, count, sa_now_ms(), 86400000)));
+    json_object_set_new(doc, "levels", levels_json(lv, count));
+    jsStreamInfo_Destroy(si);
+    free(lv);
+    return SA_OK;
+}
+
+/* The start of the level a durable serves ("w<ms>" or "s<ms>"), 0 for another name. */
+static int64_t
+durable_start(const jsConsumerInfo *ci)
+{
+    const char *name = ci->Name ? ci->Name : "";
+
+    return (name[0] == 'w' || name[0] == 's') ? strtoll(name + 1, NULL, 10) : 0;
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+    int64_t x = durable_start(*(jsConsumerInfo *const *)a), y = durable_start(*(jsConsumerInfo *const *)b);
+
+    return (x > y) - (x < y);
+}
+
+/* The level durables in time order; past ones with nothing left are only counted in doc. */
+static json_t *
+pulling(struct sa_nats *n, json_t *doc)
+{
+    jsConsumerInfoList *list = NULL;
+    json_t *out = json_array();
+    json_int_t idle = 0;
+    char at[40];
+
+    if (js_Consumers(&list, n->js, SA_TASKS_STREAM, NULL, NULL) != NATS_OK || !list)
+        return out;
+    qsort(list->List, (size_t)list->Count, sizeof(list->List[0]), by_start);
+    for (int i = 0; i < list->Count; i++) {
+        jsConsumerInfo *ci = list->List[i];
+        if (durable_start(ci) < sa_now_ms() - n->layout.window_ms && !ci->NumPending &&
+            !ci->NumAckPending) {
+            idle++;
+            continue;
+        }
+        sa_time_format(at, sizeof(at), durable_start(ci));
+        json_array_append_new(
+            out, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}", "durable", ci->Name, "level",
+                           ci->Name && ci->Name[0] == 's' ? "slot" : "window", "start", at,
+                           "pending", (json_int_t)ci->NumPending, "unacked",
+                           (json_int_t)ci->NumAckPending, "waiting", (json_int_t)ci->NumWaiting));
+    }
+    json_object_set_new(doc, "idle_past_durables", json_integer(idle));
+    jsConsumerInfoList_Destroy(list);
+    return out;
+}
+
+static json_t *
+dead_letters(struct sa_nats *n)
+{
+    jsStreamInfo *si = NULL;
+    json_t *out = json_null();
+
+    if (js_GetStreamInfo(&si, n->js, SA_DLQ_STREAM, NULL, NULL) == NATS_OK)
+        out = json_integer((json_int_t)si->State.Msgs);
+    jsStreamInfo_Destroy(si);
+    return out;
+}
+
+static json_t *
+members(struct sa_nats *n)
+{
+    kvStore *kv = NULL;
+    kvKeysList keys = {0};
+    json_t *out = json_array();
+
+    if (js_KeyValue(&kv, n->js, SA_MEMBERS_BUCKET) != NATS_OK)
+        return out;
+    if (kvStore_Keys(&keys, kv, NULL) == NATS_OK) {
+        for (int i = 0; i < keys.Count; i++) {
+            kvEntry *e = NULL;
+            if (kvStore_Get(&e, kv, keys.Keys[i]) == NATS_OK)
+                json_array_append_new(out, json_pack("{s:s, s:s}", "name", keys.Keys[i], "instance",
+                                                     kvEntry_ValueString(e)));
+            kvEntry_Destroy(e);
+        }
+    }
+    kvKeysList_Destroy(&keys);
+    kvStore_Destroy(kv);
+    return out;
+}
+
+static json_t *
+sweep(struct sa_nats *n)
+{
+    struct sa_sweep_record r;
+    kvEntry *e = NULL;
+    json_t *out = json_null();
+    char at[40];
+
+    if (kvStore_Get(&e, n->meta, SA_SWEEP_KEY) == NATS_OK &&
+        sa_sweep_record_parse(&r, kvEntry_ValueString(e), NULL) == SA_OK) {
+        sa_time_format(at, sizeof(at), r.last_run_ms);
+        out = json_pack("{s:I, s:s, s:I, s:I}", "found", (json_int_t)r.found, "last_run", at,
+                        "next_seq", (json_int_t)r.next_seq, "checked", (json_int_t)r.checked);
+    }
+    kvEntry_Destroy(e);
+    return out;
+}
+
+enum sa_code
+stats_collect(struct sa_nats *n, json_t **out, struct sa_err *err)
+{
+    json_t *doc = json_object();
+    enum sa_code rc = backlog(n, doc, err);
+
+    if (rc != SA_OK) {
+        json_decref(doc);
+        return rc;
+    }
+    json_object_set_new(doc, "pulling", pulling(n, doc));
+    json_object_set_new(doc, "dead_letters", dead_letters(n));
+    json_object_set_new(doc, "members", members(n));
+    json_object_set_new(doc, "sweep", sweep(n));
+    *out = doc;
+    return SA_OK;
+}

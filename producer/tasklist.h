@@ -1,0 +1,24 @@
+/* Tasks due in a time range, without an index: `sendat list` and `GET /v1/tasks?from=&to=`. */
+#ifndef TASKLIST_H
+#define TASKLIST_H
+
+#include <jansson.h>
+
+#include "keyring.h"
+#include "natsconn.h"
+
+#define TASKLIST_RANGE_MAX_MS (31LL * 24 * 3600 * 1000) /* the widest range one request reads */
+#define TASKLIST_LIMIT_MAX 10000
+#define TASKLIST_CURSOR_MAX (24 + SA_ID_MAX)
+
+/* One page of the tasks due in [from_ms, to_ms], in due order (then id), after cursor (NULL or
+ * "": from the start). Appends to out {"id","due","level":"window"|"slot","channel",
+ * "host"(webhooks only)}; no recipient or body is read out. next gets the cursor of the next
+ * page, or "" if this page ended the range. SA_EINVAL for a bad range or cursor (err names
+ * "from", "to" or "cursor" first), SA_ENOMEM for a window too full to read, else broker
+ * errors. */
+enum sa_code tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms,
+                           int64_t to_ms, long limit, const char *cursor, json_t *out,
+                           char next[TASKLIST_CURSOR_MAX], struct sa_err *err) SA_MUST_CHECK;
+
+#endif

@@ -1,0 +1,190 @@
+/* The client side of the `sendat serve` tests: a fleet of one consumer, a server with a
+ * reader, a producer and an admin token, and requests over one keep-alive connection. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "api_client.h"
+#include "check.h"
+
+struct fx F;
+struct proc api;
+char base[64];
+static char tokens_env[340], tokens_path[300];
+char reader[64], producer[64], admin[64];
+static CURL *http; /* one handle: requests reuse its connection (keep-alive) */
+static char answers_path[300];
+
+/* Appends a JSON answer to the answers file for check_responses.py. */
+static void
+record(const char *method, const char *path, long status, const char *body)
+{
+    json_t *doc = json_loads(body, 0, NULL), *line;
+    char full[600];
+    FILE *f;
+
+    if (!doc || !(f = fopen(answers_path, "a"))) {
+        json_decref(doc);
+        return;
+    }
+    snprintf(full, sizeof(full), "/v1%s", path);
+    line = json_pack("{s:s, s:s, s:i, s:o}", "method", method, "path", full, "status",
+                     (int)status, "body", doc);
+    json_dumpf(line, f, JSON_COMPACT);
+    fputc('\n', f);
+    fclose(f);
+    json_decref(line);
+}
+
+const char *
+api_answers_path(void)
+{
+    return answers_path;
+}
+
+struct answer {
+    long status;
+    char body[65536];
+    size_t len;
+};
+
+static size_t
+collect(char *data, size_t size, size_t n, void *arg)
+{
+    struct answer *a = arg;
+    size_t len = size * n, room = sizeof(a->body) - 1 - a->len;
+
+    memcpy(a->body + a->len, data, len < room ? len : room);
+    a->len += len < room ? len : room;
+    a->body[a->len] = '\0';
+    return len;
+}
+
+long
+call(const char *method, const char *path, const char *token, const char *body, json_t **doc)
+{
+    static struct answer a;
+    struct curl_slist *h = NULL;
+    char url[512], auth[128];
+
+    memset(&a, 0, sizeof(a));
+    snprintf(url, sizeof(url), "%s%s", base, path);
+    if (token) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        h = curl_slist_append(h, auth);
+    }
+    curl_easy_reset(http);
+    curl_easy_setopt(http, CURLOPT_URL, url);
+    curl_easy_setopt(http, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(http, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(http, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(http, CURLOPT_WRITEDATA, &a);
+    curl_easy_setopt(http, CURLOPT_TIMEOUT, 60L);
+    if (body)
+        curl_easy_setopt(http, CURLOPT_POSTFIELDS, body);
+    assert_int_equal(curl_easy_perform(http), CURLE_OK);
+    curl_easy_getinfo(http, CURLINFO_RESPONSE_CODE, &a.status);
+    curl_slist_free_all(h);
+    record(method, path, a.status, a.body);
+    if (doc) {
+        *doc = json_loads(a.body, 0, NULL);
+        if (!*doc)
+            fail_msg("%s %s answered %ld with no JSON: %s", method, path, a.status, a.body);
+    }
+    return a.status;
+}
+
+void
+make_token(const char *role, char *out, size_t cap)
+{
+    char err[512];
+
+    assert_int_equal(
+        fx_sendat(&F, out, cap, err, sizeof(err), "token", "create", "--role", role, NULL), 0);
+    out[strcspn(out, "\n")] = '\0';
+    assert_true(strncmp(out, "sat_", 4) == 0);
+}
+
+static int
+api_port(void *arg)
+{
+    char *log = proc_read_file(api.err_path), *at;
+    int port = 0;
+
+    (void)arg;
+    if (log && (at = strstr(log, "event=api_listening")) && (at = strstr(at, " port=")))
+        port = atoi(at + 6);
+    free(log);
+    if (port > 0)
+        snprintf(base, sizeof(base), "http://127.0.0.1:%d/v1", port);
+    return port > 0;
+}
+
+int
+api_setup(void **state)
+{
+    char *argv[] = {(char *)fx_sendat_bin(), "serve", NULL};
+    char *env[] = {F.env_url, F.env_key, tokens_env, "SENDAT_API_ADDR=127.0.0.1:0", NULL};
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    snprintf(tokens_path, sizeof(tokens_path), "%s/tokens", F.dir);
+    snprintf(answers_path, sizeof(answers_path), "%s/answers.ndjson", F.dir);
+    snprintf(tokens_env, sizeof(tokens_env), "SENDAT_API_TOKENS_FILE=%s", tokens_path);
+    setenv("SENDAT_API_TOKENS_FILE", tokens_path, 1);
+    make_token("reader", reader, sizeof(reader));
+    make_token("producer", producer, sizeof(producer));
+    make_token("admin", admin, sizeof(admin));
+    assert_int_equal(proc_spawn(&api, F.dir, "api", argv, env), 0);
+    assert_true(wait_until(api_port, NULL, 30000));
+    http = curl_easy_init();
+    return 0;
+}
+
+int
+api_teardown(void **state)
+{
+    (void)state;
+    curl_easy_cleanup(http);
+    proc_signal(&api, SIGTERM);
+    assert_int_equal(proc_wait(&api, 30000), 0);
+    fx_finish(&F);
+    return 0;
+}
+
+void
+check_error(json_t *doc, long status, const char *field)
+{
+    json_t *e = json_object_get(doc, "error");
+
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(e, "status")), status);
+    assert_true(json_is_string(json_object_get(e, "message")));
+    if (field) {
+        assert_non_null(json_string_value(json_object_get(e, "field")));
+        assert_string_equal(json_string_value(json_object_get(e, "field")), field);
+    }
+    json_decref(doc);
+}
+
+int
+has_event(json_t *doc, const char *name)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(doc, "events"), i, e)
+    {
+        if (!strcmp(json_string_value(json_object_get(e, "event")), name))
+            return 1;
+    }
+    return 0;
+}

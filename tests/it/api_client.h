@@ -1,0 +1,32 @@
+/* The client side of the `sendat serve` tests (api_client.c), shared by test_api*.c. */
+#ifndef API_CLIENT_H
+#define API_CLIENT_H
+
+#include <jansson.h>
+
+#include "fixture.h"
+
+extern struct fx F;
+extern struct proc api;
+extern char base[64];                            /* "http://127.0.0.1:PORT/v1" */
+extern char reader[64], producer[64], admin[64]; /* a token of each role */
+
+/* One request; token and body may be NULL. The answer's JSON is parsed into *doc (doc NULL:
+ * not parsed). Returns the HTTP status. */
+long call(const char *method, const char *path, const char *token, const char *body, json_t **doc);
+/* The file every JSON answer of call() is appended to, one {"method","path","status","body"}
+ * a line (tests/openapi/check_responses.py reads it). */
+const char *api_answers_path(void);
+/* A new token of role (`sendat token create`) into out. */
+void make_token(const char *role, char *out, size_t cap);
+/* Checks doc (taken) has the one error shape with status and, if given, field. */
+void check_error(json_t *doc, long status, const char *field);
+
+/* Whether doc's "events" (a task's or series' history) hold one called name. */
+int has_event(json_t *doc, const char *name);
+
+/* cmocka group setup and teardown: the fleet, the tokens, `sendat serve` on a free port. */
+int api_setup(void **state);
+int api_teardown(void **state);
+
+#endif

@@ -1,0 +1,336 @@
+/* `sendat serve` beyond booking (issue 13): series (history and cancel), dead letters (list
+ * with a cursor, show by role, replay, purge), stats, and tasks listed by due range. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "api_client.h"
+#include "check.h"
+
+/* Books body as the producer; the id into id. */
+static void
+book(const char *body, char *id, size_t cap)
+{
+    json_t *doc = NULL;
+
+    if (call("POST", "/tasks", producer, body, &doc) != 201)
+        fail_msg("booking refused: %s", json_dumps(doc, 0));
+    snprintf(id, cap, "%s", json_string_value(json_object_get(doc, "id")));
+    json_decref(doc);
+}
+
+static int
+series_finished(void *arg)
+{
+    char path[128];
+    json_t *doc = NULL;
+    int done;
+
+    snprintf(path, sizeof(path), "/series/%s", (const char *)arg);
+    if (call("GET", path, reader, NULL, &doc) != 200) {
+        json_decref(doc);
+        return 0;
+    }
+    done = has_event(doc, "series-finished");
+    json_decref(doc);
+    return done;
+}
+
+static void
+test_series_get_and_cancel(void **state)
+{
+    char body[512], id[80], path[128];
+    json_t *doc = NULL;
+
+    (void)state;
+    snprintf(body, sizeof(body),
+             "{\"cron\":\"0 7 * * *\",\"tz\":\"UTC\",\"webhook\":\"%s/never-series\"}",
+             receiver_url(F.recv));
+    book(body, id, sizeof(id));
+    snprintf(path, sizeof(path), "/series/%s", id);
+    assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+    assert_true(has_event(doc, "series") && has_event(doc, "occurrence"));
+    json_decref(doc);
+    assert_int_equal(call("DELETE", path, reader, NULL, &doc), 403);
+    check_error(doc, 403, NULL);
+    assert_int_equal(call("DELETE", path, producer, NULL, &doc), 200);
+    assert_string_equal(json_string_value(json_object_get(doc, "result")), "cancelled");
+    json_decref(doc);
+    assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+    assert_true(has_event(doc, "series-cancelled"));
+    json_decref(doc);
+    assert_int_equal(call("DELETE", "/series/nosuchseries", producer, NULL, &doc), 404);
+    check_error(doc, 404, NULL);
+    assert_int_equal(call("GET", "/series/nosuchseries", reader, NULL, &doc), 404);
+    check_error(doc, 404, NULL);
+
+    snprintf(body, sizeof(body),
+             "{\"cron\":\"*/2 * * * * "
+             "*\",\"tz\":\"UTC\",\"count\":\"2\",\"webhook\":\"%s/short-series\"}",
+             receiver_url(F.recv));
+    book(body, id, sizeof(id));
+    assert_true(receiver_wait(F.recv, "/short-series", 2, 30000));
+    assert_true(wait_until(series_finished, id, 30000));
+    snprintf(path, sizeof(path), "/series/%s", id);
+    assert_int_equal(call("DELETE", path, producer, NULL, &doc), 409);
+    assert_string_equal(json_string_value(json_object_get(doc, "result")), "too late");
+    assert_true(json_is_string(json_object_get(doc, "finished_at")));
+    json_decref(doc);
+}
+
+static int
+dead(void *arg)
+{
+    char path[128];
+
+    snprintf(path, sizeof(path), "/dead-letters/%s", (const char *)arg);
+    return call("GET", path, reader, NULL, NULL) == 200;
+}
+
+/* Books a task to path (answered 400 from now on) and waits until it is a dead letter. */
+static void
+dead_letter(const char *path, char *id, size_t cap)
+{
+    char body[512];
+
+    receiver_respond(F.recv, path, 400, -1, NULL);
+    snprintf(body, sizeof(body), "{\"at\":\"+1s\",\"webhook\":\"%s%s\",\"data\":\"hello\"}",
+             receiver_url(F.recv), path);
+    book(body, id, cap);
+    assert_true(wait_until(dead, id, 30000));
+}
+
+static void
+test_dead_letter_show_replay_purge(void **state)
+{
+    char id[80], other[80], path[160];
+    json_t *doc = NULL;
+
+    (void)state;
+    dead_letter("/refused", id, sizeof(id));
+    snprintf(path, sizeof(path), "/dead-letters/%s", id);
+    assert_int_equal(call("GET", path, reader, NULL, &doc), 200); /* reason and attempts */
+    assert_true(json_is_string(json_object_get(doc, "reason")));
+    assert_true(json_is_integer(json_object_get(doc, "attempts")));
+    assert_null(json_object_get(doc, "data"));
+    assert_null(json_object_get(doc, "webhook"));
+    json_decref(doc);
+    assert_int_equal(call("GET", path, admin, NULL, &doc), 200); /* and the content */
+    assert_string_equal(json_string_value(json_object_get(doc, "data")), "hello");
+    assert_true(json_is_string(json_object_get(doc, "webhook")));
+    json_decref(doc);
+
+    snprintf(path, sizeof(path), "/dead-letters/%s/replay", id);
+    assert_int_equal(call("POST", path, reader, NULL, &doc), 403);
+    check_error(doc, 403, NULL);
+    assert_int_equal(call("POST", path, producer, NULL, NULL), 403);
+    assert_int_equal(call("POST", path, admin, "{\"at\":\"never\"}", &doc), 400);
+    check_error(doc, 400, "at");
+    receiver_respond(F.recv, "/refused", 200, -1, NULL);
+    assert_int_equal(call("POST", path, admin, "{\"at\":\"+1s\"}", &doc), 200);
+    assert_string_equal(json_string_value(json_object_get(doc, "result")), "replayed");
+    json_decref(doc);
+    assert_true(receiver_wait(F.recv, "/refused", 2, 30000)); /* refused once, then delivered */
+    snprintf(path, sizeof(path), "/tasks/%s", id);
+    assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+    assert_true(has_event(doc, "sent"));
+    json_decref(doc);
+    snprintf(path, sizeof(path), "/dead-letters/%s", id);
+    assert_int_equal(call("GET", path, reader, NULL, NULL), 404);
+
+    dead_letter("/refused-too", other, sizeof(other));
+    snprintf(path, sizeof(path), "/dead-letters/%s", other);
+    assert_int_equal(call("DELETE", path, producer, NULL, NULL), 403);
+    assert_int_equal(call("DELETE", path, admin, NULL, &doc), 200);
+    json_decref(doc);
+    assert_int_equal(call("GET", path, reader, NULL, NULL), 404);
+    assert_int_equal(call("DELETE", path, admin, NULL, &doc), 404);
+    check_error(doc, 404, NULL);
+}
+
+/* Follows the pages of first (a path with a query) by their next_cursor: the ids of the
+ * items under key joined with ' ', each item checked by check (NULL: none). */
+static void
+all_pages(const char *first, const char *key, void (*check)(json_t *item), char *out, size_t cap)
+{
+    char path[512];
+    json_t *doc = NULL, *next, *item;
+    size_t used = 0, i;
+
+    snprintf(path, sizeof(path), "%s", first);
+    out[0] = '\0';
+    for (int pages = 0; pages < 50; pages++) {
+        assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+        json_array_foreach(json_object_get(doc, key), i, item)
+        {
+            if (check)
+                check(item);
+            used += (size_t)snprintf(out + used, cap - used, "%s ",
+                                     json_string_value(json_object_get(item, "id")));
+        }
+        next = json_object_get(doc, "next_cursor");
+        if (json_is_null(next)) {
+            json_decref(doc);
+            return;
+        }
+        snprintf(path, sizeof(path), "%s&cursor=%s", first, json_string_value(next));
+        json_decref(doc);
+    }
+    fail_msg("the cursor never ended");
+}
+
+static void
+test_dead_letters_paginated(void **state)
+{
+    char a[80], b[80], ids[4096];
+    json_t *doc = NULL;
+
+    (void)state;
+    dead_letter("/page-a", a, sizeof(a));
+    dead_letter("/page-b", b, sizeof(b));
+    all_pages("/dead-letters?limit=1", "dead_letters", NULL, ids, sizeof(ids));
+    assert_non_null(strstr(ids, a));
+    assert_non_null(strstr(ids, b));
+    assert_true(strstr(ids, a) < strstr(ids, b)); /* oldest first */
+    assert_int_equal(call("GET", "/dead-letters?limit=0", reader, NULL, &doc), 400);
+    check_error(doc, 400, "limit");
+    assert_int_equal(call("GET", "/dead-letters?cursor=x", reader, NULL, &doc), 400);
+    check_error(doc, 400, "cursor");
+    assert_int_equal(call("GET", "/dead-letters", NULL, NULL, NULL), 401);
+}
+
+/* A listed task says when and how, never where it goes or what it carries. */
+static void
+check_listed(json_t *t)
+{
+    assert_null(json_object_get(t, "webhook"));
+    assert_null(json_object_get(t, "data"));
+    assert_string_equal(json_string_value(json_object_get(t, "host")), "127.0.0.1");
+}
+
+/* Tasks in four windows (10 s each here) and one after the range, booked out of order: the
+ * list gives the four in due order over pages of two, the CLI the same. */
+static void
+test_tasks_by_due_range(void **state)
+{
+    static const struct {
+        const char *id;
+        int offset_s;
+    } booked[] = {{"list-c", 35}, {"list-a", 1}, {"list-out", 120}, {"list-d", 50}, {"list-b", 15}};
+    int64_t t0 = time(NULL) + 3600;
+    char body[512], id[80], ids[1024], out[4096], from[32], to[32];
+    json_t *doc = NULL;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(booked) / sizeof(booked[0]); i++) {
+        snprintf(body, sizeof(body),
+                 "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/later\",\"id\":\"%s\"}",
+                 t0 + booked[i].offset_s, receiver_url(F.recv), booked[i].id);
+        book(body, id, sizeof(id));
+    }
+    snprintf(out, sizeof(out), "/tasks?from=@%" PRId64 "&to=@%" PRId64 "&limit=2", t0, t0 + 60);
+    all_pages(out, "tasks", check_listed, ids, sizeof(ids));
+    assert_string_equal(ids, "list-a list-b list-c list-d ");
+
+    snprintf(from, sizeof(from), "@%" PRId64, t0);
+    snprintf(to, sizeof(to), "@%" PRId64, t0 + 60);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 0);
+    assert_true(strstr(out, "list-a") < strstr(out, "list-b"));
+    assert_true(strstr(out, "list-c") < strstr(out, "list-d"));
+    assert_null(strstr(out, "list-out"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to,
+                               "--json", NULL),
+                     0);
+    doc = json_loads(out, 0, NULL);
+    assert_int_equal(json_array_size(json_object_get(doc, "tasks")), 4);
+    json_decref(doc);
+    snprintf(to, sizeof(to), "@%" PRId64, t0 + 32 * 86400);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 2);
+
+    snprintf(body, sizeof(body), "/tasks?from=@%" PRId64 "&to=@%" PRId64, t0, t0 + 32 * 86400);
+    assert_int_equal(call("GET", body, reader, NULL, &doc), 400);
+    check_error(doc, 400, "to");
+    assert_int_equal(call("GET", "/tasks?to=%2B1h", reader, NULL, &doc), 400);
+    check_error(doc, 400, "from");
+    assert_int_equal(call("GET", "/tasks?from=%2B1h&to=%2B2h&cursor=junk", reader, NULL, &doc),
+                     400);
+    check_error(doc, 400, "cursor");
+}
+
+static void
+test_stats(void **state)
+{
+    char body[512], id[80];
+    json_t *doc = NULL;
+
+    (void)state;
+    snprintf(body, sizeof(body), "{\"at\":\"+2h\",\"webhook\":\"%s/stats\"}", receiver_url(F.recv));
+    book(body, id, sizeof(id));
+    assert_int_equal(call("GET", "/stats", NULL, NULL, NULL), 401);
+    assert_int_equal(call("GET", "/stats", reader, NULL, &doc), 200);
+    assert_true(json_integer_value(json_object_get(doc, "tasks")) >= 1);
+    assert_true(json_array_size(json_object_get(doc, "levels")) >= 1);
+    assert_true(json_is_string(
+        json_object_get(json_array_get(json_object_get(doc, "levels"), 0), "start")));
+    assert_int_equal(json_array_size(json_object_get(doc, "members")), 1); /* the one consumer */
+    assert_true(json_is_array(json_object_get(doc, "pulling")));
+    assert_true(json_is_integer(json_object_get(doc, "dead_letters")));
+    json_decref(doc);
+}
+
+/* GET /v1/openapi.json needs no token and is docs/openapi.yaml (as producer/openapi.json);
+ * every JSON answer this test program got is as that document says. */
+static void
+test_openapi_served_and_answers_match(void **state)
+{
+    char source[600], served[600], cmd[2048];
+    json_t *doc = NULL, *file;
+    FILE *f;
+
+    (void)state;
+    snprintf(source, sizeof(source), "%s/../../producer/openapi.json", getenv("SENDAT_SUPPORT"));
+    file = json_load_file(source, 0, NULL);
+    assert_non_null(file);
+    assert_int_equal(call("GET", "/openapi.json", NULL, NULL, &doc), 200);
+    assert_true(json_equal(doc, file));
+    snprintf(served, sizeof(served), "%s/openapi-served.json", F.dir);
+    f = fopen(served, "w");
+    assert_non_null(f);
+    json_dumpf(doc, f, 0);
+    fclose(f);
+    json_decref(doc);
+    json_decref(file);
+    assert_int_equal(call("GET", "/nothing-here", reader, NULL, &doc), 404);
+    check_error(doc, 404, NULL);
+    snprintf(cmd, sizeof(cmd), "python3 %s/../openapi/check_responses.py %s %s",
+             getenv("SENDAT_SUPPORT"), served, api_answers_path());
+    int rc = system(cmd);
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
+        skip();
+    assert_int_equal(rc, 0);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_series_get_and_cancel),
+        cmocka_unit_test(test_dead_letter_show_replay_purge),
+        cmocka_unit_test(test_dead_letters_paginated),
+        cmocka_unit_test(test_tasks_by_due_range),
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_openapi_served_and_answers_match),
+    };
+    return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);
+}
