@@ -1,13 +1,26 @@
 /* Mail addresses and header values: each line goes through the address check, the recipient
- * and header setters, and the RFC 2047 / mailbox encoders the SMTP sender uses. */
+ * and header setters, and the folding RFC 2047 and address-list builders the SMTP sender uses. */
 #include "fuzz.h"
 #include "mailhdr.h"
 #include "task.h"
 
+/* A built field may break lines only to fold them: every CR LF is followed by a space, and
+ * no CR or LF stands alone (that would start a header of the input's choosing). */
+static void
+check_folded(char *field)
+{
+    for (char *p = field; p && *p; p++)
+        if ((*p == '\r' && (p[1] != '\n' || (p[2] != ' ' && p[2] != '\t'))) ||
+            (*p == '\n' && (p == field || p[-1] != '\r')))
+            abort();
+    free(field);
+}
+
 static void
 one_line(struct sa_task *t, const char *line)
 {
-    char name[1024], addr[SA_ADDRESS_MAX + 1], out[8192];
+    char name[1024], addr[SA_ADDRESS_MAX + 1], *field = NULL;
+    char *const list[] = {(char *)line};
 
     if (sa_address_parse(line, name, sizeof(name), addr, sizeof(addr), NULL) == SA_OK &&
         (strlen(addr) > SA_ADDRESS_MAX || strpbrk(addr, "\r\n") || strpbrk(name, "\r\n")))
@@ -15,10 +28,11 @@ one_line(struct sa_task *t, const char *line)
     (void)!sa_task_add_rcpt(t, SA_RCPT_TO, line, NULL);
     (void)!sa_task_add_header_line(t, line, NULL);
     (void)!sa_task_set_email(t, SA_EMAIL_SUBJECT, line, NULL);
-    if (mailhdr_encode(out, sizeof(out), line) >= 0 && strpbrk(out, "\r\n"))
-        abort();
-    if (mailhdr_mailbox(out, sizeof(out), line) >= 0 && strpbrk(out, "\r\n"))
-        abort();
+    if (sa_mailhdr_text(&field, "Subject", line, NULL) == SA_OK)
+        check_folded(field);
+    field = NULL;
+    if (sa_mailhdr_addresses(&field, "To", list, 1, NULL) == SA_OK)
+        check_folded(field);
 }
 
 int
