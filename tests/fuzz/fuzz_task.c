@@ -1,6 +1,6 @@
 /* Task decode: any bytes through the protobuf-c decoder and validation; what decodes must
  * encode and decode again to the same bytes, and a valid occurrence of a series gives its
- * next occurrence as consumer/series.c computes it (index + 1, not-after shifted). */
+ * next occurrence as consumer/ledger/series.c computes it (index + 1, not-after shifted). */
 #include "fuzz.h"
 #include "series.h"
 #include "task.h"

@@ -147,7 +147,7 @@ test_attempt_ceiling(void **state)
 }
 
 /* Issue 11 item 12: a series index of INT32_MAX or a not-after near INT64_MAX passed
- * validation and overflowed the next occurrence's sums (consumer/series.c). */
+ * validation and overflowed the next occurrence's sums (consumer/ledger/series.c). */
 static void
 test_series_ranges(void **state)
 {
