@@ -177,7 +177,9 @@ main(int argc, char **argv)
     ws = calloc((size_t)threads, sizeof(*ws));
     t0 = mono();
     for (int i = 0; i < threads; i++) {
-        ws[i] = (struct worker){.port = port, .conns = conns / threads > 0 ? conns / threads : 1, .id = i,
+        ws[i] = (struct worker){.port = port,
+                                .conns = conns / threads > 0 ? conns / threads : 1,
+                                .id = i,
                                 .seconds = seconds};
         pthread_create(&ws[i].thread, NULL, run, &ws[i]);
     }

@@ -49,13 +49,14 @@ struct opts {
 static void
 die(const char *what, natsStatus s)
 {
-    fprintf(stderr, "sendat-rawjs: %s: %s (%s)\n", what, natsStatus_GetText(s), nats_GetLastError(NULL));
+    fprintf(stderr, "sendat-rawjs: %s: %s (%s)\n", what, natsStatus_GetText(s),
+            nats_GetLastError(NULL));
     exit(1);
 }
 
 /* ---- async publish bookkeeping, shared by every phase that publishes asynchronously ---- */
 
-static natsMsg **originals; /* repub phase: the pulled message to ack once its copy is stored */
+static natsMsg **originals;    /* repub phase: the pulled message to ack once its copy is stored */
 static natsConnection *ack_nc; /* and the connection its ack goes through */
 static atomic_long acked, failed;
 
@@ -75,7 +76,8 @@ on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closur
     (void)closure;
     if (pae) {
         if (atomic_fetch_add(&failed, 1) < 5)
-            fprintf(stderr, "sendat-rawjs: publish failed: %s\n", pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
+            fprintf(stderr, "sendat-rawjs: publish failed: %s\n",
+                    pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
     } else {
         atomic_fetch_add(&acked, 1);
         if (originals) {
@@ -112,8 +114,8 @@ self_cpu(void)
     struct rusage ru;
 
     getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           (double)ru.ru_stime.tv_usec / 1e6;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static double
@@ -132,7 +134,8 @@ server_cpu(void)
     n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
-    if (!(p = strrchr(buf, ')')) || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    if (!(p = strrchr(buf, ')')) ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return 0;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
@@ -152,13 +155,14 @@ report(const char *name, long msgs, double secs, int *first)
 {
     double cs = self_cpu() - mark_self, ss = server_cpu() - mark_server;
 
-    printf("%s\"%s\":{\"msgs\":%ld,\"seconds\":%.3f,\"rate\":%.0f,\"cpu_us_per_msg\":%.1f", *first ? "" : ",", name,
-           msgs, secs, secs > 0 ? (double)msgs / secs : 0.0, msgs ? cs * 1e6 / (double)msgs : 0.0);
+    printf("%s\"%s\":{\"msgs\":%ld,\"seconds\":%.3f,\"rate\":%.0f,\"cpu_us_per_msg\":%.1f",
+           *first ? "" : ",", name, msgs, secs, secs > 0 ? (double)msgs / secs : 0.0,
+           msgs ? cs * 1e6 / (double)msgs : 0.0);
     if (server_pid > 0)
         printf(",\"server_cpu_us_per_msg\":%.1f", msgs ? ss * 1e6 / (double)msgs : 0.0);
     printf("}");
-    fprintf(stderr, "sendat-rawjs: %-21s %8ld msgs %7.3f s %9.0f msgs/s %6.1f us CPU/msg", name, msgs, secs,
-            secs > 0 ? (double)msgs / secs : 0.0, msgs ? cs * 1e6 / (double)msgs : 0.0);
+    fprintf(stderr, "sendat-rawjs: %-21s %8ld msgs %7.3f s %9.0f msgs/s %6.1f us CPU/msg", name,
+            msgs, secs, secs > 0 ? (double)msgs / secs : 0.0, msgs ? cs * 1e6 / (double)msgs : 0.0);
     if (server_pid > 0)
         fprintf(stderr, " (server %.1f us)", msgs ? ss * 1e6 / (double)msgs : 0.0);
     fputc('\n', stderr);
@@ -274,7 +278,8 @@ consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, struct rawpull *sub, long n, 
                 natsMsg_Destroy(m);
             } else if (mode == REPUB_SYNC) {
                 jsPubAck *pa = NULL;
-                s = js_Publish(&pa, js, to, natsMsg_GetData(m), natsMsg_GetDataLength(m), &po, NULL);
+                s = js_Publish(&pa, js, to, natsMsg_GetData(m), natsMsg_GetDataLength(m), &po,
+                               NULL);
                 jsPubAck_Destroy(pa);
                 if (s != NATS_OK)
                     die("publish", s);
@@ -301,9 +306,10 @@ static long
 kv_create(jsCtx *js, kvStore *kv, long n, long base, int async, double max_secs, double *secs)
 {
     char key[32], subject[64];
-    const char value[] = "{\"state\":\"sending\",\"at\":1795340100250,\"consumer\":\"bench-1\",\"attempt\":1,"
-                         "\"due\":1795340100250,\"scheduled\":1795340000000,\"moves\":1,\"moved\":1795340090000,"
-                         "\"lateness_ms\":0,\"http_status\":0,\"error\":\"\"}";
+    const char value[] =
+        "{\"state\":\"sending\",\"at\":1795340100250,\"consumer\":\"bench-1\",\"attempt\":1,"
+        "\"due\":1795340100250,\"scheduled\":1795340000000,\"moves\":1,\"moved\":1795340090000,"
+        "\"lateness_ms\":0,\"http_status\":0,\"error\":\"\"}";
     double t0 = rawpost_now_s();
     long i;
 
@@ -433,7 +439,8 @@ cmd_bench(const struct opts *o)
 
     randombytes_buf(payload, (size_t)o->size); /* sealed tasks are incompressible too */
     make_stream(js, o->replicas);
-    printf("{\"n\":%ld,\"size\":%d,\"replicas\":%d,\"batch\":%d", n, o->size, o->replicas, o->batch);
+    printf("{\"n\":%ld,\"size\":%d,\"replicas\":%d,\"batch\":%d", n, o->size, o->replicas,
+           o->batch);
     first = 0;
 
     secs = publish_all(js, "w", n, payload, o->size, 0);
@@ -513,8 +520,8 @@ cmd_sealed(const struct opts *o)
         fprintf(stderr, "sendat-rawjs: %s\n", err.msg);
         return 1;
     }
-    printf("{\"sealed_bytes\":%zu,\"body_bytes\":%zu,\"url_bytes\":%zu,\"id_bytes\":%zu}\n", len, strlen(o->data),
-           strlen(o->url), strlen(t->id));
+    printf("{\"sealed_bytes\":%zu,\"body_bytes\":%zu,\"url_bytes\":%zu,\"id_bytes\":%zu}\n", len,
+           strlen(o->data), strlen(o->url), strlen(t->id));
     free(env);
     sa_task_free(t);
     sa_keyring_free(ring);
@@ -593,7 +600,8 @@ cmd_claims(const struct opts *o)
         if (!got)
             break;
         for (int i = 0; i < got; i++) {
-            json_t *j = json_loadb(natsMsg_GetData(list.Msgs[i]), (size_t)natsMsg_GetDataLength(list.Msgs[i]), 0, NULL);
+            json_t *j = json_loadb(natsMsg_GetData(list.Msgs[i]),
+                                   (size_t)natsMsg_GetDataLength(list.Msgs[i]), 0, NULL);
             const char *state = j ? json_string_value(json_object_get(j, "state")) : NULL;
             records++;
             if (state && !strcmp(state, "sent") && sent < cap) {
@@ -604,7 +612,8 @@ cmd_claims(const struct opts *o)
                 hist[mv < 3 ? mv : 3]++;
                 late[sent++] = (long)json_integer_value(json_object_get(j, "lateness_ms"));
                 if (dump) /* key (the task id), moves, lateness, consumer */
-                    fprintf(dump, "%s %ld %ld %s\n", natsMsg_GetSubject(list.Msgs[i]) + strlen("$KV." SA_CLAIMS_BUCKET "."),
+                    fprintf(dump, "%s %ld %ld %s\n",
+                            natsMsg_GetSubject(list.Msgs[i]) + strlen("$KV." SA_CLAIMS_BUCKET "."),
                             mv, late[sent - 1], json_string_value(json_object_get(j, "consumer")));
             }
             json_decref(j);
@@ -615,11 +624,13 @@ cmd_claims(const struct opts *o)
     js_DeleteConsumer(js, stream, cc.Durable, NULL, NULL);
     qsort(late, (size_t)sent, sizeof(*late), cmp_long);
 #define PCT(p) (sent ? late[(size_t)((double)(sent - 1) * (p))] : 0)
-    printf("{\"records\":%ld,\"sent\":%ld,\"moves_mean\":%.3f,\"moves_max\":%ld,\"moves_0\":%ld,\"moves_1\":%ld,"
-           "\"moves_2\":%ld,\"moves_3plus\":%ld,\"claim_lateness_p50\":%ld,\"claim_lateness_p99\":%ld,"
-           "\"claim_lateness_max\":%ld}\n",
-           records, sent, sent ? (double)moves_sum / (double)sent : 0.0, moves_max, hist[0], hist[1], hist[2],
-           hist[3], PCT(0.5), PCT(0.99), sent ? late[sent - 1] : 0);
+    printf(
+        "{\"records\":%ld,\"sent\":%ld,\"moves_mean\":%.3f,\"moves_max\":%ld,\"moves_0\":%ld,"
+        "\"moves_1\":%ld,"
+        "\"moves_2\":%ld,\"moves_3plus\":%ld,\"claim_lateness_p50\":%ld,\"claim_lateness_p99\":%ld,"
+        "\"claim_lateness_max\":%ld}\n",
+        records, sent, sent ? (double)moves_sum / (double)sent : 0.0, moves_max, hist[0], hist[1],
+        hist[2], hist[3], PCT(0.5), PCT(0.99), sent ? late[sent - 1] : 0);
     free(late);
     if (dump)
         fclose(dump);
@@ -644,8 +655,15 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-    struct opts o = {.n = 100000, .kv_n = 20000, .size = 256, .replicas = 1, .batch = 256, .inflight = 256,
-                     .sync_seconds = 5, .url = "http://127.0.0.1:65535/x", .data = "{}"};
+    struct opts o = {.n = 100000,
+                     .kv_n = 20000,
+                     .size = 256,
+                     .replicas = 1,
+                     .batch = 256,
+                     .inflight = 256,
+                     .sync_seconds = 5,
+                     .url = "http://127.0.0.1:65535/x",
+                     .data = "{}"};
     int rc;
 
     if (argc < 2)

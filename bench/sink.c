@@ -88,7 +88,8 @@ dump(void)
 static enum MHD_Result
 answer_text(struct MHD_Connection *conn, unsigned status, const char *text)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
     enum MHD_Result ret;
 
     if (!r)
@@ -110,12 +111,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     if (!strcmp(method, "GET")) {
         char text[64];
         if (!strcmp(url, "/count")) {
-            snprintf(text, sizeof(text), "%zu %zu\n", atomic_load(&next_rec) - atomic_load(&dropped),
-                     atomic_load(&dropped));
+            snprintf(text, sizeof(text), "%zu %zu\n",
+                     atomic_load(&next_rec) - atomic_load(&dropped), atomic_load(&dropped));
             return answer_text(conn, MHD_HTTP_OK, text);
         }
         if (!strcmp(url, "/dump"))
-            return answer_text(conn, dump() == 0 ? MHD_HTTP_OK : MHD_HTTP_INTERNAL_SERVER_ERROR, "dumped\n");
+            return answer_text(conn, dump() == 0 ? MHD_HTTP_OK : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                               "dumped\n");
         return answer_text(conn, MHD_HTTP_NOT_FOUND, "no\n");
     }
     if (!*req_cls) { /* headers complete: this is the arrival */
@@ -165,7 +167,8 @@ listen_loopback(int *port)
 static void
 usage(void)
 {
-    fputs("usage: sendat-sink --out FILE [--port-file FILE] [--port N] [--threads N] [--cap N]\n", stderr);
+    fputs("usage: sendat-sink --out FILE [--port-file FILE] [--port N] [--threads N] [--cap N]\n",
+          stderr);
     exit(2);
 }
 
@@ -197,7 +200,8 @@ main(int argc, char **argv)
     if (!out_path || threads < 1 || cap < 1)
         usage();
     /* untouched pages cost nothing: the array is only as large in memory as it is used */
-    recs = mmap(NULL, cap * sizeof(*recs), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    recs = mmap(NULL, cap * sizeof(*recs), PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (recs == MAP_FAILED) {
         fprintf(stderr, "sendat-sink: cannot map %zu records\n", cap);
         return 1;
@@ -212,10 +216,11 @@ main(int argc, char **argv)
         return 1;
     }
     empty = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO, 0, NULL, NULL, on_request, NULL,
-                         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-                         MHD_OPTION_CONNECTION_LIMIT, 20000u, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
-                         MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u, MHD_OPTION_END);
+    d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO, 0, NULL, NULL, on_request,
+                         NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
+                         (unsigned)threads, MHD_OPTION_CONNECTION_LIMIT, 20000u,
+                         MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
+                         MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "sendat-sink: libmicrohttpd did not start\n");
         return 1;

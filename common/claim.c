@@ -12,8 +12,8 @@
 #include "natsconn.h"
 #include "random.h"
 
-static const char *state_names[] = {"none", "sending", "sent", "retrying", "cancelled", "dead",
-                                     "skipped"};
+static const char *state_names[] = {"none",      "sending", "sent",   "retrying",
+                                    "cancelled", "dead",    "skipped"};
 
 const char *
 sa_claim_state_name(enum sa_claim_state s)
@@ -96,12 +96,13 @@ sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
 {
     struct sa_claim clean = utf8_claim(in);
     const struct sa_claim *c = &clean;
-    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s}", "state",
-                          sa_claim_state_name(c->state), "at", (json_int_t)c->at_ms, "consumer",
-                          c->consumer, "instance", c->instance, "write", c->write_id, "attempt", c->attempt, "due", (json_int_t)c->due_ms,
-                          "scheduled", (json_int_t)c->scheduled_ms, "moves", c->moves, "moved",
-                          (json_int_t)c->moved_ms, "lateness_ms", (json_int_t)c->lateness_ms,
-                          "http_status", c->http_status, "error", c->error);
+    json_t *o =
+        json_pack("{s:s, s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s}", "state",
+                  sa_claim_state_name(c->state), "at", (json_int_t)c->at_ms, "consumer",
+                  c->consumer, "instance", c->instance, "write", c->write_id, "attempt", c->attempt,
+                  "due", (json_int_t)c->due_ms, "scheduled", (json_int_t)c->scheduled_ms, "moves",
+                  c->moves, "moved", (json_int_t)c->moved_ms, "lateness_ms",
+                  (json_int_t)c->lateness_ms, "http_status", c->http_status, "error", c->error);
     size_t n;
 
     if (!o)
@@ -137,10 +138,11 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     memset(c, 0, sizeof(*c));
     if (!o)
         return sa_fail(err, SA_EINVAL, "claim record is not JSON: %s", jerr.text);
-    if (json_unpack(o, "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s}", "state", &state,
-                    "at", &at, "consumer", &consumer, "instance", &instance, "write", &write_id, "attempt", &attempt, "due", &due,
-                    "scheduled", &sched, "moves", &moves, "moved", &moved, "lateness_ms", &late,
-                    "delivery_lateness_ms", &delivery, "http_status", &status, "error", &error) != 0) {
+    if (json_unpack(o, "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s}",
+                    "state", &state, "at", &at, "consumer", &consumer, "instance", &instance,
+                    "write", &write_id, "attempt", &attempt, "due", &due, "scheduled", &sched,
+                    "moves", &moves, "moved", &moved, "lateness_ms", &late, "delivery_lateness_ms",
+                    &delivery, "http_status", &status, "error", &error) != 0) {
         json_decref(o);
         return sa_fail(err, SA_EINVAL, "claim record has no state");
     }
@@ -158,7 +160,9 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     c->delivery_lateness_ms = delivery;
     c->http_status = status;
     snprintf(c->error, sizeof(c->error), "%s", error);
-    enum sa_code rc = c->state == SA_CLAIM_NONE ? sa_fail(err, SA_EINVAL, "claim state %.40s is unknown", state) : SA_OK;
+    enum sa_code rc = c->state == SA_CLAIM_NONE
+                          ? sa_fail(err, SA_EINVAL, "claim state %.40s is unknown", state)
+                          : SA_OK;
     json_decref(o); /* state and the other strings live in o */
     return rc;
 }
@@ -173,7 +177,8 @@ sa_claim_stamp(struct sa_claim *c)
 }
 
 enum sa_code
-sa_claim_message(natsMsg **out, const char *key, struct sa_claim *c, uint64_t last, struct sa_err *err)
+sa_claim_message(natsMsg **out, const char *key, struct sa_claim *c, uint64_t last,
+                 struct sa_err *err)
 {
     char buf[1024], subject[300], expect[24];
     int n;
@@ -270,7 +275,8 @@ sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *er
 }
 
 enum sa_code
-sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n, struct sa_err *err)
+sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n,
+                 struct sa_err *err)
 {
     kvEntryList l = {0};
     natsStatus s = kvStore_History(&l, kv, key, NULL);

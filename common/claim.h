@@ -51,7 +51,8 @@ const char *sa_claim_state_text(const struct sa_claim *c);
 
 /* JSON text of a claim (no revision). Returns the length, -1 if cap is short. */
 int sa_claim_encode(const struct sa_claim *c, char *out, size_t cap);
-enum sa_code sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_claim_decode(struct sa_claim *c, const char *json, size_t len,
+                             struct sa_err *err) SA_MUST_CHECK;
 
 /* Creates the claim only if the key holds nothing. SA_EEXIST if it does (read it with
  * sa_claim_get), SA_ERETRY/SA_ENATS if the broker did not answer. Each write carries a fresh
@@ -74,7 +75,8 @@ enum sa_code sa_claim_update(kvStore *kv, const char *key, const struct sa_claim
                              uint64_t *rev, struct sa_err *err) SA_MUST_CHECK;
 
 /* Reads the current claim; SA_ENOTFOUND if there is none. */
-enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c,
+                          struct sa_err *err) SA_MUST_CHECK;
 
 /* Every stored revision, oldest first. *list is malloc'd (NULL and 0 when there is none). */
 enum sa_code sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n,

@@ -22,9 +22,10 @@ struct field {
     const char *const *names; /* index = value - lo, or NULL */
 };
 
-static const char *const month_names[] = {"JAN", "FEB", "MAR", "APR", "MAY", "JUN",
-                                          "JUL", "AUG", "SEP", "OCT", "NOV", "DEC", NULL};
-static const char *const day_names[] = {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN", NULL};
+static const char *const month_names[] = {"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL",
+                                          "AUG", "SEP", "OCT", "NOV", "DEC", NULL};
+static const char *const day_names[] = {"SUN", "MON", "TUE", "WED", "THU",
+                                        "FRI", "SAT", "SUN", NULL};
 
 static int
 value(const struct field *f, const char **p, int *out)
@@ -85,18 +86,20 @@ parse_field(const struct field *f, const char *text, uint64_t *bits, int *star, 
         p = "*";
     for (;;) {
         if (item(f, &p, bits) != 0)
-            return sa_fail(err, SA_EINVAL, "cron %s field \"%.40s\" is not understood", f->name, text);
+            return sa_fail(err, SA_EINVAL, "cron %s field \"%.40s\" is not understood", f->name,
+                           text);
         if (*p == '\0')
             return SA_OK;
         if (*p++ != ',')
-            return sa_fail(err, SA_EINVAL, "cron %s field \"%.40s\" is not understood", f->name, text);
+            return sa_fail(err, SA_EINVAL, "cron %s field \"%.40s\" is not understood", f->name,
+                           text);
     }
 }
 
 static const char *
 expand_macro(const char *expr)
 {
-    static const char *const macros[][2] = {{"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"},
+    static const char *const macros[][2] = {{"@yearly", "0 0 1 1 *"},  {"@annually", "0 0 1 1 *"},
                                             {"@monthly", "0 0 1 * *"}, {"@weekly", "0 0 * * 0"},
                                             {"@daily", "0 0 * * *"},   {"@midnight", "0 0 * * *"},
                                             {"@hourly", "0 * * * *"}};
@@ -112,7 +115,8 @@ parse_fields(struct sa_cron *c, char **tok, int n, struct sa_err *err)
 {
     static const struct field sec = {"second", 0, 59, NULL}, min = {"minute", 0, 59, NULL},
                               hour = {"hour", 0, 23, NULL}, dom = {"day-of-month", 1, 31, NULL},
-                              mon = {"month", 1, 12, month_names}, dow = {"day-of-week", 0, 7, day_names};
+                              mon = {"month", 1, 12, month_names},
+                              dow = {"day-of-week", 0, 7, day_names};
     uint64_t b[4] = {0, 0, 0, 0};
     enum sa_code rc = SA_OK;
     int k = 0;
@@ -152,7 +156,10 @@ sa_cron_parse(struct sa_cron **out, const char *expr, struct sa_err *err)
     for (char *t = strtok_r(buf, " \t", &save); t && n < 8; t = strtok_r(NULL, " \t", &save))
         tok[n++] = t;
     if (n != 5 && n != 6)
-        return sa_fail(err, SA_EINVAL, "cron \"%.60s\" has %d fields; want 5 (m h dom mon dow) or 6 (with seconds first)", expr, n);
+        return sa_fail(
+            err, SA_EINVAL,
+            "cron \"%.60s\" has %d fields; want 5 (m h dom mon dow) or 6 (with seconds first)",
+            expr, n);
     c = calloc(1, sizeof(*c));
     if (!c)
         return sa_fail(err, SA_ENOMEM, "no memory for a cron expression");
@@ -228,5 +235,6 @@ sa_cron_next(const struct sa_cron *c, const char *zone, int64_t after_ms, int64_
         civil_next_second(&t); /* inside a gap or a repeat: that instant was taken already */
     }
     tz_close(z);
-    return sa_fail(err, SA_ENOTFOUND, "the cron expression has no fire time in the next five years");
+    return sa_fail(err, SA_ENOTFOUND,
+                   "the cron expression has no fire time in the next five years");
 }

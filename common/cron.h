@@ -18,7 +18,8 @@ struct sa_cron;
 /* Parses "m h dom mon dow" or "s m h dom mon dow" (numbers, *, a-b, a/n, a-b/n, lists,
  * JAN-DEC, SUN-SAT, dow 0-7 with 0 and 7 Sunday; dom and dow both restricted means either),
  * or @yearly, @monthly, @weekly, @daily, @hourly. SA_EINVAL names the bad field. */
-enum sa_code sa_cron_parse(struct sa_cron **out, const char *expr, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_cron_parse(struct sa_cron **out, const char *expr,
+                           struct sa_err *err) SA_MUST_CHECK;
 void sa_cron_free(struct sa_cron *c);
 
 /* Refuses a zone ICU does not know (ICU would silently use GMT for it). */

@@ -109,7 +109,8 @@ sa_tz_check(const char *zone, struct sa_err *err)
     id[127] = 0;
     ucal_getCanonicalTimeZoneID(id, -1, canon, 128, &system, &st);
     if (U_FAILURE(st) || !system)
-        return sa_fail(err, SA_EINVAL, "unknown time zone \"%.60s\" (want an IANA name like Asia/Seoul)", zone);
+        return sa_fail(err, SA_EINVAL,
+                       "unknown time zone \"%.60s\" (want an IANA name like Asia/Seoul)", zone);
     return SA_OK;
 }
 
@@ -207,8 +208,8 @@ sa_tz_format_local(char *out, size_t cap, const char *zone, int64_t ms)
         return -1;
     tz_local(&z, ms, &t);
     off = (ucal_get(cal, UCAL_ZONE_OFFSET, &st) + ucal_get(cal, UCAL_DST_OFFSET, &st)) / 60000;
-    n = snprintf(out, cap, "%04d-%02d-%02d %02d:%02d:%02d %c%02d:%02d", t.year, t.month, t.day, t.hour,
-                 t.minute, t.second, off < 0 ? '-' : '+', abs(off) / 60, abs(off) % 60);
+    n = snprintf(out, cap, "%04d-%02d-%02d %02d:%02d:%02d %c%02d:%02d", t.year, t.month, t.day,
+                 t.hour, t.minute, t.second, off < 0 ? '-' : '+', abs(off) / 60, abs(off) % 60);
     ucal_close(cal);
     return n;
 }

@@ -12,9 +12,9 @@ struct civil {
 };
 
 int civil_weekday(const struct civil *t); /* 0 = Sunday */
-void civil_next_month(struct civil *t);     /* first day of the next month, 00:00:00 */
-void civil_next_day(struct civil *t);       /* next day, 00:00:00 */
-void civil_next_hour(struct civil *t);      /* next hour, :00:00 */
+void civil_next_month(struct civil *t);   /* first day of the next month, 00:00:00 */
+void civil_next_day(struct civil *t);     /* next day, 00:00:00 */
+void civil_next_hour(struct civil *t);    /* next hour, :00:00 */
 void civil_next_minute(struct civil *t);
 void civil_next_second(struct civil *t);
 

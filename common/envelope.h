@@ -26,7 +26,8 @@ enum sa_code sa_envelope_seal(const struct sa_keyring *ring, const char *id, con
 /* Same with a given nonce (known-answer tests only). */
 enum sa_code sa_envelope_seal_nonce(const struct sa_keyring *ring, const char *id,
                                     const uint8_t *plain, size_t len, const uint8_t nonce[24],
-                                    uint8_t **out, size_t *out_len, struct sa_err *err) SA_MUST_CHECK;
+                                    uint8_t **out, size_t *out_len,
+                                    struct sa_err *err) SA_MUST_CHECK;
 
 /* Opens an envelope bound to id. On SA_OK *plain is a malloc'd buffer of *plain_len
  * bytes; free it with sa_envelope_free_plain, which wipes it. SA_EINVAL: too short or unknown

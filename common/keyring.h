@@ -17,7 +17,8 @@ struct sa_keyring;
 /* Loads a key file. SA_EINVAL names the line that is wrong; a file readable by group or
  * others is refused (mode must be 0600 or stricter), and so is one owned by another user or
  * anything that is not a regular file (a FIFO is refused at once, never waited on). */
-enum sa_code sa_keyring_load(struct sa_keyring **out, const char *path, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_keyring_load(struct sa_keyring **out, const char *path,
+                             struct sa_err *err) SA_MUST_CHECK;
 
 /* Reads another secret file (the webhook signing secrets) into buf, at most cap - 1 bytes and
  * NUL-terminated, after the same checks as a key file. SA_EINVAL says which check failed. */

@@ -24,12 +24,14 @@ enum sa_code
 sa_layout_check(const struct sa_layout *l, struct sa_err *err)
 {
     if (l->slot_ms < 100 || l->window_ms < l->slot_ms || l->window_ms % l->slot_ms != 0)
-        return sa_fail(err, SA_EINVAL, "slot_ms %" PRId64 " must be >= 100 and divide window_ms %" PRId64,
+        return sa_fail(err, SA_EINVAL,
+                       "slot_ms %" PRId64 " must be >= 100 and divide window_ms %" PRId64,
                        l->slot_ms, l->window_ms);
     if (l->lead_ms < 0 || l->lead_ms >= l->slot_ms)
         return sa_fail(err, SA_EINVAL, "lead_ms %" PRId64 " must be below slot_ms", l->lead_ms);
     if (l->ack_wait_ms < l->slot_ms + l->lead_ms + 1000)
-        return sa_fail(err, SA_EINVAL, "ack_wait_ms %" PRId64 " must exceed slot_ms + lead_ms + 1 s",
+        return sa_fail(err, SA_EINVAL,
+                       "ack_wait_ms %" PRId64 " must exceed slot_ms + lead_ms + 1 s",
                        l->ack_wait_ms);
     return SA_OK;
 }
@@ -37,7 +39,9 @@ sa_layout_check(const struct sa_layout *l, struct sa_err *err)
 int
 sa_layout_format(char *out, size_t cap, const struct sa_layout *l)
 {
-    return snprintf(out, cap, "window_ms=%" PRId64 " slot_ms=%" PRId64 " ack_wait_ms=%" PRId64 " lead_ms=%" PRId64,
+    return snprintf(out, cap,
+                    "window_ms=%" PRId64 " slot_ms=%" PRId64 " ack_wait_ms=%" PRId64
+                    " lead_ms=%" PRId64,
                     l->window_ms, l->slot_ms, l->ack_wait_ms, l->lead_ms);
 }
 
@@ -46,7 +50,8 @@ sa_layout_parse(struct sa_layout *l, const char *text, struct sa_err *err)
 {
     long long w, s, a, ld;
 
-    if (sscanf(text, "window_ms=%lld slot_ms=%lld ack_wait_ms=%lld lead_ms=%lld", &w, &s, &a, &ld) != 4)
+    if (sscanf(text, "window_ms=%lld slot_ms=%lld ack_wait_ms=%lld lead_ms=%lld", &w, &s, &a,
+               &ld) != 4)
         return sa_fail(err, SA_EINVAL, "layout record \"%.80s\" is not understood", text);
     l->window_ms = w;
     l->slot_ms = s;
@@ -206,8 +211,9 @@ sa_layout_level_of(const struct sa_layout *l, const char *subject, int64_t *wind
     if (canonical_ms(lvl, (size_t)(id - 1 - lvl), slot) != 0)
         return sa_fail(err, SA_EINVAL, "the level is neither w nor a slot start");
     if (*slot <= 0 || *slot % l->slot_ms != 0 || *slot < *window || *slot >= *window + l->window_ms)
-        return sa_fail(err, SA_EINVAL, "slot %" PRId64 " is not a slot start inside window %" PRId64,
-                       *slot, *window);
+        return sa_fail(err, SA_EINVAL,
+                       "slot %" PRId64 " is not a slot start inside window %" PRId64, *slot,
+                       *window);
     return SA_OK;
 }
 

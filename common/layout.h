@@ -19,7 +19,8 @@
 #define SA_META_BUCKET "sendat_meta"
 #define SA_LEASES_BUCKET "sendat_leases"
 #define SA_SERIES_BUCKET "sendat_series"
-#define SA_GROUPS_BUCKET "sendat_groups" /* "<group>.<task id>": the due time, for cancel --group */
+/* "<group>.<task id>": the due time, for cancel --group */
+#define SA_GROUPS_BUCKET "sendat_groups"
 #define SA_MEMBERS_BUCKET "sendat_members"
 #define SA_TASK_SUBJECTS "sendat.task.*.*.*"
 #define SA_DLQ_SUBJECTS "sendat.dlq.*"
@@ -45,7 +46,8 @@ enum sa_code sa_layout_check(const struct sa_layout *l, struct sa_err *err) SA_M
 
 /* "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000" and back. */
 int sa_layout_format(char *out, size_t cap, const struct sa_layout *l);
-enum sa_code sa_layout_parse(struct sa_layout *l, const char *text, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_layout_parse(struct sa_layout *l, const char *text,
+                             struct sa_err *err) SA_MUST_CHECK;
 
 int64_t sa_layout_window(const struct sa_layout *l, int64_t t_ms); /* start of t's window */
 int64_t sa_layout_slot(const struct sa_layout *l, int64_t t_ms);   /* start of t's slot */

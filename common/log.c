@@ -105,8 +105,8 @@ requote(char *kv, size_t cap)
 
     for (const char *p = kv; next_pair(p, &pr) && w + 8 < sizeof(out); p = pr.next) {
         int quoted = pr.val > pr.key + pr.key_len + 1;
-        w += (size_t)snprintf(out + w, sizeof(out) - w, "%s%.*s=%s", w ? " " : "",
-                              (int)pr.key_len, pr.key, quoted ? "\"" : "");
+        w += (size_t)snprintf(out + w, sizeof(out) - w, "%s%.*s=%s", w ? " " : "", (int)pr.key_len,
+                              pr.key, quoted ? "\"" : "");
         for (size_t i = 0; i < pr.val_len && w + 6 < sizeof(out); i++) {
             unsigned char c = (unsigned char)pr.val[i];
             if (quoted && (c == '"' || c == '\\'))
@@ -145,15 +145,18 @@ logfmt_to_json(char *out, size_t cap, const char *kv)
 
 /* Rewrites line as one JSON object from the header fields and the key=value pairs in kv. */
 static void
-to_json(char *line, size_t cap, const struct tm *tm, long nsec, const char *level, const char *event, const char *kv)
+to_json(char *line, size_t cap, const struct tm *tm, long nsec, const char *level,
+        const char *event, const char *kv)
 {
     char pairs[1024], head[256];
     size_t w = logfmt_to_json(pairs, sizeof(pairs) - 1, kv);
 
     pairs[w] = '\0';
-    snprintf(head, sizeof(head), "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\",\"prog\":\"%s\",\"event\":\"%s\"",
-             tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec, nsec / 1000000,
-             level, prog_name, event);
+    snprintf(head, sizeof(head),
+             "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\",\"prog\":\"%s\","
+             "\"event\":\"%s\"",
+             tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec,
+             nsec / 1000000, level, prog_name, event);
     size_t hl = strlen(head), pl = strlen(pairs);
 
     if (hl + pl + 3 > cap)
@@ -178,7 +181,8 @@ sa_log(enum sa_log_level level, const char *event, const char *fmt, ...)
         return;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    n = snprintf(line, sizeof(line), "time=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s prog=%s event=%s ",
+    n = snprintf(line, sizeof(line),
+                 "time=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s prog=%s event=%s ",
                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                  ts.tv_nsec / 1000000, names[level], prog_name, event);
     if (n < 0 || (size_t)n >= sizeof(line) - 2)

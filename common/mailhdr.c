@@ -192,9 +192,12 @@ put_mailbox(struct fold *f, const char *entry, size_t i, int last, struct sa_err
 static enum sa_code
 begin(struct fold *f, const char *name, struct sa_err *err)
 {
+    enum sa_code rc;
+
     f->name = name;
     f->line = strlen(name) + 1;
-    return put_raw(f, name, f->line - 1, err) ?: put_raw(f, ":", 1, err);
+    rc = put_raw(f, name, f->line - 1, err);
+    return rc != SA_OK ? rc : put_raw(f, ":", 1, err);
 }
 
 static enum sa_code

@@ -19,8 +19,9 @@ struct sa_nats {
     kvStore *meta;
     kvStore *series;
     struct sa_layout layout;
-    atomic_long reconnects; /* times the connection came back: what was open on the server is gone */
-    char inbox_prefix[64];  /* where this connection's replies arrive (SA_INBOX_* or the env's) */
+    atomic_long
+        reconnects;        /* times the connection came back: what was open on the server is gone */
+    char inbox_prefix[64]; /* where this connection's replies arrive (SA_INBOX_* or the env's) */
 };
 
 /* The inbox prefixes of the roles' binaries: replies, pulled tasks and watch deliveries

@@ -95,15 +95,17 @@ value_ok(const char *v)
 static enum sa_code
 check_header(const char *name, const char *value, struct sa_err *err)
 {
-    static const char *reserved[] = {"host", "content-length", "transfer-encoding", "connection",
-                                     "webhook-id", "webhook-timestamp", "webhook-signature", NULL};
+    static const char *reserved[] = {
+        "host",       "content-length",    "transfer-encoding", "connection",
+        "webhook-id", "webhook-timestamp", "webhook-signature", NULL};
     size_t n = strlen(name);
 
     if (n == 0 || n > 256)
         return sa_fail(err, SA_EINVAL, "header name must be 1 to 256 characters");
     for (size_t i = 0; i < n; i++)
         if (!is_tchar(name[i]))
-            return sa_fail(err, SA_EINVAL, "header name \"%.60s\" has a character not allowed in a name", name);
+            return sa_fail(err, SA_EINVAL,
+                           "header name \"%.60s\" has a character not allowed in a name", name);
     for (int i = 0; reserved[i]; i++)
         if (!strcasecmp(name, reserved[i]))
             return sa_fail(err, SA_EINVAL, "header %s is set by sendat and cannot be given", name);
@@ -271,7 +273,8 @@ sa_task_validate(const struct sa_task *t, struct sa_err *err)
     enum sa_code rc;
 
     if (!sa_layout_id_valid(t->id))
-        return sa_fail(err, SA_EINVAL, "task id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", t->id, SA_ID_MAX);
+        return sa_fail(err, SA_EINVAL, "task id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", t->id,
+                       SA_ID_MAX);
     if (t->due_ms <= 0)
         return sa_fail(err, SA_EINVAL, "task has no due time");
     if (t->due_ms > SA_TIME_MAX_MS || t->not_after_ms > SA_TIME_MAX_MS ||
@@ -290,7 +293,8 @@ sa_task_validate(const struct sa_task *t, struct sa_err *err)
     if ((rc = sa_task_check_url(t->url, err)) != SA_OK)
         return rc;
     if (t->body_len > SA_BODY_MAX)
-        return sa_fail(err, SA_EINVAL, "body is %zu bytes; the limit is %d", t->body_len, SA_BODY_MAX);
+        return sa_fail(err, SA_EINVAL, "body is %zu bytes; the limit is %d", t->body_len,
+                       SA_BODY_MAX);
     if (t->n_headers > SA_HEADERS_MAX)
         return sa_fail(err, SA_EINVAL, "more than %d headers", SA_HEADERS_MAX);
     for (size_t i = 0; i < t->n_headers; i++)

@@ -19,7 +19,13 @@
 
 enum sa_channel { SA_CHANNEL_NONE = 0, SA_CHANNEL_WEBHOOK, SA_CHANNEL_EMAIL };
 enum sa_rcpt { SA_RCPT_TO = 0, SA_RCPT_CC, SA_RCPT_BCC };
-enum sa_email_field { SA_EMAIL_FROM, SA_EMAIL_REPLY_TO, SA_EMAIL_SUBJECT, SA_EMAIL_TEXT, SA_EMAIL_HTML };
+enum sa_email_field {
+    SA_EMAIL_FROM,
+    SA_EMAIL_REPLY_TO,
+    SA_EMAIL_SUBJECT,
+    SA_EMAIL_TEXT,
+    SA_EMAIL_HTML
+};
 
 #define SA_RCPT_MAX 1000 /* recipients per message, to + cc + bcc */
 #define SA_ADDRESS_MAX 254
@@ -71,9 +77,11 @@ void sa_task_free_email(struct sa_task *t); /* the email fields only (task_email
 enum sa_code sa_task_add_header(struct sa_task *t, const char *name, const char *value,
                                 struct sa_err *err) SA_MUST_CHECK;
 /* Parses "Name: value" and adds it. */
-enum sa_code sa_task_add_header_line(struct sa_task *t, const char *line, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_task_add_header_line(struct sa_task *t, const char *line,
+                                     struct sa_err *err) SA_MUST_CHECK;
 enum sa_code sa_task_set_url(struct sa_task *t, const char *url, struct sa_err *err) SA_MUST_CHECK;
-enum sa_code sa_task_set_body(struct sa_task *t, const void *body, size_t len, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_task_set_body(struct sa_task *t, const void *body, size_t len,
+                              struct sa_err *err) SA_MUST_CHECK;
 /* Records a failed attempt (time and reason) on the task. A list already SA_ATTEMPTS_MAX long
  * drops its oldest entry, so the list never grows past the ceiling. */
 enum sa_code sa_task_add_attempt(struct sa_task *t, int64_t at_ms, const char *error,
@@ -93,8 +101,8 @@ enum sa_code sa_address_parse(const char *text, char *name, size_t name_cap, cha
 enum sa_code sa_task_validate_email(const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
 
 /* Makes t an occurrence of a series (copies cron and tz after checking them). */
-enum sa_code sa_task_set_recurrence(struct sa_task *t, const char *cron, const char *tz, int64_t until_ms,
-                                    int count, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_task_set_recurrence(struct sa_task *t, const char *cron, const char *tz,
+                                    int64_t until_ms, int count, struct sa_err *err) SA_MUST_CHECK;
 
 /* Checks cron, tz and series id of an occurrence. */
 enum sa_code sa_task_check_recurrence(const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
@@ -103,7 +111,8 @@ enum sa_code sa_task_check_recurrence(const struct sa_task *t, struct sa_err *er
 void sa_task_clear_attempts(struct sa_task *t);
 
 /* A deep copy (for the next occurrence of a series). */
-enum sa_code sa_task_copy(const struct sa_task *t, struct sa_task **out, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_task_copy(const struct sa_task *t, struct sa_task **out,
+                          struct sa_err *err) SA_MUST_CHECK;
 
 /* Checks everything a consumer relies on: id, times, channel, URL scheme and host, headers,
  * sizes. SA_EINVAL with one line naming the problem. */
@@ -113,9 +122,11 @@ enum sa_code sa_task_validate(const struct sa_task *t, struct sa_err *err) SA_MU
 enum sa_code sa_task_check_url(const char *url, struct sa_err *err) SA_MUST_CHECK;
 
 /* Encodes to protobuf bytes; *out is malloc'd. */
-enum sa_code sa_task_encode(const struct sa_task *t, uint8_t **out, size_t *len, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_task_encode(const struct sa_task *t, uint8_t **out, size_t *len,
+                            struct sa_err *err) SA_MUST_CHECK;
 /* Decodes protobuf bytes into a new task (not yet validated). SA_EINVAL if undecodable. */
-enum sa_code sa_task_decode(const uint8_t *buf, size_t len, struct sa_task **out, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_task_decode(const uint8_t *buf, size_t len, struct sa_task **out,
+                            struct sa_err *err) SA_MUST_CHECK;
 
 /* encode + seal with the ring's newest key, bound to t->id. *env is malloc'd. */
 enum sa_code sa_task_seal(const struct sa_keyring *ring, const struct sa_task *t, uint8_t **env,

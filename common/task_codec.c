@@ -148,7 +148,8 @@ copy_webhook(struct sa_task *t, const Sendat__Webhook *wh, struct sa_err *err)
     if (!t->url)
         return sa_fail(err, SA_ENOMEM, "no memory to decode a task");
     if (wh->n_headers > SA_HEADERS_MAX)
-        return sa_fail(err, SA_EINVAL, "task has %zu headers (limit %d)", wh->n_headers, SA_HEADERS_MAX);
+        return sa_fail(err, SA_EINVAL, "task has %zu headers (limit %d)", wh->n_headers,
+                       SA_HEADERS_MAX);
     for (size_t i = 0; i < wh->n_headers; i++)
         if ((rc = sa_task_add_header(t, wh->headers[i]->name, wh->headers[i]->value, err)) != SA_OK)
             return rc;
@@ -179,7 +180,8 @@ copy_email(struct sa_task *t, const Sendat__Email *em, struct sa_err *err)
         (rc = copy_list(t, SA_RCPT_BCC, em->bcc, em->n_bcc, err)) != SA_OK)
         return rc;
     for (int f = SA_EMAIL_FROM; f <= SA_EMAIL_HTML; f++)
-        if (fields[f] && *fields[f] && (rc = sa_task_set_email(t, (enum sa_email_field)f, fields[f], err)) != SA_OK)
+        if (fields[f] && *fields[f] &&
+            (rc = sa_task_set_email(t, (enum sa_email_field)f, fields[f], err)) != SA_OK)
             return rc;
     return SA_OK;
 }
@@ -223,7 +225,8 @@ copy_from_pb(struct sa_task *t, const Sendat__Task *m, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "task lists %zu failed attempts (limit %d)", m->n_attempts,
                        SA_ATTEMPTS_MAX);
     for (size_t i = 0; i < m->n_attempts; i++)
-        if ((rc = sa_task_add_attempt(t, m->attempts[i]->at_ms, m->attempts[i]->error, err)) != SA_OK)
+        if ((rc = sa_task_add_attempt(t, m->attempts[i]->at_ms, m->attempts[i]->error, err)) !=
+            SA_OK)
             return rc;
     if (m->recurrence && (rc = copy_recurrence(t, m, err)) != SA_OK)
         return rc;
@@ -258,8 +261,8 @@ sa_task_decode(const uint8_t *buf, size_t len, struct sa_task **out, struct sa_e
 }
 
 enum sa_code
-sa_task_seal(const struct sa_keyring *ring, const struct sa_task *t, uint8_t **env,
-             size_t *env_len, struct sa_err *err)
+sa_task_seal(const struct sa_keyring *ring, const struct sa_task *t, uint8_t **env, size_t *env_len,
+             struct sa_err *err)
 {
     uint8_t *plain = NULL;
     size_t len = 0;

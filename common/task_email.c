@@ -150,7 +150,8 @@ check_field(enum sa_email_field f, const char *v, struct sa_err *err)
     if (f == SA_EMAIL_SUBJECT && strlen(v) > 998)
         return sa_fail(err, SA_EINVAL, "subject is longer than 998 bytes");
     if (strlen(v) > SA_BODY_MAX)
-        return sa_fail(err, SA_EINVAL, "%s is %zu bytes; the limit is %d", names[f], strlen(v), SA_BODY_MAX);
+        return sa_fail(err, SA_EINVAL, "%s is %zu bytes; the limit is %d", names[f], strlen(v),
+                       SA_BODY_MAX);
     return SA_OK;
 }
 

@@ -17,11 +17,12 @@ sa_task_check_recurrence(const struct sa_task *t, struct sa_err *err)
     sa_cron_free(c);
     if (rc == SA_OK)
         rc = sa_tz_check(t->tz, err);
-    if (rc == SA_OK && (!sa_layout_id_valid(t->series_id) || strlen(t->series_id) > SA_SERIES_ID_MAX))
-        rc = sa_fail(err, SA_EINVAL, "series id \"%.60s\" must be 1-%d of A-Z a-z 0-9 _ -", t->series_id,
-                     SA_SERIES_ID_MAX);
+    if (rc == SA_OK &&
+        (!sa_layout_id_valid(t->series_id) || strlen(t->series_id) > SA_SERIES_ID_MAX))
+        rc = sa_fail(err, SA_EINVAL, "series id \"%.60s\" must be 1-%d of A-Z a-z 0-9 _ -",
+                     t->series_id, SA_SERIES_ID_MAX);
     if (rc == SA_OK && (t->count < 0 || t->index < 1 || t->index == INT32_MAX ||
-                         (t->count && t->index > t->count)))
+                        (t->count && t->index > t->count)))
         rc = sa_fail(err, SA_EINVAL, "occurrence %d of %d is out of range", t->index, t->count);
     if (rc == SA_OK && t->not_after_ms) /* the producer never sets one (fuzz_task found why) */
         rc = sa_fail(err, SA_EINVAL, "not-after is for single tasks, not a series occurrence");
@@ -29,8 +30,8 @@ sa_task_check_recurrence(const struct sa_task *t, struct sa_err *err)
 }
 
 enum sa_code
-sa_task_set_recurrence(struct sa_task *t, const char *cron, const char *tz, int64_t until_ms, int count,
-                       struct sa_err *err)
+sa_task_set_recurrence(struct sa_task *t, const char *cron, const char *tz, int64_t until_ms,
+                       int count, struct sa_err *err)
 {
     struct sa_cron *c = NULL;
     enum sa_code rc = sa_cron_parse(&c, cron, err);

@@ -19,9 +19,10 @@
 int
 batch_check_opts(const struct sched_opts *o)
 {
-    if (o->at || o->cron || o->tz || o->webhook || o->n_rcpt[0] || o->n_rcpt[1] || o->n_rcpt[2] || o->data ||
-        o->data_file || o->n_headers || o->subject || o->text || o->id)
-        return cli_error(EXIT_USAGE, "schedule: --batch takes the tasks from the file; give no task flags");
+    if (o->at || o->cron || o->tz || o->webhook || o->n_rcpt[0] || o->n_rcpt[1] || o->n_rcpt[2] ||
+        o->data || o->data_file || o->n_headers || o->subject || o->text || o->id)
+        return cli_error(EXIT_USAGE,
+                         "schedule: --batch takes the tasks from the file; give no task flags");
     return EXIT_OK;
 }
 
@@ -51,7 +52,8 @@ prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
     if (rc == SA_OK)
         rc = sa_task_new(&p->t, err);
     if (rc == SA_OK)
-        rc = schedule_build_task(p->t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0, now, err);
+        rc = schedule_build_task(p->t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0,
+                                 now, err);
     if (rc == SA_OK && p->t->cron)
         rc = series_register(b->n, p->t, err); /* SA_EEXIST: scheduled already, publish nothing */
     if (rc == SA_EEXIST && batch_booked(b, b->line, p->t->series_id, err) != SA_OK)
@@ -243,10 +245,12 @@ batch_run(const struct sched_opts *o)
     b.total = o->batch ? input_count_lines(o->batch) : -1;
     if (o->template_file && b.total > 0)
         b.total--; /* the CSV header row is no task */
-    if ((code = batch_template(&b)) != EXIT_OK || (code = cli_keyring(&o->cli, &b.ring)) != EXIT_OK ||
+    if ((code = batch_template(&b)) != EXIT_OK ||
+        (code = cli_keyring(&o->cli, &b.ring)) != EXIT_OK ||
         (code = cli_connect(&o->cli, &b.n)) != EXIT_OK)
         goto out;
-    if (input_open(&b.in, o->batch, &err) != SA_OK || publisher_new(&b.pub, b.n, 4096, &err) != SA_OK) {
+    if (input_open(&b.in, o->batch, &err) != SA_OK ||
+        publisher_new(&b.pub, b.n, 4096, &err) != SA_OK) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }

@@ -44,7 +44,7 @@ struct batch {
     struct booked {
         long line;
         char id[SA_ID_MAX + 1];
-    } *booked; /* every line published (or a series already there), for the ids printed */
+    } * booked; /* every line published (or a series already there), for the ids printed */
     size_t n_booked, cap_booked;
     struct prepared *kept; /* --strict: everything waits until every line passed */
     size_t n_kept, cap_kept;
@@ -57,10 +57,12 @@ int batch_template(struct batch *b);
 /* The task object of a line; NULL with err set for a bad line, NULL without for the CSV header. */
 json_t *batch_line_json(struct batch *b, char *line, struct sa_err *err);
 /* Points o's fields at obj's strings (obj must outlive o). Unknown keys are refused. */
-enum sa_code batch_opts_from_json(struct sched_opts *o, json_t *obj, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code batch_opts_from_json(struct sched_opts *o, json_t *obj,
+                                  struct sa_err *err) SA_MUST_CHECK;
 
 /* batch.c: remembers that line booked id. */
-enum sa_code batch_booked(struct batch *b, long line, const char *id, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code batch_booked(struct batch *b, long line, const char *id,
+                          struct sa_err *err) SA_MUST_CHECK;
 
 /* batch_report.c */
 void batch_progress(struct batch *b, int last);

@@ -77,7 +77,8 @@ each_string(json_t *v, const char *key, const char **out, int max, int *n, struc
     }
     if (!json_is_array(v))
         return sa_fail(err, SA_EINVAL, "\"%s\" must be a string or a list of strings", key);
-    json_array_foreach(v, i, e) {
+    json_array_foreach(v, i, e)
+    {
         if (!json_is_string(e))
             return sa_fail(err, SA_EINVAL, "\"%s\" must hold strings", key);
         if (*n >= max)
@@ -103,11 +104,12 @@ set_list(struct sched_opts *o, const char *key, json_t *v, struct sa_err *err)
 static const char **
 string_field(struct sched_opts *o, const char *key)
 {
-    static const char *keys[] = {"at", "webhook", "data", "id", "not-after", "subject", "text",
-                                 "html", "from", "reply-to", "cron", "tz", "until", "count", "group", NULL};
-    const char **fields[] = {&o->at, &o->webhook, &o->data, &o->id, &o->not_after, &o->subject,
-                             &o->text, &o->html, &o->from, &o->reply_to, &o->cron, &o->tz,
-                             &o->until, &o->count, &o->group};
+    static const char *keys[] = {"at",    "webhook", "data",  "id",       "not-after", "subject",
+                                 "text",  "html",    "from",  "reply-to", "cron",      "tz",
+                                 "until", "count",   "group", NULL};
+    const char **fields[] = {&o->at,      &o->webhook, &o->data,  &o->id,    &o->not_after,
+                             &o->subject, &o->text,    &o->html,  &o->from,  &o->reply_to,
+                             &o->cron,    &o->tz,      &o->until, &o->count, &o->group};
 
     for (int i = 0; keys[i]; i++)
         if (!strcmp(key, keys[i]))
@@ -122,7 +124,8 @@ batch_opts_from_json(struct sched_opts *o, json_t *obj, struct sa_err *err)
     json_t *v;
     enum sa_code rc = SA_OK;
 
-    json_object_foreach(obj, key, v) {
+    json_object_foreach(obj, key, v)
+    {
         if (!strcmp(key, "at-most-once")) {
             if (!json_is_boolean(v))
                 return sa_fail(err, SA_EINVAL, "\"at-most-once\" must be true or false");

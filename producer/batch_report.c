@@ -74,8 +74,9 @@ booked_ids(struct batch *b, int print)
         if (print)
             printf("%ld %s\n", b->booked[i].line, b->booked[i].id);
         else
-            json_array_append_new(ids, json_pack("{s:I, s:s}", "line", (json_int_t)b->booked[i].line,
-                                                 "id", b->booked[i].id));
+            json_array_append_new(ids,
+                                  json_pack("{s:I, s:s}", "line", (json_int_t)b->booked[i].line,
+                                            "id", b->booked[i].id));
     }
     return ids;
 }
@@ -86,8 +87,9 @@ print_json(struct batch *b, long scheduled, long already, long failed, const cha
     json_t *refusals = json_array(), *taken = json_array();
 
     for (long i = 0; i < b->refused && i < BATCH_REFUSALS_KEPT; i++)
-        json_array_append_new(refusals, json_pack("{s:I, s:s}", "line", (json_int_t)b->refusals[i].line,
-                                                  "error", b->refusals[i].why));
+        json_array_append_new(refusals,
+                              json_pack("{s:I, s:s}", "line", (json_int_t)b->refusals[i].line,
+                                        "error", b->refusals[i].why));
     for (long i = 0; i < dups_kept(b); i++)
         json_array_append_new(taken,
                               json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)b->dups[i].line,
@@ -138,8 +140,9 @@ batch_summary(struct batch *b, const char *fatal)
         fprintf(stderr, ", id taken %ld, cannot compare %ld", b->taken, b->unverified);
     fputc('\n', stderr);
     if (b->no_id)
-        fprintf(stderr, "sendat: %ld line%s had no \"id\": running this file again books %s "
-                        "again (give each line an id to make a rerun safe)\n",
+        fprintf(stderr,
+                "sendat: %ld line%s had no \"id\": running this file again books %s "
+                "again (give each line an id to make a rerun safe)\n",
                 b->no_id, b->no_id == 1 ? "" : "s", b->no_id == 1 ? "it" : "them");
     for (long i = 0; i < b->refused && i < BATCH_REFUSALS_KEPT; i++)
         fprintf(stderr, "  line %ld: %s\n", b->refusals[i].line, b->refusals[i].why);

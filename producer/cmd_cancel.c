@@ -8,12 +8,13 @@
 #include "group.h"
 #include "timeparse.h"
 
-static const char usage[] = "usage: sendat cancel ID [--server URL]\n"
-                            "       sendat cancel --group NAME [--server URL]\n"
-                            "  prints one of: cancelled (exit 0), too late: sent at TIME (exit 3),\n"
-                            "  unknown id (exit 4)\n"
-                            "  --group: cancels every task of the group not sent yet and prints\n"
-                            "  cancelled N, too late M (exit 0; a group nobody booked: 0 and 0)\n";
+static const char usage[] =
+    "usage: sendat cancel ID [--server URL]\n"
+    "       sendat cancel --group NAME [--server URL]\n"
+    "  prints one of: cancelled (exit 0), too late: sent at TIME (exit 3),\n"
+    "  unknown id (exit 4)\n"
+    "  --group: cancels every task of the group not sent yet and prints\n"
+    "  cancelled N, too late M (exit 0; a group nobody booked: 0 and 0)\n";
 
 /* sendat cancel --group NAME [--server URL] */
 static int
@@ -71,8 +72,14 @@ cmd_cancel(int argc, char **argv)
     }
     sa_time_format(at, sizeof(at), res.at_ms);
     switch (res.outcome) {
-    case CANCEL_DONE: puts("cancelled"); code = EXIT_OK; break;
-    case CANCEL_SENT: printf("too late: sent at %s\n", at); code = EXIT_TOO_LATE; break;
+    case CANCEL_DONE:
+        puts("cancelled");
+        code = EXIT_OK;
+        break;
+    case CANCEL_SENT:
+        printf("too late: sent at %s\n", at);
+        code = EXIT_TOO_LATE;
+        break;
     case CANCEL_SENDING:
         printf("too late: being sent by %s since %s\n", res.by, at);
         code = EXIT_TOO_LATE;
@@ -81,7 +88,10 @@ cmd_cancel(int argc, char **argv)
         printf("too late: the series finished at %s\n", at);
         code = EXIT_TOO_LATE;
         break;
-    case CANCEL_UNKNOWN: puts("unknown id"); code = EXIT_UNKNOWN; break;
+    case CANCEL_UNKNOWN:
+        puts("unknown id");
+        code = EXIT_UNKNOWN;
+        break;
     }
 out:
     cli_close(n);

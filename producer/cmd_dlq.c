@@ -36,27 +36,47 @@ struct dlq_opts {
 static int
 parse(struct dlq_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"server", required_argument, NULL, 'S'}, {"key-file", required_argument, NULL, 'k'},
-        {"json", no_argument, NULL, 'j'},         {"all", no_argument, NULL, 'a'},
-        {"at", required_argument, NULL, 't'},     {"limit", required_argument, NULL, 'l'},
-        {"full", no_argument, NULL, 'f'},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
+                                         {"key-file", required_argument, NULL, 'k'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"all", no_argument, NULL, 'a'},
+                                         {"at", required_argument, NULL, 't'},
+                                         {"limit", required_argument, NULL, 'l'},
+                                         {"full", no_argument, NULL, 'f'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0;
     o->limit = 1000;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'S': o->cli.server = optarg; break;
-        case 'k': o->cli.key_file = optarg; break;
-        case 'j': o->cli.json = 1; break;
-        case 'a': o->all = 1; break;
-        case 'f': o->full = 1; break;
-        case 't': o->at = optarg; break;
-        case 'l': o->limit = strtol(optarg, NULL, 10); break;
-        case 'h': fputs(usage, stdout); return -1;
-        default: return cli_error(EXIT_USAGE, "dlq: unknown option %s", argv[optind - 1]);
+        case 'S':
+            o->cli.server = optarg;
+            break;
+        case 'k':
+            o->cli.key_file = optarg;
+            break;
+        case 'j':
+            o->cli.json = 1;
+            break;
+        case 'a':
+            o->all = 1;
+            break;
+        case 'f':
+            o->full = 1;
+            break;
+        case 't':
+            o->at = optarg;
+            break;
+        case 'l':
+            o->limit = strtol(optarg, NULL, 10);
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
+        default:
+            return cli_error(EXIT_USAGE, "dlq: unknown option %s", argv[optind - 1]);
         }
     }
     if (optind >= argc)
@@ -80,7 +100,8 @@ need_one(const struct dlq_opts *o, int allow_all)
         return EXIT_OK;
     if (o->id && !o->all)
         return EXIT_OK;
-    return cli_error(EXIT_USAGE, "dlq %s: give %s", o->verb, allow_all ? "one ID or --all" : "one ID");
+    return cli_error(EXIT_USAGE, "dlq %s: give %s", o->verb,
+                     allow_all ? "one ID or --all" : "one ID");
 }
 
 /* The exit code of a dead-letter operation, saying why it failed. */
@@ -119,8 +140,9 @@ run(struct dlq_opts *o, struct sa_nats *n)
         if (code == EXIT_OK)
             code = cli_keyring(&o->cli, &ring);
         if (code == EXIT_OK)
-            code = exit_for(!strcmp(o->verb, "show") ? dlq_show(n, ring, o->id, o->cli.json, o->full, &err)
-                                                     : dlq_replay(n, ring, o->id, at, stdout, &err),
+            code = exit_for(!strcmp(o->verb, "show")
+                                ? dlq_show(n, ring, o->id, o->cli.json, o->full, &err)
+                                : dlq_replay(n, ring, o->id, at, stdout, &err),
                             &err);
         sa_keyring_free(ring);
         return code;

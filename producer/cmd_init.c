@@ -61,34 +61,63 @@ parse_size(const char *flag, const char *text, int64_t *out)
 static int
 parse_opts(struct init_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"server", required_argument, NULL, 'S'}, {"replicas", required_argument, NULL, 'r'},
-        {"window", required_argument, NULL, 'w'}, {"slot", required_argument, NULL, 's'},
-        {"ack-wait", required_argument, NULL, 'a'}, {"lead", required_argument, NULL, 'l'},
-        {"dedupe-window", required_argument, NULL, 'd'}, {"claims-ttl", required_argument, NULL, 't'},
-        {"dlq-max-age", required_argument, NULL, 'q'}, {"dlq-max-bytes", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
+                                         {"replicas", required_argument, NULL, 'r'},
+                                         {"window", required_argument, NULL, 'w'},
+                                         {"slot", required_argument, NULL, 's'},
+                                         {"ack-wait", required_argument, NULL, 'a'},
+                                         {"lead", required_argument, NULL, 'l'},
+                                         {"dedupe-window", required_argument, NULL, 'd'},
+                                         {"claims-ttl", required_argument, NULL, 't'},
+                                         {"dlq-max-age", required_argument, NULL, 'q'},
+                                         {"dlq-max-bytes", required_argument, NULL, 'b'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int c, rc = EXIT_OK;
 
     while (rc == EXIT_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'S': o->cli.server = optarg; break;
+        case 'S':
+            o->cli.server = optarg;
+            break;
         case 'r':
             o->replicas = atoi(optarg);
             if (o->replicas != 1 && o->replicas != 3 && o->replicas != 5)
                 rc = cli_error(EXIT_USAGE, "init: --replicas must be 1, 3 or 5");
             break;
-        case 'w': o->layout_given = 1; rc = parse_dur("window", optarg, &o->layout.window_ms); break;
-        case 's': o->layout_given = 1; rc = parse_dur("slot", optarg, &o->layout.slot_ms); break;
-        case 'a': o->layout_given = 1; rc = parse_dur("ack-wait", optarg, &o->layout.ack_wait_ms); break;
-        case 'l': o->layout_given = 1; rc = parse_dur("lead", optarg, &o->layout.lead_ms); break;
-        case 'd': rc = parse_dur("dedupe-window", optarg, &o->dedupe_ms); break;
-        case 't': rc = parse_dur("claims-ttl", optarg, &o->claims_ttl_ms); break;
-        case 'q': rc = parse_dur("dlq-max-age", optarg, &o->dlq_age_ms); break;
-        case 'b': rc = parse_size("dlq-max-bytes", optarg, &o->dlq_bytes); break;
-        case 'h': fputs(usage, stdout); return -1;
-        default: rc = cli_error(EXIT_USAGE, "init: bad option (see sendat init --help)");
+        case 'w':
+            o->layout_given = 1;
+            rc = parse_dur("window", optarg, &o->layout.window_ms);
+            break;
+        case 's':
+            o->layout_given = 1;
+            rc = parse_dur("slot", optarg, &o->layout.slot_ms);
+            break;
+        case 'a':
+            o->layout_given = 1;
+            rc = parse_dur("ack-wait", optarg, &o->layout.ack_wait_ms);
+            break;
+        case 'l':
+            o->layout_given = 1;
+            rc = parse_dur("lead", optarg, &o->layout.lead_ms);
+            break;
+        case 'd':
+            rc = parse_dur("dedupe-window", optarg, &o->dedupe_ms);
+            break;
+        case 't':
+            rc = parse_dur("claims-ttl", optarg, &o->claims_ttl_ms);
+            break;
+        case 'q':
+            rc = parse_dur("dlq-max-age", optarg, &o->dlq_age_ms);
+            break;
+        case 'b':
+            rc = parse_size("dlq-max-bytes", optarg, &o->dlq_bytes);
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
+        default:
+            rc = cli_error(EXIT_USAGE, "init: bad option (see sendat init --help)");
         }
     }
     if (rc == EXIT_OK && optind != argc)
@@ -117,8 +146,8 @@ keep_stream(jsCtx *js, jsStreamInfo *si, int workqueue, const struct init_opts *
 }
 
 static enum sa_code
-add_stream(jsCtx *js, const char *name, const char *subject, int workqueue, const struct init_opts *o,
-           struct sa_err *err)
+add_stream(jsCtx *js, const char *name, const char *subject, int workqueue,
+           const struct init_opts *o, struct sa_err *err)
 {
     jsStreamConfig sc;
     jsStreamInfo *si = NULL;
@@ -150,7 +179,8 @@ add_stream(jsCtx *js, const char *name, const char *subject, int workqueue, cons
 }
 
 static enum sa_code
-add_bucket(jsCtx *js, const char *name, int history, int64_t ttl_ms, int replicas, struct sa_err *err)
+add_bucket(jsCtx *js, const char *name, int history, int64_t ttl_ms, int replicas,
+           struct sa_err *err)
 {
     kvConfig kc;
     kvStore *kv = NULL;
@@ -200,8 +230,11 @@ write_layout(struct sa_nats *n, const struct init_opts *o)
 int
 cmd_init(int argc, char **argv)
 {
-    struct init_opts o = {.replicas = 1, .dedupe_ms = 3600000, .claims_ttl_ms = 7 * 86400000LL,
-                          .dlq_age_ms = 30 * 86400000LL, .dlq_bytes = 1LL << 30};
+    struct init_opts o = {.replicas = 1,
+                          .dedupe_ms = 3600000,
+                          .claims_ttl_ms = 7 * 86400000LL,
+                          .dlq_age_ms = 30 * 86400000LL,
+                          .dlq_bytes = 1LL << 30};
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
     enum sa_code rc;

@@ -6,15 +6,16 @@
 
 #include "cli.h"
 
-static const char usage[] = "usage: sendat keygen FILE [--append]\n"
-                            "  writes a new key to FILE (mode 0600); --append adds it to an existing\n"
-                            "  key file as the newest key (rotation)\n";
+static const char usage[] =
+    "usage: sendat keygen FILE [--append]\n"
+    "  writes a new key to FILE (mode 0600); --append adds it to an existing\n"
+    "  key file as the newest key (rotation)\n";
 
 int
 cmd_keygen(int argc, char **argv)
 {
-    static const struct option opts[] = {{"append", no_argument, NULL, 'a'},
-                                         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"append", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct sa_err err = {0};
     char kid[9];
     int append = 0, c;

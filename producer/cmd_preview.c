@@ -20,17 +20,21 @@ print_fire(const char *tz, int64_t at, int flags)
     sa_time_format(utc, sizeof(utc), at);
     printf("%s  (%s)", local, utc);
     if (flags & SA_CRON_GAP)
-        printf("  warning: DST gap: the local time does not exist that day; fires once at the first valid instant after it");
+        printf("  warning: DST gap: the local time does not exist that day; fires once at the "
+               "first valid instant after it");
     if (flags & SA_CRON_OVERLAP)
-        printf("  warning: DST overlap: the local time happens twice that day; fires once, at the first");
+        printf("  warning: DST overlap: the local time happens twice that day; fires once, at the "
+               "first");
     putchar('\n');
 }
 
 int
 cmd_preview(int argc, char **argv)
 {
-    static const struct option opts[] = {{"cron", required_argument, NULL, 'c'}, {"tz", required_argument, NULL, 'z'},
-                                         {"from", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+    static const struct option opts[] = {{"cron", required_argument, NULL, 'c'},
+                                         {"tz", required_argument, NULL, 'z'},
+                                         {"from", required_argument, NULL, 'f'},
+                                         {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *cron = NULL, *tz = NULL, *from = NULL;
     struct sa_cron *c = NULL;
@@ -42,12 +46,22 @@ cmd_preview(int argc, char **argv)
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
         switch (opt) {
-        case 'c': cron = optarg; break;
-        case 'z': tz = optarg; break;
-        case 'f': from = optarg; break;
-        case 'n': n = strtol(optarg, NULL, 10); break;
-        case 'h': return fputs(usage, stdout), EXIT_OK;
-        default: return cli_error(EXIT_USAGE, "preview: unknown option %s", argv[optind - 1]);
+        case 'c':
+            cron = optarg;
+            break;
+        case 'z':
+            tz = optarg;
+            break;
+        case 'f':
+            from = optarg;
+            break;
+        case 'n':
+            n = strtol(optarg, NULL, 10);
+            break;
+        case 'h':
+            return fputs(usage, stdout), EXIT_OK;
+        default:
+            return cli_error(EXIT_USAGE, "preview: unknown option %s", argv[optind - 1]);
         }
     }
     if (!cron || !tz || optind != argc || n < 1 || n > 10000)

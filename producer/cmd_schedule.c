@@ -16,8 +16,6 @@
 #include "task.h"
 #include "timeparse.h"
 
-
-
 static const char usage[] =
     "usage: sendat schedule --at TIME --webhook URL [--data STRING | --data-file FILE]\n"
     "                       [--header 'Name: value']... [--id ID] [--not-after TIME]\n"
@@ -53,61 +51,131 @@ static int
 parse_opts(struct sched_opts *o, int argc, char **argv)
 {
     struct sa_err err = {0};
-    static const struct option opts[] = {
-        {"at", required_argument, NULL, 'a'},        {"webhook", required_argument, NULL, 'w'},
-        {"data", required_argument, NULL, 'd'},      {"data-file", required_argument, NULL, 'f'},
-        {"header", required_argument, NULL, 'H'},    {"id", required_argument, NULL, 'i'},
-        {"not-after", required_argument, NULL, 'n'}, {"at-most-once", no_argument, NULL, 'm'},
-        {"server", required_argument, NULL, 'S'},    {"key-file", required_argument, NULL, 'k'},
-        {"email", required_argument, NULL, 'E'},     {"cc", required_argument, NULL, 'C'},
-        {"bcc", required_argument, NULL, 'B'},       {"subject", required_argument, NULL, 's'},
-        {"text", required_argument, NULL, 'x'},      {"text-file", required_argument, NULL, 'X'},
-        {"html-file", required_argument, NULL, 'M'}, {"from", required_argument, NULL, 'F'},
-        {"reply-to", required_argument, NULL, 'R'},  {"batch", required_argument, NULL, 'b'},
-        {"template-file", required_argument, NULL, 'T'}, {"strict", no_argument, NULL, 'Z'},
-        {"json", no_argument, NULL, 'j'},            {"cron", required_argument, NULL, 'c'},
-        {"tz", required_argument, NULL, 'z'},        {"until", required_argument, NULL, 'u'},
-        {"count", required_argument, NULL, 'N'},        {"group", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"at", required_argument, NULL, 'a'},
+                                         {"webhook", required_argument, NULL, 'w'},
+                                         {"data", required_argument, NULL, 'd'},
+                                         {"data-file", required_argument, NULL, 'f'},
+                                         {"header", required_argument, NULL, 'H'},
+                                         {"id", required_argument, NULL, 'i'},
+                                         {"not-after", required_argument, NULL, 'n'},
+                                         {"at-most-once", no_argument, NULL, 'm'},
+                                         {"server", required_argument, NULL, 'S'},
+                                         {"key-file", required_argument, NULL, 'k'},
+                                         {"email", required_argument, NULL, 'E'},
+                                         {"cc", required_argument, NULL, 'C'},
+                                         {"bcc", required_argument, NULL, 'B'},
+                                         {"subject", required_argument, NULL, 's'},
+                                         {"text", required_argument, NULL, 'x'},
+                                         {"text-file", required_argument, NULL, 'X'},
+                                         {"html-file", required_argument, NULL, 'M'},
+                                         {"from", required_argument, NULL, 'F'},
+                                         {"reply-to", required_argument, NULL, 'R'},
+                                         {"batch", required_argument, NULL, 'b'},
+                                         {"template-file", required_argument, NULL, 'T'},
+                                         {"strict", no_argument, NULL, 'Z'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"cron", required_argument, NULL, 'c'},
+                                         {"tz", required_argument, NULL, 'z'},
+                                         {"until", required_argument, NULL, 'u'},
+                                         {"count", required_argument, NULL, 'N'},
+                                         {"group", required_argument, NULL, 'g'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'a': o->at = optarg; break;
-        case 'w': o->webhook = optarg; break;
-        case 'd': o->data = optarg; break;
-        case 'f': o->data_file = optarg; break;
-        case 'i': o->id = optarg; break;
-        case 'n': o->not_after = optarg; break;
-        case 'm': o->at_most_once = 1; break;
-        case 'S': o->cli.server = optarg; break;
-        case 'k': o->cli.key_file = optarg; break;
+        case 'a':
+            o->at = optarg;
+            break;
+        case 'w':
+            o->webhook = optarg;
+            break;
+        case 'd':
+            o->data = optarg;
+            break;
+        case 'f':
+            o->data_file = optarg;
+            break;
+        case 'i':
+            o->id = optarg;
+            break;
+        case 'n':
+            o->not_after = optarg;
+            break;
+        case 'm':
+            o->at_most_once = 1;
+            break;
+        case 'S':
+            o->cli.server = optarg;
+            break;
+        case 'k':
+            o->cli.key_file = optarg;
+            break;
         case 'H':
             if (o->n_headers >= SA_HEADERS_MAX)
                 return cli_error(EXIT_USAGE, "schedule: more than %d headers", SA_HEADERS_MAX);
             o->headers[o->n_headers++] = optarg;
             break;
-        case 'E': case 'C': case 'B':
-            if (schedule_add_rcpt(o, c == 'E' ? SA_RCPT_TO : c == 'C' ? SA_RCPT_CC : SA_RCPT_BCC, optarg) != 0)
+        case 'E':
+        case 'C':
+        case 'B':
+            if (schedule_add_rcpt(o,
+                                  c == 'E'   ? SA_RCPT_TO
+                                  : c == 'C' ? SA_RCPT_CC
+                                             : SA_RCPT_BCC,
+                                  optarg) != 0)
                 return cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
             break;
-        case 's': o->subject = optarg; break;
-        case 'x': o->text = optarg; break;
-        case 'X': o->text_file = optarg; break;
-        case 'M': o->html_file = optarg; break;
-        case 'F': o->from = optarg; break;
-        case 'R': o->reply_to = optarg; break;
-        case 'b': o->batch = optarg; break;
-        case 'T': o->template_file = optarg; break;
-        case 'Z': o->strict = 1; break;
-        case 'j': o->cli.json = 1; break;
-        case 'c': o->cron = optarg; break;
-        case 'z': o->tz = optarg; break;
-        case 'u': o->until = optarg; break;
-        case 'N': o->count = optarg; break;
-        case 'g': o->group = optarg; break;
-        case 'h': fputs(usage, stdout); return -1;
+        case 's':
+            o->subject = optarg;
+            break;
+        case 'x':
+            o->text = optarg;
+            break;
+        case 'X':
+            o->text_file = optarg;
+            break;
+        case 'M':
+            o->html_file = optarg;
+            break;
+        case 'F':
+            o->from = optarg;
+            break;
+        case 'R':
+            o->reply_to = optarg;
+            break;
+        case 'b':
+            o->batch = optarg;
+            break;
+        case 'T':
+            o->template_file = optarg;
+            break;
+        case 'Z':
+            o->strict = 1;
+            break;
+        case 'j':
+            o->cli.json = 1;
+            break;
+        case 'c':
+            o->cron = optarg;
+            break;
+        case 'z':
+            o->tz = optarg;
+            break;
+        case 'u':
+            o->until = optarg;
+            break;
+        case 'N':
+            o->count = optarg;
+            break;
+        case 'g':
+            o->group = optarg;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
         default:
             return cli_error(EXIT_USAGE, "schedule: unknown or incomplete option %s",
                              argv[optind - 1]);
@@ -139,7 +207,8 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
-    if ((code = cli_keyring(&o->cli, &ring)) != EXIT_OK || (code = cli_connect(&o->cli, &n)) != EXIT_OK)
+    if ((code = cli_keyring(&o->cli, &ring)) != EXIT_OK ||
+        (code = cli_connect(&o->cli, &n)) != EXIT_OK)
         goto out;
     rc = book_task(n, ring, t, id, &err);
     if (rc == SA_ECONFLICT || rc == SA_ENOTFOUND) {
@@ -174,7 +243,8 @@ cmd_schedule(int argc, char **argv)
         return code < 0 ? EXIT_OK : code;
     if (o.batch)
         return batch_run(&o);
-    if (o.data_file && schedule_read_file(o.data_file, SA_BODY_MAX, &body, &body_len, &err) != SA_OK)
+    if (o.data_file &&
+        schedule_read_file(o.data_file, SA_BODY_MAX, &body, &body_len, &err) != SA_OK)
         return cli_error(cli_exit_for(err.code), "schedule: --data-file: %s", err.msg);
     if (o.data)
         code = schedule(&o, (const uint8_t *)o.data, strlen(o.data));

@@ -51,7 +51,8 @@ print_fleet(json_t *doc)
         "  %-6s %s  %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT "\n",
         str(d, "level"), str(d, "start"), num(d, "pending"), num(d, "unacked"), num(d, "waiting"));
     if (num(doc, "idle_past_durables"))
-        printf("  and %" JSON_INTEGER_FORMAT " durables of past levels with nothing left (the server "
+        printf("  and %" JSON_INTEGER_FORMAT
+               " durables of past levels with nothing left (the server "
                "drops a slot's after a window unused, a window's after an hour)\n",
                num(doc, "idle_past_durables"));
     printf("fleet members alive: %zu\n", json_array_size(json_object_get(doc, "members")));

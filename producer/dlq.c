@@ -145,8 +145,7 @@ dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err)
     enum sa_code rc = dlq_page(n, 0, limit, list, &last, err);
 
     count = json_array_size(list);
-    json_array_foreach(list, i, e)
-        print_entry(e, json);
+    json_array_foreach(list, i, e) print_entry(e, json);
     json_decref(list);
     if (rc != SA_OK)
         return rc;
@@ -183,8 +182,8 @@ add_content(json_t *e, const struct sa_task *t)
     json_t *headers = json_array(), *to = json_array(), *data;
 
     for (size_t i = 0; i < t->n_headers; i++)
-        json_array_append_new(headers, json_sprintf("%s: %s", t->headers[i].name,
-                                                    t->headers[i].value));
+        json_array_append_new(headers,
+                              json_sprintf("%s: %s", t->headers[i].name, t->headers[i].value));
     json_object_set_new(e, "header", headers);
     data = json_stringn((const char *)t->body, t->body_len);
     json_object_set_new(e, "data", data ? data : json_null());
@@ -213,7 +212,8 @@ dlq_get(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int pa
     if (rc != SA_OK)
         return rc;
     e = entry_json(m);
-    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &t, &why) == SA_OK) {
+    if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(m),
+                     (size_t)natsMsg_GetDataLength(m), &t, &why) == SA_OK) {
         add_attempts(e, t);
         if (parts & (DLQ_WEBHOOK | DLQ_CONTENT))
             json_object_set_new(e, "webhook", json_string(t->url ? t->url : ""));
@@ -251,7 +251,8 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
 static void
 reset_claim(struct sa_nats *n, const char *id)
 {
-    struct sa_claim c = {0}, mine = {.state = SA_CLAIM_RETRYING, .attempt = 0, .at_ms = sa_now_ms()};
+    struct sa_claim c = {0},
+                    mine = {.state = SA_CLAIM_RETRYING, .attempt = 0, .at_ms = sa_now_ms()};
 
     snprintf(mine.consumer, sizeof(mine.consumer), "sendat dlq replay");
     snprintf(mine.error, sizeof(mine.error), "replayed from the dead-letter stream");

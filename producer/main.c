@@ -36,10 +36,18 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-    {"init", cmd_init},     {"keygen", cmd_keygen}, {"schedule", cmd_schedule},
-    {"cancel", cmd_cancel}, {"status", cmd_status}, {"dlq", cmd_dlq},
-    {"preview", cmd_preview}, {"stats", cmd_stats}, {"token", cmd_token},
-    {"serve", cmd_serve},     {"series", cmd_series}, {"list", cmd_list},
+    {"init", cmd_init},
+    {"keygen", cmd_keygen},
+    {"schedule", cmd_schedule},
+    {"cancel", cmd_cancel},
+    {"status", cmd_status},
+    {"dlq", cmd_dlq},
+    {"preview", cmd_preview},
+    {"stats", cmd_stats},
+    {"token", cmd_token},
+    {"serve", cmd_serve},
+    {"series", cmd_series},
+    {"list", cmd_list},
     {NULL, NULL},
 };
 

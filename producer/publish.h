@@ -24,7 +24,8 @@ enum sa_code publisher_new(struct publisher **out, struct sa_nats *n, int max_pe
 enum sa_code publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env,
                             size_t len, int64_t now, long line, struct sa_err *err) SA_MUST_CHECK;
 /* Waits until every PubAck (or error) arrived, at most timeout_ms. */
-enum sa_code publisher_finish(struct publisher *p, int64_t timeout_ms, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code publisher_finish(struct publisher *p, int64_t timeout_ms,
+                              struct sa_err *err) SA_MUST_CHECK;
 /* PubAcks so far: newly stored, duplicates (each queued for publisher_next_dup), failures. */
 void publisher_counts(struct publisher *p, long *acked, long *duplicates, long *failed);
 /* Takes the oldest duplicate PubAck not yet taken: the line it came from, the stream sequence

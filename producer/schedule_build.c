@@ -11,7 +11,7 @@
 #include "schedule.h"
 #include "timeparse.h"
 
-#define PAST_LIMIT_MS (10 * 60 * 1000LL)              /* further back is refused */
+#define PAST_LIMIT_MS (10 * 60 * 1000LL)            /* further back is refused */
 #define FUTURE_LIMIT_MS (10 * 366 * 86400 * 1000LL) /* about ten years ahead */
 
 int
@@ -75,7 +75,8 @@ set_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct sa_
                        o->at, (now - t->due_ms) / 1000, PAST_LIMIT_MS / 1000);
     if (t->due_ms > now + FUTURE_LIMIT_MS)
         return sa_fail(err, SA_EINVAL, "--at %s is more than ten years ahead", o->at);
-    if (o->not_after && (rc = time_opt("--not-after", o->not_after, now, &t->not_after_ms, err)) != SA_OK)
+    if (o->not_after &&
+        (rc = time_opt("--not-after", o->not_after, now, &t->not_after_ms, err)) != SA_OK)
         return rc;
     if (o->not_after && t->not_after_ms < t->due_ms)
         return sa_fail(err, SA_EINVAL, "--not-after %s is before --at", o->not_after);
@@ -116,8 +117,9 @@ series_times(struct sa_task *t, const struct sched_opts *o, int64_t now, struct 
     if (rc != SA_OK)
         return rc;
     if (o->id && (!sa_layout_id_valid(o->id) || strlen(o->id) > SA_SERIES_ID_MAX))
-        return sa_fail(err, SA_EINVAL, "--id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ - for a series",
-                       o->id, SA_SERIES_ID_MAX);
+        return sa_fail(err, SA_EINVAL,
+                       "--id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ - for a series", o->id,
+                       SA_SERIES_ID_MAX);
     if (o->id)
         snprintf(t->series_id, sizeof(t->series_id), "%s", o->id);
     else
@@ -152,8 +154,8 @@ set_group(struct sa_task *t, const struct sched_opts *o, struct sa_err *err)
     if (!o->group)
         return SA_OK;
     if (!sa_layout_id_valid(o->group))
-        return sa_fail(err, SA_EINVAL, "--group \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", o->group,
-                       SA_ID_MAX);
+        return sa_fail(err, SA_EINVAL, "--group \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -",
+                       o->group, SA_ID_MAX);
     if (o->cron)
         return sa_fail(err, SA_EINVAL, "--group is for single tasks, not with --cron");
     snprintf(t->group, sizeof(t->group), "%s", o->group);
@@ -180,7 +182,8 @@ schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t
     if (rc != SA_OK)
         return rc;
     if (!o->cron && o->id && !sa_layout_id_valid(o->id))
-        return sa_fail(err, SA_EINVAL, "--id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", o->id, SA_ID_MAX);
+        return sa_fail(err, SA_EINVAL, "--id \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", o->id,
+                       SA_ID_MAX);
     if (!o->cron && o->id) /* a series named its occurrence already */
         snprintf(t->id, sizeof(t->id), "%s", o->id);
     else if (!o->cron)
@@ -190,4 +193,3 @@ schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t
         return rc;
     return sa_task_validate(t, err);
 }
-

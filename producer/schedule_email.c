@@ -43,7 +43,8 @@ add_list(struct sa_task *t, enum sa_rcpt kind, const char *list, struct sa_err *
     char *copy = strdup(list), *save = NULL, *tok;
     enum sa_code rc = copy ? SA_OK : sa_fail(err, SA_ENOMEM, "no memory");
 
-    for (tok = copy ? strtok_r(copy, ",", &save) : NULL; rc == SA_OK && tok; tok = strtok_r(NULL, ",", &save)) {
+    for (tok = copy ? strtok_r(copy, ",", &save) : NULL; rc == SA_OK && tok;
+         tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ')
             tok++;
         for (char *end = tok + strlen(tok); end > tok && end[-1] == ' ';)

@@ -10,8 +10,8 @@ static int
 encode(const struct sa_task *t, char *out, size_t cap)
 {
     json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:I, s:I}", "cron", t->cron, "tz", t->tz, "until",
-                          (json_int_t)t->until_ms, "count", t->count, "first", (json_int_t)t->due_ms,
-                          "created", (json_int_t)t->created_ms);
+                          (json_int_t)t->until_ms, "count", t->count, "first",
+                          (json_int_t)t->due_ms, "created", (json_int_t)t->created_ms);
     size_t n = o ? json_dumpb(o, out, cap - 1, JSON_COMPACT) : 0;
 
     json_decref(o);
@@ -38,8 +38,8 @@ series_get(struct sa_nats *n, const char *id, struct series_info *out, struct sa
         return sa_nats_fail(err, s, 0, "read series");
     o = json_loadb(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, NULL);
     kvEntry_Destroy(e);
-    if (!o || json_unpack(o, "{s:s, s:s, s?I, s?i, s?I, s?I}", "cron", &cron, "tz", &tz, "until", &until,
-                          "count", &count, "first", &first, "created", &created) != 0) {
+    if (!o || json_unpack(o, "{s:s, s:s, s?I, s?i, s?I, s?I}", "cron", &cron, "tz", &tz, "until",
+                          &until, "count", &count, "first", &first, "created", &created) != 0) {
         json_decref(o);
         return sa_fail(err, SA_EINVAL, "series record %s is damaged", id);
     }
@@ -71,7 +71,7 @@ series_register(struct sa_nats *n, const struct sa_task *t, struct sa_err *err)
     if (rc != SA_OK)
         return rc;
     if (strcmp(old.cron, t->cron) || strcmp(old.tz, t->tz))
-        return sa_fail(err, SA_EINVAL, "series %s exists with another schedule (%s in %s)", t->series_id,
-                       old.cron, old.tz);
+        return sa_fail(err, SA_EINVAL, "series %s exists with another schedule (%s in %s)",
+                       t->series_id, old.cron, old.tz);
     return SA_EEXIST; /* scheduled already: the chain runs, publish nothing */
 }

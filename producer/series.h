@@ -18,9 +18,11 @@ struct series_info {
 
 /* Records t's series (create-if-absent). SA_EEXIST if the same series was scheduled already
  * (then publish nothing: its chain runs), SA_EINVAL if the id has another schedule. */
-enum sa_code series_register(struct sa_nats *n, const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code series_register(struct sa_nats *n, const struct sa_task *t,
+                             struct sa_err *err) SA_MUST_CHECK;
 
 /* Reads a series record; SA_ENOTFOUND if id names no series. */
-enum sa_code series_get(struct sa_nats *n, const char *id, struct series_info *out, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code series_get(struct sa_nats *n, const char *id, struct series_info *out,
+                        struct sa_err *err) SA_MUST_CHECK;
 
 #endif

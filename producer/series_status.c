@@ -33,8 +33,8 @@ compute_fires(const struct series_info *s, int64_t now, struct fires *f, struct 
     if (rc != SA_OK)
         return rc;
     f->ended = 1;
-    for (at = s->first_ms; total < 100000 && (!s->count || total < s->count) &&
-                           (!s->until_ms || at <= s->until_ms);
+    for (at = s->first_ms;
+         total < 100000 && (!s->count || total < s->count) && (!s->until_ms || at <= s->until_ms);
          total++) {
         f->at[f->k++ % SHOWN_MAX] = at;
         if (at > now) {

@@ -58,8 +58,7 @@ const char *serve_query(struct request *r, const char *name);
 
 /* The query parameter name as a number in lo..hi into *out (left alone if absent): 1, or 0
  * after a 400 naming the parameter. */
-int serve_query_number(struct request *r, const char *name, int64_t lo, int64_t hi,
-                       int64_t *out);
+int serve_query_number(struct request *r, const char *name, int64_t lo, int64_t hi, int64_t *out);
 
 /* Starts listening on addr ("host:port" or ":port"). */
 enum sa_code serve_start(struct server *s, const char *addr, int threads,

@@ -14,10 +14,10 @@
 
 #define BATCH_LINES_MAX 100000
 
-static const char *const keys[] = {"at",        "webhook", "data",  "header",       "id",
-                                   "not-after", "email",   "cc",    "bcc",          "subject",
-                                   "text",      "html",    "from",  "reply-to",     "cron",
-                                   "tz",        "until",   "count", "at-most-once", "group",     NULL};
+static const char *const keys[] = {
+    "at",   "webhook", "data",    "header", "id",           "not-after", "email",
+    "cc",   "bcc",     "subject", "text",   "html",         "from",      "reply-to",
+    "cron", "tz",      "until",   "count",  "at-most-once", "group",     NULL};
 
 /* The request field an error message names: an unknown key, a "--key" or "\"key\"" of the
  * batch keys, or a message that starts with one; NULL if it names none. */
@@ -123,7 +123,8 @@ batch_line(struct request *r, long line, char *text)
     if (rc == SA_OK)
         return json_pack("{s:I, s:s}", "line", (json_int_t)line, "id", id);
     if (rc == SA_EEXIST)
-        return json_pack("{s:I, s:s, s:b}", "line", (json_int_t)line, "id", id, "already_scheduled", 1);
+        return json_pack("{s:I, s:s, s:b}", "line", (json_int_t)line, "id", id, "already_scheduled",
+                         1);
     return json_pack("{s:I, s:o}", "line", (json_int_t)line, "error",
                      error_object(status_for(rc), &err));
 }
@@ -202,8 +203,9 @@ serve_cancel_answer(struct request *r, const char *id, const struct cancel_resul
     else if (res->outcome == CANCEL_UNKNOWN)
         serve_fail(r, 404, NULL, "unknown id");
     else
-        serve_reply(r, 409, json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late",
-                                      since[res->outcome], at));
+        serve_reply(
+            r, 409,
+            json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", since[res->outcome], at));
 }
 
 static void

@@ -118,7 +118,8 @@ durable_start(const jsConsumerInfo *ci)
 static int
 by_start(const void *a, const void *b)
 {
-    int64_t x = durable_start(*(jsConsumerInfo *const *)a), y = durable_start(*(jsConsumerInfo *const *)b);
+    int64_t x = durable_start(*(jsConsumerInfo *const *)a),
+            y = durable_start(*(jsConsumerInfo *const *)b);
 
     return (x > y) - (x < y);
 }

@@ -113,8 +113,8 @@ claim_fields(const struct sa_claim *c)
 static const char *
 claim_event(const struct sa_claim *c)
 {
-    static const char *names[] = {"", "claimed", "sent", "failed", "cancelled", "dead-lettered",
-                                  "skipped"};
+    static const char *names[] = {"",          "claimed",       "sent",   "failed",
+                                  "cancelled", "dead-lettered", "skipped"};
 
     if (c->state == SA_CLAIM_RETRYING && by_cli(c))
         return "replayed";

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds sendat, runs the whole suite, then builds it again with
 # AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more, then each
-# libFuzzer target briefly (tests/fuzz/run.sh). Every phase always runs; the summary names
+# libFuzzer target briefly (tests/fuzz/run.sh), then the style checks (tests/style.sh:
+# clang-format and a -Wpedantic -Werror build). Every phase always runs; the summary names
 # each phase's result and the script fails if any failed. Test folders go to one temporary
 # folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1 keeps it, and its path is printed).
 set -uo pipefail
@@ -35,6 +36,9 @@ phase build-san -DCMAKE_BUILD_TYPE=Debug -DSENDAT_SANITIZE=address,undefined -- 
 san=$?
 bash tests/fuzz/run.sh # every libFuzzer target briefly from its seed corpus (docs/fuzzing.md)
 fuzz=$?
+bash tests/style.sh
+style=$?
 
-echo "tests/run.sh: plain phase $(result $plain), sanitizer phase $(result $san), fuzz phase $(result $fuzz)"
-[ $plain = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ]
+echo "tests/run.sh: plain phase $(result $plain), sanitizer phase $(result $san)," \
+  "fuzz phase $(result $fuzz), style phase $(result $style)"
+[ $plain = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ]

@@ -46,7 +46,8 @@ on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
 }
 
 enum sa_code
-claimq_new(struct claimq **out, struct consumer *c, void (*wake)(void *), void *arg, struct sa_err *err)
+claimq_new(struct claimq **out, struct consumer *c, void (*wake)(void *), void *arg,
+           struct sa_err *err)
 {
     struct claimq *q = calloc(1, sizeof(*q));
     jsOptions o;

@@ -27,8 +27,8 @@ struct claim_job {
     uint64_t last;       /* the revision the write expected */
     char host[256];      /* take: the send's destination and its fleet lease */
     int lease;
-    claim_then_fn then;  /* record: what follows the write (settle, or ack a retry) */
-    int ok;              /* filled when done: stored, at revision rev */
+    claim_then_fn then; /* record: what follows the write (settle, or ack a retry) */
+    int ok;             /* filled when done: stored, at revision rev */
     uint64_t rev;
     struct claim_job *next;
 };

@@ -13,7 +13,8 @@
 #include "timeparse.h"
 
 void
-claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa_claim_state st)
+claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
+            enum sa_claim_state st)
 {
     memset(c, 0, sizeof(*c));
     c->state = st;
@@ -87,7 +88,8 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
 /* The claim exists: ours if it carries our write id (a write whose answer was lost), else
  * the rules of who may take it over. */
 enum take
-claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_t *rev, struct sa_claim *seen)
+claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_t *rev,
+               struct sa_claim *seen)
 {
     struct sa_err err = {0};
 
@@ -128,8 +130,8 @@ claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *
 }
 
 void
-claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct held *h, enum sa_claim_state state,
-               int http_status, const char *error, int64_t lateness_ms)
+claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct held *h,
+               enum sa_claim_state state, int http_status, const char *error, int64_t lateness_ms)
 {
     claims_fill(rec, c, h, state);
     rec->http_status = http_status;

@@ -23,7 +23,8 @@ int claims_forgotten(const struct consumer *c, const struct held *h, int64_t now
                      size_t cap);
 
 /* The record this consumer writes for h in state st (no write id yet). */
-void claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa_claim_state st);
+void claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
+                 enum sa_claim_state st);
 
 /* After a create was refused or not answered: reads the claim; TAKE_SEND if it carries
  * write_id (our write went through) or we may take it over, else what to do. */
@@ -34,8 +35,9 @@ enum take claims_resolve(struct consumer *c, struct held *h, const char *write_i
 enum take claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *seen);
 
 /* The outcome record for h (no write id yet). */
-void claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct held *h, enum sa_claim_state state,
-                    int http_status, const char *error, int64_t lateness_ms);
+void claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct held *h,
+                    enum sa_claim_state state, int http_status, const char *error,
+                    int64_t lateness_ms);
 
 /* Records the outcome on the claim synchronously, on the calling (sending) thread: it retries
  * every 200 ms for up to 15 s while the broker is away, then logs claim_update_failed. */

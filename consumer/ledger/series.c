@@ -15,7 +15,8 @@
 int
 series_cancelled(struct consumer *c, const struct sa_task *t)
 {
-    return cancel_contains(c->cancels, t->id) || (t->cron && cancel_contains(c->cancels, t->series_id));
+    return cancel_contains(c->cancels, t->id) ||
+           (t->cron && cancel_contains(c->cancels, t->series_id));
 }
 
 int
@@ -101,7 +102,8 @@ series_continue(struct consumer *c, struct held *h, struct sa_err *err)
     if (rc == SA_OK)
         rc = relay_publish(c, subject, env, (int)len, next->id, &m, err);
     if (rc == SA_OK)
-        sa_log(SA_LOG_INFO, "next_occurrence", "series=%s task=%s index=%d", next->series_id, next->id, next->index);
+        sa_log(SA_LOG_INFO, "next_occurrence", "series=%s task=%s index=%d", next->series_id,
+               next->id, next->index);
     free(env);
     sa_task_free(next);
     return rc;

@@ -36,8 +36,10 @@ static const char usage[] =
     "  SENDAT_MAX_HELD            tasks held in memory at once (default 200000)\n"
     "  SENDAT_WEBHOOK_SECRET_FILE the same keys from a file, read again on SIGHUP\n"
     "  SENDAT_WEBHOOK_SECRET      Standard Webhooks keys, space-separated: whsec_<base64> (v1,\n"
-    "                             HMAC-SHA256) and/or whsk_<base64 seed> (v1a, Ed25519); each signs\n"
-    "  SENDAT_WEBHOOK_DENY        addresses webhooks may not reach: CIDR list, `private` = RFC 1918,\n"
+    "                             HMAC-SHA256) and/or whsk_<base64 seed> (v1a, Ed25519); each "
+    "signs\n"
+    "  SENDAT_WEBHOOK_DENY        addresses webhooks may not reach: CIDR list, `private` = RFC "
+    "1918,\n"
     "                             loopback, CGNAT, ULA (e.g. \"private\" for multi-tenant use);\n"
     "                             link-local, metadata, 0.0.0.0/8 and multicast are refused too\n"
     "  SENDAT_WEBHOOK_ALLOW       CIDR list allowed although denied (wins over both lists)\n"
@@ -46,7 +48,8 @@ static const char usage[] =
     "  SENDAT_SMTP_FROM           From when a task has none\n"
     "  SENDAT_SMTP_EHLO           name to greet the server with (default: this host's)\n"
     "  SENDAT_SMTP_CA_FILE        CA bundle to verify the server with\n"
-    "  SENDAT_SMTP_TLS            required (default) | off (refused unless the server is loopback)\n"
+    "  SENDAT_SMTP_TLS            required (default) | off (refused unless the server is "
+    "loopback)\n"
     "  SENDAT_MAX_HOST_CONNECTIONS  connections to one host at once (default 0: no cap)\n"
     "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
     "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
@@ -57,7 +60,8 @@ static const char usage[] =
     "  SENDAT_SWEEP_INTERVAL      how often the fleet looks for tasks no level will read (bad\n"
     "                             subjects, windows behind the catch-up cursor) and dead-letters\n"
     "                             them; one member per turn (default 60s; off: never)\n"
-    "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default :8080;\n"
+    "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default "
+    ":8080;\n"
     "                             8 connections per client, idle ones closed after 10 s)\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n"
@@ -101,7 +105,8 @@ env_dur(const char *name, int64_t def, int64_t *out)
     if (!v || !*v)
         return 0;
     if (sa_duration_parse(v, out, &err) != SA_OK || *out <= 0) {
-        fprintf(stderr, "sendat-consumer: %s=%s: %s\n", name, v, err.msg[0] ? err.msg : "must be positive");
+        fprintf(stderr, "sendat-consumer: %s=%s: %s\n", name, v,
+                err.msg[0] ? err.msg : "must be positive");
         return -1;
     }
     return 0;
@@ -112,7 +117,8 @@ policy_load(struct sa_netpolicy **out)
 {
     struct sa_err err = {0};
 
-    if (sa_netpolicy_new(out, getenv("SENDAT_WEBHOOK_ALLOW"), getenv("SENDAT_WEBHOOK_DENY"), &err) == SA_OK)
+    if (sa_netpolicy_new(out, getenv("SENDAT_WEBHOOK_ALLOW"), getenv("SENDAT_WEBHOOK_DENY"),
+                         &err) == SA_OK)
         return 0;
     fprintf(stderr, "sendat-consumer: %s\n", err.msg);
     return -1;
@@ -170,8 +176,8 @@ config_load(struct config *cfg)
     return bad ? -1 : 0;
 }
 
-const long lateness_bounds_ms[LATENESS_BUCKETS] = {1,    5,    10,    25,    50,    100,    250,    500,
-                                                   1000, 2500, 5000, 10000, 30000, 60000, 300000, 1800000};
+const long lateness_bounds_ms[LATENESS_BUCKETS] = {
+    1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 1800000};
 
 static void
 observe(struct histogram *h, int64_t ms)
@@ -233,7 +239,8 @@ consumer_reload(struct consumer *c)
     struct signer *signer = NULL;
     struct sa_err err = {0};
 
-    if (sa_keyring_load(&ring, c->cfg.key_file, &err) != SA_OK || consumer_load_signer(&signer, &err) != SA_OK) {
+    if (sa_keyring_load(&ring, c->cfg.key_file, &err) != SA_OK ||
+        consumer_load_signer(&signer, &err) != SA_OK) {
         sa_keyring_free(ring);
         sa_log(SA_LOG_ERROR, "reload_failed", "error=\"%s\" (the old keys stay)", err.msg);
         return;

@@ -13,32 +13,31 @@
 #include "netpolicy.h"
 
 struct smtp_config {
-    char url[600];       /* empty: no SMTP server, email tasks are dead-lettered */
+    char url[600]; /* empty: no SMTP server, email tasks are dead-lettered */
     const char *user, *password, *from, *ca_file;
-    int tls_off;         /* only ever for a loopback server */
+    int tls_off; /* only ever for a loopback server */
 };
 
 struct config {
     const char *url;
     const char *key_file;
     char name[64];
-    int max_inflight;       /* sends in flight at once */
-    int64_t claim_lead_ms;  /* claim this long before the due time, send on the dot */
+    int max_inflight;      /* sends in flight at once */
+    int64_t claim_lead_ms; /* claim this long before the due time, send on the dot */
     int64_t http_timeout_ms;
     int fetch_batch;
-    int max_attempts;       /* attempts before the dead letter */
+    int max_attempts; /* attempts before the dead letter */
     int64_t retry_base_ms;
     int64_t retry_max_ms;
-    int64_t drain_ms;       /* SIGTERM grace for sends in flight */
-    int64_t max_held;       /* tasks held in memory at once */
-    int max_ack_pending;    /* per level durable; fleet-wide bound */
-    int max_host_connections; /* connections to one host at once, 0: no cap */
+    int64_t drain_ms;          /* SIGTERM grace for sends in flight */
+    int64_t max_held;          /* tasks held in memory at once */
+    int max_ack_pending;       /* per level durable; fleet-wide bound */
+    int max_host_connections;  /* connections to one host at once, 0: no cap */
     int64_t sweep_interval_ms; /* a turn at the sweep for unread tasks, 0: off */
     int64_t key_wait_ms;       /* how long a task sealed with an unknown key id circulates */
     struct smtp_config smtp;
     struct sa_netpolicy *policy; /* SENDAT_WEBHOOK_ALLOW / _DENY (owned; freed at exit) */
 };
-
 
 #define LATENESS_BUCKETS 16
 
@@ -81,19 +80,19 @@ struct consumer {
     char instance[24]; /* random per process: a restart under the same name is another holder */
     struct wheel *wheel;
     struct cancel_set *cancels;
-    struct signer *signer; /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */
-    struct limits *limits; /* per-host limits (SENDAT_HOST_LIMITS) */
-    kvStore *leases;       /* fleet-wide concurrency leases, when a limit asks for them */
-    struct claimq *claimq; /* claim writes in flight (main thread; PubAcks on a nats thread) */
-    struct mover *mover;   /* moves down a level in flight (puller; PubAcks on a nats thread) */
+    struct signer *signer;     /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */
+    struct limits *limits;     /* per-host limits (SENDAT_HOST_LIMITS) */
+    kvStore *leases;           /* fleet-wide concurrency leases, when a limit asks for them */
+    struct claimq *claimq;     /* claim writes in flight (main thread; PubAcks on a nats thread) */
+    struct mover *mover;       /* moves down a level in flight (puller; PubAcks on a nats thread) */
     struct transfer *inflight; /* sends in flight (main thread only) */
     kvStore *members;          /* fleet members alive (owned by the puller) */
     int64_t claims_ttl_ms;     /* how long the claims bucket keeps a record (0: for ever) */
     struct counters counters;
-    atomic_int started;  /* connected, layout read, every part set up: /readyz may look */
-    atomic_int stopping; /* set by SIGTERM: stop pulling, release what is held */
-    atomic_int reload;   /* set by SIGHUP: read the key ring and webhook secrets again */
-    atomic_int sender_busy; /* due tasks wait for a free send slot: pull no more due ones */
+    atomic_int started;         /* connected, layout read, every part set up: /readyz may look */
+    atomic_int stopping;        /* set by SIGTERM: stop pulling, release what is held */
+    atomic_int reload;          /* set by SIGHUP: read the key ring and webhook secrets again */
+    atomic_int sender_busy;     /* due tasks wait for a free send slot: pull no more due ones */
     pthread_rwlock_t ring_lock; /* the puller opens under it; the main thread swaps rings */
 };
 

@@ -39,8 +39,7 @@ ready(struct consumer *c)
            sa_now_ms() - atomic_load(&c->counters.last_pull_ok_ms) < 10000;
 }
 
-static int
-put(char *buf, int used, const char *fmt, ...) SA_PRINTF(3, 4);
+static int put(char *buf, int used, const char *fmt, ...) SA_PRINTF(3, 4);
 
 static int
 put(char *buf, int used, const char *fmt, ...)
@@ -97,30 +96,44 @@ metrics(struct consumer *c, char *buf)
 
     n = channel_counter(buf, n, "sendat_sent_total", "Sends the receiver accepted.", k->sent);
     n = channel_counter(buf, n, "sendat_failed_total", "Attempts that failed.", k->failed);
-    n = channel_counter(buf, n, "sendat_retried_total", "Retries put back into the wheel.", k->retried);
-    n = channel_counter(buf, n, "sendat_dead_lettered_total", "Tasks sent to the dead-letter stream.", k->dead);
-    n = put(buf, n, "# TYPE sendat_cancelled_total counter\nsendat_cancelled_total %ld\n", atomic_load(&k->cancelled));
-    n = put(buf, n, "# TYPE sendat_duplicates_skipped_total counter\nsendat_duplicates_skipped_total %ld\n",
+    n = channel_counter(buf, n, "sendat_retried_total", "Retries put back into the wheel.",
+                        k->retried);
+    n = channel_counter(buf, n, "sendat_dead_lettered_total",
+                        "Tasks sent to the dead-letter stream.", k->dead);
+    n = put(buf, n, "# TYPE sendat_cancelled_total counter\nsendat_cancelled_total %ld\n",
+            atomic_load(&k->cancelled));
+    n = put(buf, n,
+            "# TYPE sendat_duplicates_skipped_total counter\nsendat_duplicates_skipped_total %ld\n",
             atomic_load(&k->duplicates));
-    n = put(buf, n, "# HELP sendat_redelivered_held_total Redeliveries of a task this consumer still held (not held twice).\n"
-                    "# TYPE sendat_redelivered_held_total counter\nsendat_redelivered_held_total %ld\n",
+    n = put(buf, n,
+            "# HELP sendat_redelivered_held_total Redeliveries of a task this consumer still held "
+            "(not held twice).\n"
+            "# TYPE sendat_redelivered_held_total counter\nsendat_redelivered_held_total %ld\n",
             atomic_load(&k->redelivered_held));
-    n = put(buf, n, "# HELP sendat_unknown_key_total Tasks handed back because their key id is not loaded here.\n"
-                    "# TYPE sendat_unknown_key_total counter\nsendat_unknown_key_total %ld\n",
+    n = put(buf, n,
+            "# HELP sendat_unknown_key_total Tasks handed back because their key id is not loaded "
+            "here.\n"
+            "# TYPE sendat_unknown_key_total counter\nsendat_unknown_key_total %ld\n",
             atomic_load(&k->key_waits));
-    n = put(buf, n, "# TYPE sendat_republished_total counter\nsendat_republished_total %ld\n", atomic_load(&k->moved));
-    n = put(buf, n, "# TYPE sendat_pulled_total counter\nsendat_pulled_total %ld\n", atomic_load(&k->pulled));
-    n = put(buf, n, "# TYPE sendat_in_flight gauge\nsendat_in_flight %ld\n", atomic_load(&k->inflight));
+    n = put(buf, n, "# TYPE sendat_republished_total counter\nsendat_republished_total %ld\n",
+            atomic_load(&k->moved));
+    n = put(buf, n, "# TYPE sendat_pulled_total counter\nsendat_pulled_total %ld\n",
+            atomic_load(&k->pulled));
+    n = put(buf, n, "# TYPE sendat_in_flight gauge\nsendat_in_flight %ld\n",
+            atomic_load(&k->inflight));
     n = put(buf, n, "# TYPE sendat_held gauge\nsendat_held %zu\n",
             atomic_load(&c->started) ? wheel_count(c->wheel) : 0);
-    n = put(buf, n, "# HELP sendat_backlog Tasks waiting in the current window, fleet-wide.\n"
-                    "# TYPE sendat_backlog gauge\nsendat_backlog %ld\n", atomic_load(&k->backlog));
+    n = put(buf, n,
+            "# HELP sendat_backlog Tasks waiting in the current window, fleet-wide.\n"
+            "# TYPE sendat_backlog gauge\nsendat_backlog %ld\n",
+            atomic_load(&k->backlog));
     n = put(buf, n, "# TYPE sendat_ready gauge\nsendat_ready %d\n", ready(c));
     return lateness(buf, n, k);
 }
 
 static enum MHD_Result
-reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body, enum MHD_ResponseMemoryMode mode)
+reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body,
+      enum MHD_ResponseMemoryMode mode)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, mode);
     enum MHD_Result ret;
@@ -132,8 +145,8 @@ reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body
 }
 
 static enum MHD_Result
-on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
-           const char *data, size_t *size, void **state)
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+           const char *version, const char *data, size_t *size, void **state)
 {
     struct health *h = cls;
     char *buf;
@@ -177,21 +190,23 @@ health_start(struct health **out, struct consumer *c, const char *addr, struct s
         return sa_fail(err, SA_ENOMEM, "no memory for the HTTP endpoint");
     h->c = c;
     /* epoll (or poll): no FD_SETSIZE ceiling on descriptor numbers */
-    h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h,
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_CLIENT_MAX,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_END);
+    h->d = MHD_start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&sin, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_CLIENT_MAX,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_END);
     if (!h->d) { /* a consumer without its probes would be restarted or go unwatched */
         int e = errno;
         free(h);
-        return sa_fail(err, SA_EINVAL,
-                       "cannot listen on %s for /healthz and /metrics (%s): set SENDAT_HTTP_ADDR to "
-                       "a free host:port, :0 for any free port, or off",
-                       addr, e == EADDRINUSE ? "in use, by another consumer?" : strerror(e));
+        return sa_fail(
+            err, SA_EINVAL,
+            "cannot listen on %s for /healthz and /metrics (%s): set SENDAT_HTTP_ADDR to "
+            "a free host:port, :0 for any free port, or off",
+            addr, e == EADDRINUSE ? "in use, by another consumer?" : strerror(e));
     }
     info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-    sa_log(SA_LOG_INFO, "http_listening", "addr=%s port=%u", addr, info ? (unsigned)info->port : 0u);
+    sa_log(SA_LOG_INFO, "http_listening", "addr=%s port=%u", addr,
+           info ? (unsigned)info->port : 0u);
     *out = h;
     return SA_OK;
 }

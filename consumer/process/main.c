@@ -65,7 +65,8 @@ connect_when_up(struct consumer *c, struct sa_err *err)
         struct sa_err why = {0};
         char refused[8];
 
-        if ((rc = sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, SA_INBOX_CONSUMER, &why)) == SA_OK &&
+        if ((rc = sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, SA_INBOX_CONSUMER, &why)) ==
+                SA_OK &&
             (rc = sa_nats_bind(c->n, &why)) == SA_OK)
             return SA_OK;
         if (rc != SA_ERETRY || sa_nats_refused(c->n, refused, sizeof(refused))) {
@@ -124,7 +125,8 @@ setup(struct consumer *c, struct sa_err *err)
         return -1;
     if (limits_need_leases(c->limits)) {
         if (js_KeyValue(&c->leases, c->n->js, LEASES_BUCKET) != NATS_OK) {
-            sa_fail(err, SA_ENOTFOUND, "bucket %s does not exist: run `sendat init` first", LEASES_BUCKET);
+            sa_fail(err, SA_ENOTFOUND, "bucket %s does not exist: run `sendat init` first",
+                    LEASES_BUCKET);
             return -1;
         }
         limits_set_leases(c->limits, c->leases);
@@ -204,7 +206,8 @@ run(struct consumer *c)
     sweep_stop(sweep);
     pull_join(&p);
     if (mover_wait(c->mover, c->cfg.drain_ms) > 0)
-        sa_log(SA_LOG_WARN, "moves_unconfirmed", "error=\"no PubAck: redelivered after the ack wait\"");
+        sa_log(SA_LOG_WARN, "moves_unconfirmed",
+               "error=\"no PubAck: redelivered after the ack wait\"");
     sa_log(SA_LOG_INFO, "stopped", "released=%zu", wheel_release_all(c->wheel));
     pull_close(&p);
     health_stop(http);

@@ -126,7 +126,8 @@ finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason
     if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, h->task->channel, reason,
                           &err) != SA_OK) {
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK, 0); /* keep it: redelivered and tried again */
+        sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK,
+                      0); /* keep it: redelivered and tried again */
         held_free(h);
         return;
     }

@@ -7,7 +7,8 @@
 
 struct deliver;
 
-enum sa_code deliver_new(struct deliver **out, struct consumer *c, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code deliver_new(struct deliver **out, struct consumer *c,
+                         struct sa_err *err) SA_MUST_CHECK;
 void deliver_free(struct deliver *d);
 
 /* Any thread: wakes the loop (new tasks in the wheel, or stop). */
@@ -22,6 +23,7 @@ struct transfer_result;
 
 /* transfer.c calls this when a transfer ends: records the outcome, then acks, retries or
  * dead-letters h, and frees it. */
-void deliver_done(struct consumer *c, struct held *h, uint64_t rev, const struct transfer_result *r);
+void deliver_done(struct consumer *c, struct held *h, uint64_t rev,
+                  const struct transfer_result *r);
 
 #endif

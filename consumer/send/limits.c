@@ -46,7 +46,8 @@ parse_setting(struct rule *r, const char *kv, struct sa_err *err)
     double v;
     int end = 0; /* %n: how far the pattern matched; a setting must match to its end */
 
-    if (sscanf(kv, "concurrency:%d%n", &r->concurrency, &end) == 1 && !kv[end] && r->concurrency > 0)
+    if (sscanf(kv, "concurrency:%d%n", &r->concurrency, &end) == 1 && !kv[end] &&
+        r->concurrency > 0)
         return SA_OK;
     end = 0;
     if (sscanf(kv, "fleet:%d%n", &r->fleet, &end) == 1 && !kv[end] && r->fleet > 0 &&
@@ -79,7 +80,8 @@ parse_rule(struct limits *l, char *text, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "SENDAT_HOST_LIMITS: more than %d rules", RULES_MAX);
     memset(r, 0, sizeof(*r));
     snprintf(r->pattern, sizeof(r->pattern), "%.*s", (int)(eq - text), text);
-    for (char *kv = strtok_r(eq + 1, ",", &save); rc == SA_OK && kv; kv = strtok_r(NULL, ",", &save))
+    for (char *kv = strtok_r(eq + 1, ",", &save); rc == SA_OK && kv;
+         kv = strtok_r(NULL, ",", &save))
         rc = parse_setting(r, kv, err);
     if (rc == SA_OK)
         l->n_rules++;
@@ -154,8 +156,9 @@ lease_key(char *out, size_t cap, const char *host, int i)
     size_t n = (size_t)snprintf(out, cap, "%s.%d", host, i);
 
     for (size_t k = 0; k < n && k < cap; k++)
-        if (!strchr("-_=.", out[k]) && !((out[k] >= 'a' && out[k] <= 'z') || (out[k] >= 'A' && out[k] <= 'Z') ||
-                                         (out[k] >= '0' && out[k] <= '9')))
+        if (!strchr("-_=.", out[k]) &&
+            !((out[k] >= 'a' && out[k] <= 'z') || (out[k] >= 'A' && out[k] <= 'Z') ||
+              (out[k] >= '0' && out[k] <= '9')))
             out[k] = '_';
 }
 

@@ -26,7 +26,8 @@ void limits_set_leases(struct limits *l, kvStore *kv);
 
 /* Takes room for one send to host at now_ms: 1 if it may start (*lease is the fleet lease
  * taken, or -1), 0 if not now (*retry_at_ms says when to look again). */
-int limits_acquire(struct limits *l, const char *host, int64_t now_ms, int64_t *retry_at_ms, int *lease);
+int limits_acquire(struct limits *l, const char *host, int64_t now_ms, int64_t *retry_at_ms,
+                   int *lease);
 
 /* Gives back what limits_acquire took for a send to host. */
 void limits_release(struct limits *l, const char *host, int lease);

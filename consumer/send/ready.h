@@ -24,7 +24,8 @@ struct ready {
 };
 
 /* Adds a claimed task; SA_ENOMEM if the heap cannot grow (the caller sends it at once). */
-enum sa_code ready_push(struct ready *r, const struct ready_entry *e, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code ready_push(struct ready *r, const struct ready_entry *e,
+                        struct sa_err *err) SA_MUST_CHECK;
 
 /* The earliest due time waiting, or INT64_MAX. */
 int64_t ready_next_due(const struct ready *r);

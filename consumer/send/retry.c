@@ -79,7 +79,8 @@ retry_again(struct consumer *c, struct held *h, const char *error, int64_t start
             int64_t retry_after_ms, int64_t *due_ms, struct sa_err *err)
 {
     struct sa_task *t = h->task;
-    struct relay_meta m = {.scheduled_ms = h->scheduled_ms, .moves = h->moves, .moved_ms = h->moved_ms};
+    struct relay_meta m = {
+        .scheduled_ms = h->scheduled_ms, .moves = h->moves, .moved_ms = h->moved_ms};
     char subject[SA_SUBJECT_MAX], msgid[SA_SUBJECT_MAX];
     uint8_t *env = NULL;
     size_t env_len = 0;

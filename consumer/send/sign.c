@@ -15,8 +15,8 @@
 
 struct signer_key {
     int ed25519;
-    size_t len;                                  /* HMAC key length */
-    uint8_t key[crypto_sign_SECRETKEYBYTES];     /* HMAC key, or Ed25519 secret key */
+    size_t len;                              /* HMAC key length */
+    uint8_t key[crypto_sign_SECRETKEYBYTES]; /* HMAC key, or Ed25519 secret key */
 };
 
 struct signer {
@@ -34,13 +34,15 @@ add_key(struct signer *s, const char *entry, size_t n, struct sa_err *err)
     size_t skip = ed ? 5 : (n > 6 && !strncmp(entry, "whsec_", 6)) ? 6 : 0;
 
     if (!skip)
-        return sa_fail(err, SA_EINVAL, "webhook secret %d must start with whsec_ or whsk_", s->n + 1);
+        return sa_fail(err, SA_EINVAL, "webhook secret %d must start with whsec_ or whsk_",
+                       s->n + 1);
     if (s->n == SIGNER_MAX)
         return sa_fail(err, SA_EINVAL, "more than %d webhook secrets", SIGNER_MAX);
     if (sodium_base642bin(seed, sizeof(seed), entry + skip, n - skip, NULL, &len, NULL,
                           sodium_base64_VARIANT_ORIGINAL) != 0 ||
         (ed ? len != crypto_sign_SEEDBYTES : (len < 16 || len > HMAC_MAX)))
-        return sa_fail(err, SA_EINVAL, "webhook secret %d is not valid base64 of the right size", s->n + 1);
+        return sa_fail(err, SA_EINVAL, "webhook secret %d is not valid base64 of the right size",
+                       s->n + 1);
     k->ed25519 = ed;
     if (ed) {
         uint8_t pk[crypto_sign_PUBLICKEYBYTES];
@@ -124,7 +126,9 @@ signer_sign(const struct signer *s, char *out, size_t cap, const char *msg_id, i
     for (int i = 0; i < s->n; i++) {
         const char *tag = s->k[i].ed25519 ? "v1a," : "v1,";
         sign_one(&s->k[i], msg, (size_t)plen + body_len, sig, &sig_len);
-        if (used + strlen(tag) + sodium_base64_ENCODED_LEN(sig_len, sodium_base64_VARIANT_ORIGINAL) + 1 > cap)
+        if (used + strlen(tag) +
+                sodium_base64_ENCODED_LEN(sig_len, sodium_base64_VARIANT_ORIGINAL) + 1 >
+            cap)
             return free(msg), -1;
         used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? " " : "", tag);
         sodium_bin2base64(out + used, cap - used, sig, sig_len, sodium_base64_VARIANT_ORIGINAL);

@@ -18,7 +18,7 @@ void signer_free(struct signer *s);
 
 /* Writes the webhook-signature header value ("v1,<b64> v1a,<b64> ...") into out; returns
  * its length, 0 if the signer has no keys, -1 if cap is short. */
-int signer_sign(const struct signer *s, char *out, size_t cap, const char *msg_id, int64_t ts_seconds,
-                const uint8_t *body, size_t body_len);
+int signer_sign(const struct signer *s, char *out, size_t cap, const char *msg_id,
+                int64_t ts_seconds, const uint8_t *body, size_t body_len);
 
 #endif

@@ -29,13 +29,19 @@ check_url(struct smtp_config *s, const char *url, const char *ehlo)
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
         (strcasecmp(scheme, "smtp") && strcasecmp(scheme, "smtps"))) {
-        fprintf(stderr, "sendat-consumer: SENDAT_SMTP_URL=%s: want smtp://host:587 or smtps://host:465\n", url);
+        fprintf(stderr,
+                "sendat-consumer: SENDAT_SMTP_URL=%s: want smtp://host:587 or smtps://host:465\n",
+                url);
         bad = -1;
     } else if (s->tls_off && !is_loopback(host)) {
-        fprintf(stderr, "sendat-consumer: SENDAT_SMTP_TLS=off is refused for %s: only a loopback server may go without TLS\n", host);
+        fprintf(stderr,
+                "sendat-consumer: SENDAT_SMTP_TLS=off is refused for %s: only a loopback server "
+                "may go without TLS\n",
+                host);
         bad = -1;
     }
-    if (!bad && snprintf(s->url, sizeof(s->url), "%s/%s", url, ehlo ? ehlo : "") >= (int)sizeof(s->url))
+    if (!bad &&
+        snprintf(s->url, sizeof(s->url), "%s/%s", url, ehlo ? ehlo : "") >= (int)sizeof(s->url))
         bad = -1;
     curl_free(scheme);
     curl_free(host);
@@ -151,7 +157,8 @@ add_text_part(curl_mime *m, const char *text, const char *type)
     curl_mimepart *p = curl_mime_addpart(m);
 
     return !p || curl_mime_data(p, text, CURL_ZERO_TERMINATED) != CURLE_OK ||
-           curl_mime_type(p, type) != CURLE_OK || curl_mime_encoder(p, "quoted-printable") != CURLE_OK;
+           curl_mime_type(p, type) != CURLE_OK ||
+           curl_mime_encoder(p, "quoted-printable") != CURLE_OK;
 }
 
 /* Text alone is one part; text and HTML are the two parts of a top-level
@@ -192,7 +199,8 @@ smtp_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err)
 
     if (!c->cfg.smtp.url[0])
         return sa_fail(err, SA_EPERM, "email task, but this consumer has no SENDAT_SMTP_URL");
-    if (!from || sa_address_parse(from, name, sizeof(name), addr + 1, sizeof(addr) - 2, NULL) != SA_OK)
+    if (!from ||
+        sa_address_parse(from, name, sizeof(name), addr + 1, sizeof(addr) - 2, NULL) != SA_OK)
         return sa_fail(err, SA_EPERM, "email task without a From (set --from or SENDAT_SMTP_FROM)");
     addr[0] = '<';
     strcat(addr, ">");
@@ -214,8 +222,9 @@ smtp_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_resu
     r->ok = cc == CURLE_OK;
     if (r->ok)
         return;
-    (void)x; /* curl's error buffer can name the server and a reply can quote a recipient: the
-               reason goes to the broker, so it carries the code and curl's generic text only */
+    /* curl's error buffer can name the server and a reply can quote a recipient: the reason
+     * goes to the broker, so it carries the code and curl's generic text only */
+    (void)x;
     snprintf(r->error, sizeof(r->error), "SMTP %ld: %s", r->status, curl_easy_strerror(cc));
     r->permanent = r->status >= 500 && r->status < 600;
 }

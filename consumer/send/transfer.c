@@ -77,7 +77,8 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
     x->started_ms = now_ms;
     x->lease = lease;
     snprintf(x->host, sizeof(x->host), "%s", host);
-    rc = h->task->channel == SA_CHANNEL_EMAIL ? smtp_setup(e, c, x, err) : webhook_setup(e, c, x, err);
+    rc = h->task->channel == SA_CHANNEL_EMAIL ? smtp_setup(e, c, x, err)
+                                              : webhook_setup(e, c, x, err);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard); /* libcurl's default writes to stdout */
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);

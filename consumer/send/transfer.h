@@ -18,10 +18,10 @@ struct transfer {
     struct curl_slist *rcpts; /* email */
     curl_mime *mime;          /* email */
     char errbuf[CURL_ERROR_SIZE];
-    char host[256]; /* for the provider limits */
-    int lease;      /* fleet lease taken, or -1 */
+    char host[256];                    /* for the provider limits */
+    int lease;                         /* fleet lease taken, or -1 */
     const struct sa_netpolicy *policy; /* webhooks: judges each address before connecting */
-    int refused;    /* a resolved address was refused by the webhook address policy */
+    int refused;                  /* a resolved address was refused by the webhook address policy */
     struct transfer *prev, *next; /* every send in flight, to keep their messages alive */
 };
 
@@ -35,8 +35,10 @@ struct transfer_result {
 };
 
 /* Sets up e for the channel; on failure the caller frees x's lists. */
-enum sa_code webhook_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err) SA_MUST_CHECK;
-enum sa_code smtp_setup(CURL *e, struct consumer *c, struct transfer *x, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code webhook_setup(CURL *e, struct consumer *c, struct transfer *x,
+                           struct sa_err *err) SA_MUST_CHECK;
+enum sa_code smtp_setup(CURL *e, struct consumer *c, struct transfer *x,
+                        struct sa_err *err) SA_MUST_CHECK;
 
 /* Classifies a finished transfer of either channel. */
 void webhook_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_result *r);
@@ -48,7 +50,8 @@ void transfer_host(const struct consumer *c, const struct sa_task *t, char *out,
 /* Adds the send of h to multi; h travels with the transfer until transfer_collect hands it to
  * deliver_done. On failure h is still the caller's. */
 enum sa_code transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev,
-                            int64_t now_ms, const char *host, int lease, struct sa_err *err) SA_MUST_CHECK;
+                            int64_t now_ms, const char *host, int lease,
+                            struct sa_err *err) SA_MUST_CHECK;
 
 /* Marks in progress the message of every send in flight not touched for interval_ms, so a
  * slow receiver does not let the ack wait run out (a redelivery would send it twice). */

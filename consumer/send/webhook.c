@@ -14,7 +14,6 @@
 #include "timeparse.h"
 #include "transfer.h"
 
-
 static int
 has_header(const struct sa_task *t, const char *name)
 {

@@ -11,8 +11,8 @@
 #include "pull.h"
 
 #define PROBE_MAX_WINDOWS 512
-#define QUIET_AFTER_MS 60000 /* a window over this long gets no new tasks (members' clocks agree)  \
-                              */
+/* a window over this long gets no new tasks (members' clocks agree) */
+#define QUIET_AFTER_MS 60000
 
 /* Whether window w holds tasks on any level. A window over for a minute and found empty is
  * remembered as such: looking again every probe cost the server a scan each time. */

@@ -67,8 +67,9 @@ await_key(struct puller *p, natsMsg *msg, const char *id, const char *reason)
         wheel_wake(p->c->wheel);
     }
     delay = keywait_delay_ms(delivered);
-    sa_log(SA_LOG_WARN, "unknown_key", "task=%s delivered=%" PRIu64 " back_in_ms=%" PRId64 " reason=\"%s\"",
-           id, delivered, delay, reason);
+    sa_log(SA_LOG_WARN, "unknown_key",
+           "task=%s delivered=%" PRIu64 " back_in_ms=%" PRId64 " reason=\"%s\"", id, delivered,
+           delay, reason);
     atomic_fetch_add(&p->c->counters.key_waits, 1);
     sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, delay);
     natsMsg_Destroy(msg);
@@ -118,7 +119,9 @@ hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
     h->moved_ms = m.moved_ms;
     h->seq = relay_seq(msg);
     switch (wheel_post(p->c->wheel, h)) {
-    case WHEEL_TAKEN: atomic_fetch_add(&p->c->counters.held, 1); return;
+    case WHEEL_TAKEN:
+        atomic_fetch_add(&p->c->counters.held, 1);
+        return;
     case WHEEL_HELD: /* redelivered while we still hold it: the copy we hold settles it */
         sa_log(SA_LOG_DEBUG, "redelivered_while_held", "task=%s seq=%" PRIu64, t->id, h->seq);
         atomic_fetch_add(&p->c->counters.redelivered_held, 1);
@@ -151,8 +154,9 @@ handle(struct puller *p, natsMsg *msg)
     pthread_rwlock_rdlock(&p->c->ring_lock);
     rc = sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
                       (size_t)natsMsg_GetDataLength(msg), &t, &err);
-    key_unknown = rc != SA_OK && sa_envelope_key_unknown(p->c->ring, (const uint8_t *)natsMsg_GetData(msg),
-                                                         (size_t)natsMsg_GetDataLength(msg));
+    key_unknown =
+        rc != SA_OK && sa_envelope_key_unknown(p->c->ring, (const uint8_t *)natsMsg_GetData(msg),
+                                               (size_t)natsMsg_GetDataLength(msg));
     pthread_rwlock_unlock(&p->c->ring_lock);
     if (key_unknown) {
         await_key(p, msg, place.id, err.msg);
@@ -334,7 +338,8 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
     if ((rc = open_inbox(p, err)) != SA_OK)
         return rc;
     if (js_KeyValue(&p->members, c->n->js, SA_MEMBERS_BUCKET) != NATS_OK)
-        sa_log(SA_LOG_WARN, "no_members_bucket", "error=\"run sendat init: bursts are shared less evenly\"");
+        sa_log(SA_LOG_WARN, "no_members_bucket",
+               "error=\"run sendat init: bursts are shared less evenly\"");
     members_beat(p);
     c->members = p->members; /* the sender asks it whether a claim's holder still lives */
     if (pthread_create(&p->thread, NULL, pull_loop, p) != 0)

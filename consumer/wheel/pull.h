@@ -19,8 +19,8 @@ struct target {
     int64_t slot;
     int64_t end_ms; /* once past and drained fleet-wide, the target is dropped */
     char durable[32];
-    long prefetch_cap; /* before the slot starts: this member's share of it (-1: no cap) */
-    long fetched; /* tasks it brought us */
+    long prefetch_cap;  /* before the slot starts: this member's share of it (-1: no cap) */
+    long fetched;       /* tasks it brought us */
     uint32_t req;       /* the request open on the server (0: none) */
     long credit;        /* messages it may still bring */
     int64_t expires_ms; /* when the server closes it by itself */
@@ -38,12 +38,12 @@ struct puller {
     int64_t next_probe_ms;
     int64_t done_until_ms; /* levels ending before this were seen drained */
     int64_t next_member_ms;
-    int64_t next_slot_ms;              /* the first slot not yet taken up */
+    int64_t next_slot_ms;       /* the first slot not yet taken up */
     int64_t next_key_reload_ms; /* a task with an unknown key id may ask for a reload from then */
     int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
     int quiet_next;
-    kvStore *members; /* fleet membership, to share a slot's prefetch evenly */
-    natsSubscription *inbox;               /* every level's answers: <inbox_prefix>.<request> */
+    kvStore *members;        /* fleet membership, to share a slot's prefetch evenly */
+    natsSubscription *inbox; /* every level's answers: <inbox_prefix>.<request> */
     char inbox_prefix[PULL_INBOX_MAX];
     uint32_t next_req;
     long reconnects; /* the connection's count when the requests were last made */

@@ -35,6 +35,7 @@ enum sa_code relay_build(natsMsg **out, const char *subject, const void *data, i
 /* Publishes data to subject with Nats-Msg-Id msgid and the metadata headers; waits for the
  * PubAck. SA_ERETRY/SA_ENATS if it was not stored. */
 enum sa_code relay_publish(struct consumer *c, const char *subject, const void *data, int len,
-                           const char *msgid, const struct relay_meta *m, struct sa_err *err) SA_MUST_CHECK;
+                           const char *msgid, const struct relay_meta *m,
+                           struct sa_err *err) SA_MUST_CHECK;
 
 #endif

@@ -1,8 +1,9 @@
 /* A set of non-zero 64-bit keys, each with an optional value. The wheel keeps in it the stream
  * sequences it holds, so a redelivery of one it still holds (its ack wait ran out during a
  * broker election, say) is not held twice; the claim pipeline (claimq.c) and the mover
- * (mover.c) map their publishes in flight to their tasks. Open addressing with linear probing; removal shifts the run back, so there are
- * no tombstones. Not thread-safe: the owner guards it with its lock. */
+ * (mover.c) map their publishes in flight to their tasks. Open addressing with linear probing;
+ * removal shifts the run back, so there are no tombstones. Not thread-safe: the owner guards it
+ * with its lock. */
 #ifndef SEQSET_H
 #define SEQSET_H
 
@@ -16,7 +17,7 @@ struct seqset_entry {
 
 struct seqset {
     struct seqset_entry *slot;
-    size_t cap;     /* a power of two, or 0 */
+    size_t cap; /* a power of two, or 0 */
     size_t len;
 };
 

@@ -22,7 +22,8 @@ struct wheel {
 };
 
 enum sa_code
-wheel_new(struct wheel **out, natsConnection *nc, wheel_wakeup_fn wake, void *arg, struct sa_err *err)
+wheel_new(struct wheel **out, natsConnection *nc, wheel_wakeup_fn wake, void *arg,
+          struct sa_err *err)
 {
     struct wheel *w = calloc(1, sizeof(*w));
 

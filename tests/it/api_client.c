@@ -35,8 +35,8 @@ record(const char *method, const char *path, long status, const char *body)
         return;
     }
     snprintf(full, sizeof(full), "/v1%s", path);
-    line = json_pack("{s:s, s:s, s:i, s:o}", "method", method, "path", full, "status",
-                     (int)status, "body", doc);
+    line = json_pack("{s:s, s:s, s:i, s:o}", "method", method, "path", full, "status", (int)status,
+                     "body", doc);
     json_dumpf(line, f, JSON_COMPACT);
     fputc('\n', f);
     fclose(f);

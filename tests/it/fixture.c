@@ -89,7 +89,8 @@ fx_start(struct fx *f, int clustered)
     assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "keygen", f->key, NULL), 0);
     assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
                                "--slot", "2s", "--lead", "1s", "--ack-wait", "5s", "--replicas",
-                               clustered ? "3" : "1", NULL), 0);
+                               clustered ? "3" : "1", NULL),
+                     0);
     assert_int_equal(receiver_start(&f->recv), 0);
 }
 

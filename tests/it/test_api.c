@@ -43,7 +43,8 @@ test_book_with_an_idempotency_key_then_status(void **state)
 
     (void)state;
     snprintf(body, sizeof(body), /* an absolute due time: a retry must describe the same task */
-             "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/api-once\",\"data\":\"{}\",\"id\":\"order-42\"}",
+             "{\"at\":\"@%" PRId64
+             "\",\"webhook\":\"%s/api-once\",\"data\":\"{}\",\"id\":\"order-42\"}",
              test_now_ms() / 1000 + 3, receiver_url(F.recv));
     assert_int_equal(call("POST", "/tasks", producer, body, &doc), 201);
     assert_string_equal(json_string_value(json_object_get(doc, "id")), "order-42");
@@ -144,8 +145,10 @@ test_groups_and_series_pause(void **state)
              receiver_url(F.recv));
     assert_int_equal(call("POST", "/tasks", producer, body, NULL), 201);
     assert_int_equal(call("POST", "/tasks", producer, body, NULL), 201);
-    assert_int_equal(call("POST", "/tasks", producer, "{\"at\":\"+1h\",\"webhook\":\"http://127.0.0.1:1/\",\"group\":\"a.b\"}",
-                          &doc), 400);
+    assert_int_equal(call("POST", "/tasks", producer,
+                          "{\"at\":\"+1h\",\"webhook\":\"http://127.0.0.1:1/\",\"group\":\"a.b\"}",
+                          &doc),
+                     400);
     check_error(doc, 400, "group");
     assert_int_equal(call("DELETE", "/groups/api-g", reader, NULL, NULL), 403);
     assert_int_equal(call("DELETE", "/groups/api-g", producer, NULL, &doc), 200);

@@ -87,7 +87,8 @@ test_cli_refuses_bad_input(void **state)
     refused("missing URL", "--at", "+1h", NULL);
     refused("not http", "--at", "+1h", "--webhook", "ftp://127.0.0.1/x", NULL);
     refused("no host", "--at", "+1h", "--webhook", "http://", NULL);
-    refused("header CR LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\r\nX-Injected: c", NULL);
+    refused("header CR LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\r\nX-Injected: c",
+            NULL);
     refused("header LF", "--at", "+1h", "--webhook", url, "--header", "X-A: b\nc", NULL);
     refused("header ESC", "--at", "+1h", "--webhook", url, "--header", "X-A: \x1b[31mred", NULL);
     refused("header DEL", "--at", "+1h", "--webhook", url, "--header", "X-A: b\x7f", NULL);
@@ -126,7 +127,8 @@ publish_foreign(const char *id, int tamper)
     char url[300];
 
     randombytes_buf(key[0], sizeof(key[0]));
-    assert_int_equal(sa_keyring_from_keys(&ring, kid, (const uint8_t(*)[SA_KEY_BYTES])key, 1, NULL), SA_OK);
+    assert_int_equal(sa_keyring_from_keys(&ring, kid, (const uint8_t(*)[SA_KEY_BYTES])key, 1, NULL),
+                     SA_OK);
     use = ring;
     if (tamper)
         assert_int_equal(sa_keyring_load(&use, F.key, NULL), SA_OK);
@@ -326,7 +328,7 @@ test_dead_letters_without_id(void **state)
     assert_null(strchr(out, '\x1b'));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", ids[1], NULL), 0);
     assert_non_null(strstr(out, "bad~id"));
-    {   /* nor does the consumer's log carry it, nor an address */
+    { /* nor does the consumer's log carry it, nor an address */
         char *log = proc_read_file(F.consumers[0].err_path);
         assert_non_null(strstr(log, "cleared"));
         assert_null(strchr(log, '\x1b'));

@@ -25,7 +25,9 @@ write_ndjson(const char *path, int64_t due, int bad_lines)
 
     assert_non_null(f);
     for (int i = 0; i < N; i++) {
-        fprintf(f, "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/b/%d\",\"data\":\"{\\\"n\\\":%d}\",\"id\":\"batch-%d\"}\n",
+        fprintf(f,
+                "{\"at\":\"@%" PRId64
+                "\",\"webhook\":\"%s/b/%d\",\"data\":\"{\\\"n\\\":%d}\",\"id\":\"batch-%d\"}\n",
                 due / 1000 + i % 3, receiver_url(F.recv), i, i, i);
         if (bad_lines && i == 10)
             fprintf(f, "{\"at\":\"+1h\",\"webhook\":\"ftp://127.0.0.1/x\"}\n"); /* line 12 */
@@ -47,13 +49,16 @@ test_ndjson_twice_and_strict(void **state)
     snprintf(path, sizeof(path), "%s/tasks.ndjson", F.dir);
     due = test_now_ms() + 5000;
     write_ndjson(path, due, 1);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 2);
     assert_non_null(strstr(err, "scheduled 200"));
     assert_non_null(strstr(err, "line 12: webhook URL scheme ftp"));
     assert_non_null(strstr(err, "line 23: not JSON"));
     assert_non_null(strstr(out, " batch-5\n")); /* each booked line's number and id on stdout */
-    assert_null(strstr(out, "\n12 ")); /* a refused line has none */
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, "--json", NULL), 2);
+    assert_null(strstr(out, "\n12 "));          /* a refused line has none */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path,
+                               "--json", NULL),
+                     2);
     assert_non_null(strstr(out, "\"already_scheduled\":200"));
     assert_true(receiver_wait(F.recv, NULL, N, 60000));
     later = test_now_ms() + 2000;
@@ -62,7 +67,9 @@ test_ndjson_twice_and_strict(void **state)
 
     snprintf(path, sizeof(path), "%s/strict.ndjson", F.dir);
     write_ndjson(path, test_now_ms() + 600000, 1);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, "--strict", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path,
+                               "--strict", NULL),
+                     2);
     assert_non_null(strstr(err, "nothing published"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", "batch-5", NULL), 0);
     assert_null(strstr(out, "waiting")); /* batch-5 was sent; the strict run did not add it again */
@@ -84,11 +91,14 @@ test_csv_template(void **state)
     fputs("user,greeting\nkim,\"Hello, Kim\"\nlee,\"Say \"\"hi\"\"\"\npark,Hey\n", f);
     fclose(f);
     f = fopen(tmpl, "w");
-    fprintf(f, "{\"at\":\"+2s\",\"webhook\":\"%s/u/{{user}}\",\"data\":\"{{greeting}}\",\"id\":\"welcome-{{user}}\"}\n",
+    fprintf(f,
+            "{\"at\":\"+2s\",\"webhook\":\"%s/u/"
+            "{{user}}\",\"data\":\"{{greeting}}\",\"id\":\"welcome-{{user}}\"}\n",
             receiver_url(F.recv));
     fclose(f);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", csv,
-                               "--template-file", tmpl, NULL), 0);
+                               "--template-file", tmpl, NULL),
+                     0);
     assert_string_equal(out, "2 welcome-kim\n3 welcome-lee\n4 welcome-park\n"); /* rows 2-4 */
     assert_true(receiver_wait(F.recv, NULL, 3, 30000));
     for (size_t i = 0; i < 3; i++) {

@@ -40,7 +40,8 @@ test_cancel_before_after_unknown(void **state)
     assert_int_equal(receiver_count_path(F.recv, "/cancelled"), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id2, NULL), 3);
     assert_true(strncmp(out, "too late: sent at 20", 20) == 0);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "1795340100000-nosuchtask", NULL), 4);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "1795340100000-nosuchtask", NULL), 4);
     assert_string_equal(out, "unknown id\n");
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "no-such-id", NULL), 4);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", id1, NULL), 0);

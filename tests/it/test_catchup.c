@@ -30,7 +30,8 @@ cpu_seconds(pid_t pid)
     assert_non_null(stat);
     p = strrchr(stat, ')');
     assert_non_null(p);
-    assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st), 2);
+    assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st),
+                     2);
     free(stat);
     return (double)(ut + st) / 100.0;
 }
@@ -70,7 +71,8 @@ test_past_window_and_next_year(void **state)
     (void)state;
     fx_start(&F, 0);
     assert_int_equal(fx_schedule(&F, due, "/old", old_id, sizeof(old_id)), 0);
-    assert_int_equal(fx_schedule(&F, due + 365LL * 86400000, "/next-year", year_id, sizeof(year_id)), 0);
+    assert_int_equal(
+        fx_schedule(&F, due + 365LL * 86400000, "/next-year", year_id, sizeof(year_id)), 0);
     schedule_until(due, due + 2000, "/expired", expired_id, sizeof(expired_id));
     window_gone = (due / 10000 + 1) * 10000 + 10500; /* its 10 s window and the next are over */
     assert_true(wait_until_ms(window_gone, 40000));

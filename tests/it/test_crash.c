@@ -50,12 +50,13 @@ c0_holds_tasks(void)
         assert_int_equal(fx_schedule(&F, due, path, ids[i], sizeof(ids[i])), 0);
     }
     /* c0 takes up the slot a lead (1 s) before it starts: it holds them before they are due */
-    if (!wait_until(c0_holds_all, NULL, (long)(due - 150 - test_now_ms()) / (long)test_timeout_multiplier()))
-    {
+    if (!wait_until(c0_holds_all, NULL,
+                    (long)(due - 150 - test_now_ms()) / (long)test_timeout_multiplier())) {
         char *log = proc_read_file(F.consumers[0].err_path);
         fprintf(stderr, "c0's log:\n%s\n", log ? log : "(none)");
         free(log);
-        fail_msg("c0 held %ld of %d tasks 150 ms before they were due", fx_consumer_metric(&F, 0, "sendat_held"), N);
+        fail_msg("c0 held %ld of %d tasks 150 ms before they were due",
+                 fx_consumer_metric(&F, 0, "sendat_held"), N);
     }
     fx_consumer(&F, 1, NULL);
     return due;
@@ -96,7 +97,8 @@ test_kill9_loses_nothing(void **state)
     proc_kill9(&F.consumers[0]);
     assert_true(wait_until(all_arrived, NULL, 60000));
     worst = check_once_and_max_lateness(due);
-    fprintf(stderr, "after kill -9: worst lateness %" PRId64 " ms (ack wait %d ms)\n", worst, ACK_WAIT_MS);
+    fprintf(stderr, "after kill -9: worst lateness %" PRId64 " ms (ack wait %d ms)\n", worst,
+            ACK_WAIT_MS);
     assert_true(worst >= 1000); /* they came by redelivery, so c0 did hold them */
     assert_true(worst <= ACK_WAIT_MS + (int64_t)(3000 * test_timeout_multiplier()));
     fx_finish(&F);

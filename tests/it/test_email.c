@@ -63,10 +63,11 @@ schedule_mail(const char *subject, char *id, size_t cap)
     fclose(f);
     snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
     assert_int_equal(fx_sendat(&F, id, cap, NULL, 0, "schedule", "--at", at, "--email",
-                               "a@example.test, 김철수 <kim@example.test>", "--cc", "c@example.test",
-                               "--bcc", "hidden@example.test", "--subject", subject, "--text",
-                               "plain body 한글 text", "--html-file", html, "--from",
-                               "Sendat Test <noreply@example.test>", NULL), 0);
+                               "a@example.test, 김철수 <kim@example.test>", "--cc",
+                               "c@example.test", "--bcc", "hidden@example.test", "--subject",
+                               subject, "--text", "plain body 한글 text", "--html-file", html,
+                               "--from", "Sendat Test <noreply@example.test>", NULL),
+                     0);
     id[strcspn(id, "\n")] = '\0';
 }
 
@@ -103,7 +104,7 @@ test_mail_arrives_intact(void **state)
     }
     assert_int_equal(seen, 2);
     free(mail);
-    {   /* the refused attempt and the accepted one carried the same Message-ID */
+    { /* the refused attempt and the accepted one carried the same Message-ID */
         char path[500], want[200], *log;
         snprintf(path, sizeof(path), "%s/smtp-attempts.log", F.dir);
         log = proc_read_file(path);
@@ -113,7 +114,7 @@ test_mail_arrives_intact(void **state)
         assert_non_null(strstr(log, want));
         free(log);
     }
-    {   /* three messages, one connection: the SMTP session is reused */
+    { /* three messages, one connection: the SMTP session is reused */
         char path[500];
         snprintf(path, sizeof(path), "%s/smtp-attempts.log", F.dir);
         assert_int_equal(proc_count_lines(path, "EHLO"), 1);
@@ -199,19 +200,26 @@ test_refusals(void **state)
 {
     char out[256], err[512];
     char *argv[] = {(char *)fx_consumer_bin(), NULL};
-    char *env[] = {F.env_url, F.env_key, "SENDAT_SMTP_URL=smtp://mail.example.test:587", "SENDAT_SMTP_TLS=off", NULL};
+    char *env[] = {F.env_url, F.env_key, "SENDAT_SMTP_URL=smtp://mail.example.test:587",
+                   "SENDAT_SMTP_TLS=off", NULL};
 
     (void)state;
     fx_start(&F, 0);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
-                               "not-an-address", "--subject", "x", "--text", "y", NULL), 2);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
-                               "a@example.test", "--subject", "x\r\nBcc: evil@example.test", "--text", "y", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
+                               "--email", "not-an-address", "--subject", "x", "--text", "y", NULL),
+                     2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
+                               "--email", "a@example.test", "--subject",
+                               "x\r\nBcc: evil@example.test", "--text", "y", NULL),
+                     2);
     assert_non_null(strstr(err, "CR or LF"));
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
-                               "a@example.test", "--text", "y", NULL), 2);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h", "--email",
-                               "a@example.test", "--subject", "s", "--text", "y", "--from", "Bad <x>", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
+                               "--email", "a@example.test", "--text", "y", NULL),
+                     2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
+                               "--email", "a@example.test", "--subject", "s", "--text", "y",
+                               "--from", "Bad <x>", NULL),
+                     2);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
                                "--email", "a@evil.example.net@example.org", "--subject", "s",
                                "--text", "y", NULL),

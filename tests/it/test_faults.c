@@ -61,11 +61,12 @@ schedule_spread(int n, int64_t start, int64_t span_ms)
     f = fopen(path, "w");
     for (int i = 0; i < n; i++) {
         int64_t due = start + (int64_t)i * span_ms / n;
-        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/f/%d\",\"id\":\"f-%d\"}\n", due / 1000,
-                (int)(due % 1000), receiver_url(F.recv), i, i);
+        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/f/%d\",\"id\":\"f-%d\"}\n",
+                due / 1000, (int)(due % 1000), receiver_url(F.recv), i, i);
     }
     fclose(f);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
 }
 
 /* Walks the claims bucket's stream once, message by message from the stream leader (no
@@ -96,8 +97,10 @@ read_ledger(jsCtx *js, int *sent, int *sending)
         if (s == NATS_NOT_FOUND)
             continue;
         assert_int_equal(s, NATS_OK);
-        if (sscanf(natsMsg_GetSubject(m), "$KV." SA_CLAIMS_BUCKET ".f-%d", &k) == 1 && k >= 0 && k < n_tasks &&
-            sa_claim_decode(&c, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), NULL) == SA_OK) {
+        if (sscanf(natsMsg_GetSubject(m), "$KV." SA_CLAIMS_BUCKET ".f-%d", &k) == 1 && k >= 0 &&
+            k < n_tasks &&
+            sa_claim_decode(&c, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), NULL) ==
+                SA_OK) {
             sent[k] += c.state == SA_CLAIM_SENT;
             sending[k] += c.state == SA_CLAIM_SENDING;
         }
@@ -132,7 +135,8 @@ check_ledger(const char *url)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
-    int extra = 0, takeovers = 0, bad = 0, *sent = calloc((size_t)n_tasks, sizeof(int)), *sending = calloc((size_t)n_tasks, sizeof(int));
+    int extra = 0, takeovers = 0, bad = 0, *sent = calloc((size_t)n_tasks, sizeof(int)),
+        *sending = calloc((size_t)n_tasks, sizeof(int));
 
     assert_int_equal(natsConnection_ConnectTo(&nc, url), NATS_OK);
     assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
@@ -146,8 +150,10 @@ check_ledger(const char *url)
         extra += seen[k] - 1;
         takeovers += sending[k] > 1;
     }
-    fprintf(stderr, "ledger: %d tasks, %d errors; %d taken over after a death mid-send, %d repeated "
-                    "requests (same webhook-id)\n", n_tasks, bad, takeovers, extra);
+    fprintf(stderr,
+            "ledger: %d tasks, %d errors; %d taken over after a death mid-send, %d repeated "
+            "requests (same webhook-id)\n",
+            n_tasks, bad, takeovers, extra);
     free(sent);
     free(sending);
     jsCtx_Destroy(js);
@@ -225,8 +231,10 @@ leader_of_tasks(void)
     jsStreamInfo *si = NULL;
     int leader = -1;
 
-    if (natsConnection_ConnectTo(&nc, F.cluster.urls) == NATS_OK && natsConnection_JetStream(&js, nc, NULL) == NATS_OK &&
-        js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL) == NATS_OK && si->Cluster && si->Cluster->Leader)
+    if (natsConnection_ConnectTo(&nc, F.cluster.urls) == NATS_OK &&
+        natsConnection_JetStream(&js, nc, NULL) == NATS_OK &&
+        js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL) == NATS_OK && si->Cluster &&
+        si->Cluster->Leader)
         for (int i = 0; i < 3; i++)
             if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
                 leader = i;
@@ -272,11 +280,13 @@ test_store_is_sealed(void **state)
     (void)state;
     fx_start(&F, 0);
     snprintf(url, sizeof(url), "%s/secret-path-4711", receiver_url(F.recv));
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--at", "+1d", "--webhook", url,
-                               "--data", "confidential-body-0815", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--at", "+1d",
+                               "--webhook", url, "--data", "confidential-body-0815", NULL),
+                     0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--at", "+1d", "--email",
-                               "recipient-4242@example.test", "--subject", "private subject 77", "--text",
-                               "private text 99", NULL), 0);
+                               "recipient-4242@example.test", "--subject", "private subject 77",
+                               "--text", "private text 99", NULL),
+                     0);
     snprintf(store, sizeof(store), "%s/js", F.srv.dir);
     assert_true(store_holds(store, "sendat.task")); /* the grep works: subjects are there */
     assert_false(store_holds(store, "secret-path-4711"));

@@ -45,7 +45,8 @@ metrics_show_send(void *arg)
     static char body[65536];
 
     (void)arg;
-    return get("/metrics", body) == 200 && strstr(body, "sendat_sent_total{channel=\"webhook\"} 1\n");
+    return get("/metrics", body) == 200 &&
+           strstr(body, "sendat_sent_total{channel=\"webhook\"} 1\n");
 }
 
 static void
@@ -104,7 +105,8 @@ test_sighup_rotates_keys(void **state)
     fx_start(&F, 0);
     fx_consumer(&F, 0, env);
     assert_true(wait_until(started, NULL, 20000)); /* a SIGHUP before the handler would end it */
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "keygen", F.key, "--append", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "keygen", F.key, "--append", NULL),
+                     0);
     proc_signal(&F.consumers[0], SIGHUP);
     assert_true(wait_until(reloaded, NULL, 20000));
     assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/rotated", id, sizeof(id)), 0);
@@ -132,7 +134,8 @@ test_bad_settings(void **state)
     }
     {
         char *env[] = {F.env_url, "SENDAT_KEY_FILE=/nonexistent/key", "SENDAT_HTTP_ADDR=off", NULL};
-        assert_int_not_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 0);
+        assert_int_not_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000),
+                             0);
         assert_non_null(strstr(err, "/nonexistent/key"));
     }
     fx_stop(&F);

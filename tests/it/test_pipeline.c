@@ -65,7 +65,8 @@ check_moves_at_most_once(void)
     }
     assert_true(moved <= N_TASKS);
     for (int k = 0; k < N_TASKS; k += 37) {
-        assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", ids[k], "--json", NULL), 0);
+        assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", ids[k], "--json", NULL),
+                         0);
         assert_non_null(strstr(out, "\"event\":\"sent\""));
         assert_null(strstr(out, "\"moves\":2"));
     }
@@ -86,7 +87,8 @@ test_300_tasks_three_consumers(void **state)
     start = test_now_ms() + 12000; /* room to schedule them all first */
     for (int k = 0; k < N_TASKS; k++) {
         snprintf(path, sizeof(path), "/t/%d", k);
-        assert_int_equal(fx_schedule(&F, start + (int64_t)k * 10000 / N_TASKS, path, ids[k], sizeof(ids[k])), 0);
+        assert_int_equal(
+            fx_schedule(&F, start + (int64_t)k * 10000 / N_TASKS, path, ids[k], sizeof(ids[k])), 0);
     }
     assert_true(wait_until(all_arrived, NULL, 60000));
     assert_int_equal(fx_stop_consumers(&F), 0);

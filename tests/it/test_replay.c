@@ -67,7 +67,7 @@ test_replay_after_the_claim_expired_is_refused(void **state)
     assert_int_equal(natsSubscription_NextMsg(&captured, copy, 10000), NATS_OK);
     assert_true(receiver_wait(F.recv, "/once", 1, 30000));
 
-    /* past the claim's TTL (from its last write), the same sealed bytes again, under a new Msg-Id */
+    /* past the claim's TTL (from its last write): the same sealed bytes, a new Msg-Id */
     wait_until_ms(test_now_ms() + 12000, 30000);
     now = test_now_ms();
     sa_layout_window_subject(subject, sizeof(subject), sa_layout_window(&l, now), id);

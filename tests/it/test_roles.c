@@ -2,8 +2,9 @@
  * in deploy/nats (only ports, store and monitoring port changed for loopback), `sendat init
  * --replicas 3` as admin, two consumers and the producer each with its own user. Each role does
  * its work without one permissions violation; a producer with consumer credentials is refused
- * schedule (window levels are the producers' alone), cancel, series and init, a consumer with producer credentials stops with the refused subject
- * in its log, and the consumer user can create, purge and delete no stream. */
+ * schedule (window levels are the producers' alone), cancel, series and init, a consumer with
+ * producer credentials stops with the refused subject in its log, and the consumer user can create,
+ * purge and delete no stream. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -218,7 +219,8 @@ producer_cancels(void)
 
     assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/never", id, sizeof(id)), 0);
     if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "list", "--from", "+1s", "--to", "+2m",
-                  NULL) != 0 || !strstr(out, id))
+                  NULL) != 0 ||
+        !strstr(out, id))
         fail_msg("list as producer: %s %s", out, err); /* direct gets by sequence */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "stats", "--json", NULL), 0);
     if (!strstr(out, "\"instance\""))
@@ -244,7 +246,8 @@ producer_groups_and_series(void)
     assert_string_equal(out, "cancelled 1, too late 0\n");
     assert_int_equal(fx_sendat(&F, series, sizeof(series), err, sizeof(err), "schedule", "--cron",
                                "0 7 * * *", "--tz", "UTC", "--webhook", "http://127.0.0.1:9/never",
-                               NULL), 0);
+                               NULL),
+                     0);
     series[strcspn(series, "\n")] = '\0';
     if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "series", "pause", series, NULL) != 0)
         fail_msg("series pause as producer: %s", err);
@@ -373,7 +376,8 @@ test_producer_with_consumer_credentials_is_refused(void **state)
     act_as("producer");
     assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/never2", id, sizeof(id)), 0);
     act_as("consumer");
-    refused_as_consumer("schedule", "schedule", "--at", "+60s", "--webhook", "http://127.0.0.1:9/x", NULL);
+    refused_as_consumer("schedule", "schedule", "--at", "+60s", "--webhook", "http://127.0.0.1:9/x",
+                        NULL);
     refused_as_consumer("cancel", "cancel", id, NULL);
     refused_as_consumer("schedule --cron", "schedule", "--cron", "0 7 * * *", "--tz", "UTC",
                         "--webhook", "http://127.0.0.1:9/x", NULL);

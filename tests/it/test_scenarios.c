@@ -51,8 +51,8 @@ seoul_time_soon(char *out, size_t cap, int64_t *due)
     struct tm tm;
 
     gmtime_r(&kst, &tm);
-    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d+09:00", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-             tm.tm_hour, tm.tm_min, tm.tm_sec);
+    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d+09:00", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
     *due = t;
 }
 
@@ -82,11 +82,15 @@ test_seoul_mail_to_10000(void **state)
     fclose(f);
     seoul_time_soon(at, sizeof(at), &due);
     f = fopen(tmpl, "w");
-    fprintf(f, "{\"at\":\"%s\",\"email\":\"{{name}} <{{email}}>\",\"subject\":\"좋은 아침입니다, {{name}}\","
-               "\"text\":\"07:00 KST news\"}\n", at);
+    fprintf(f,
+            "{\"at\":\"%s\",\"email\":\"{{name}} <{{email}}>\",\"subject\":\"좋은 아침입니다, "
+            "{{name}}\","
+            "\"text\":\"07:00 KST news\"}\n",
+            at);
     fclose(f);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", csv,
-                               "--template-file", tmpl, NULL), 0);
+                               "--template-file", tmpl, NULL),
+                     0);
     assert_true(wait_until(mails_stored, (void *)(intptr_t)SUBSCRIBERS, 240000));
     assert_int_equal(fx_stop_consumers(&F), 0);
     for (int i = 0; i < 4; i++) {
@@ -96,8 +100,8 @@ test_seoul_mail_to_10000(void **state)
                 fx_counter(&F, i, "pulled"), fx_counter(&F, i, "moved"), fx_counter(&F, i, "held"),
                 shares[i], fx_counter(&F, i, "retried"));
     }
-    fprintf(stderr, "shares of 4 consumers: %ld %ld %ld %ld (even: %d)\n", shares[0], shares[1], shares[2],
-            shares[3], SUBSCRIBERS / 4);
+    fprintf(stderr, "shares of 4 consumers: %ld %ld %ld %ld (even: %d)\n", shares[0], shares[1],
+            shares[2], shares[3], SUBSCRIBERS / 4);
     assert_int_equal(total, SUBSCRIBERS);
     assert_int_equal(proc_count_lines(attempts_log, "250 <"), SUBSCRIBERS); /* each exactly once */
     /* +-10 % of even, as users expect; a sanitizer build (timeout multiplier above 1) slows
@@ -134,10 +138,11 @@ test_10000_at_one_instant(void **state)
     snprintf(path, sizeof(path), "%s/burst.ndjson", F.dir);
     f = fopen(path, "w");
     for (int i = 0; i < SUBSCRIBERS; i++)
-        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/burst\",\"id\":\"burst-%d\"}\n", due / 1000,
-                (int)(due % 1000), receiver_url(F.recv), i);
+        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/burst\",\"id\":\"burst-%d\"}\n",
+                due / 1000, (int)(due % 1000), receiver_url(F.recv), i);
     fclose(f);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
     assert_true(receiver_wait(F.recv, NULL, SUBSCRIBERS, 240000));
     n = receiver_count(F.recv);
     late = calloc(n, sizeof(*late));
@@ -148,8 +153,9 @@ test_10000_at_one_instant(void **state)
         receiver_hit_free(&h);
     }
     qsort(late, n, sizeof(*late), cmp64);
-    fprintf(stderr, "10000 due at once: lateness p50 %" PRId64 " ms, p90 %" PRId64 " ms, p99 %" PRId64
-                    " ms, max %" PRId64 " ms, first %" PRId64 " ms\n",
+    fprintf(stderr,
+            "10000 due at once: lateness p50 %" PRId64 " ms, p90 %" PRId64 " ms, p99 %" PRId64
+            " ms, max %" PRId64 " ms, first %" PRId64 " ms\n",
             late[n / 2], late[n * 9 / 10], late[n * 99 / 100], late[n - 1], late[0]);
     assert_int_equal(n, SUBSCRIBERS);
     free(late);

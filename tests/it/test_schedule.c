@@ -32,7 +32,8 @@ test_init_everywhere_at_once(void **state)
     }
     for (int i = 0; i < 5; i++)
         assert_int_equal(proc_wait(&p[i], 30000), 0);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--window", "1h", NULL), 2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--window", "1h", NULL), 2);
     assert_non_null(strstr(err, "cannot change"));
     fx_stop(&F);
 }
@@ -100,8 +101,9 @@ test_same_id_schedules_once(void **state)
     snprintf(url, sizeof(url), "%s/order", receiver_url(F.recv));
     snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--id", "order-42", "--at", at,
-                                   "--webhook", url, "--data", "{\"order\":42}", NULL), 0);
+        assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--id", "order-42",
+                                   "--at", at, "--webhook", url, "--data", "{\"order\":42}", NULL),
+                         0);
         assert_string_equal(out, "order-42\n");
     }
     assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "order-42", NULL), 0);
@@ -111,10 +113,12 @@ test_same_id_schedules_once(void **state)
     assert_true(wait_until_ms(later, 10000));
     assert_int_equal(receiver_count_path(F.recv, "/order"), 1);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "order-42", NULL), 3);
-    assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "order-42", "--json", NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "order-42", "--json", NULL), 0);
     assert_non_null(strstr(status, "\"event\":\"sent\""));
     assert_non_null(strstr(status, "\"lateness_ms\":"));
-    assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "no-such-task", NULL), 4);
+    assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", "no-such-task", NULL),
+                     4);
     fx_finish(&F);
 }
 

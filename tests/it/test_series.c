@@ -31,8 +31,10 @@ test_series_survives_a_kill(void **state)
     for (int i = 0; i < 3; i++)
         fx_consumer(&F, i, NULL);
     snprintf(url, sizeof(url), "%s/tick", receiver_url(F.recv));
-    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron", "*/2 * * * * *",
-                               "--tz", "UTC", "--count", "8", "--webhook", url, "--data", "tick", NULL), 0);
+    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
+                               "*/2 * * * * *", "--tz", "UTC", "--count", "8", "--webhook", url,
+                               "--data", "tick", NULL),
+                     0);
     series[strcspn(series, "\n")] = '\0';
     assert_true(receiver_wait(F.recv, NULL, 3, 30000));
     proc_kill9(&F.consumers[1]);
@@ -60,8 +62,9 @@ test_series_survives_a_kill(void **state)
             }
     for (int i = 1; i < n; i++)
         if (occ[i] - occ[i - 1] != 2000)
-            fail_msg("occurrence %d is %" PRId64 " ms after the one before (want 2000: no gap, no double)", i,
-                     occ[i] - occ[i - 1]);
+            fail_msg("occurrence %d is %" PRId64
+                     " ms after the one before (want 2000: no gap, no double)",
+                     i, occ[i] - occ[i - 1]);
     assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", series, NULL), 0);
     assert_non_null(strstr(status, "series"));
     assert_non_null(strstr(status, "state=\"sent\""));
@@ -80,8 +83,9 @@ test_cancel_stops_series(void **state)
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
     snprintf(url, sizeof(url), "%s/stop", receiver_url(F.recv));
-    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron", "*/2 * * * * *",
-                               "--tz", "Asia/Seoul", "--webhook", url, NULL), 0);
+    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
+                               "*/2 * * * * *", "--tz", "Asia/Seoul", "--webhook", url, NULL),
+                     0);
     series[strcspn(series, "\n")] = '\0';
     assert_true(receiver_wait(F.recv, NULL, 2, 30000));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", series, NULL), 0);
@@ -100,17 +104,24 @@ test_preview_and_refusals(void **state)
 
     (void)state;
     fx_start(&F, 0);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "preview", "--cron", "30 2 * * *", "--tz",
-                               "Europe/Berlin", "--from", "2026-03-27T12:00:00Z", "-n", "3", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "preview", "--cron",
+                               "30 2 * * *", "--tz", "Europe/Berlin", "--from",
+                               "2026-03-27T12:00:00Z", "-n", "3", NULL),
+                     0);
     assert_non_null(strstr(out, "2026-03-29 03:00:00 +02:00"));
     assert_non_null(strstr(out, "DST gap"));
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron", "0 7 * * *", "--tz",
-                               "Mars/Olympus", "--webhook", "http://127.0.0.1:9/x", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron",
+                               "0 7 * * *", "--tz", "Mars/Olympus", "--webhook",
+                               "http://127.0.0.1:9/x", NULL),
+                     2);
     assert_non_null(strstr(err, "unknown time zone"));
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron", "0 7 * *", "--tz",
-                               "Asia/Seoul", "--webhook", "http://127.0.0.1:9/x", NULL), 2);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron", "0 7 * * *",
-                               "--webhook", "http://127.0.0.1:9/x", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron",
+                               "0 7 * *", "--tz", "Asia/Seoul", "--webhook", "http://127.0.0.1:9/x",
+                               NULL),
+                     2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron",
+                               "0 7 * * *", "--webhook", "http://127.0.0.1:9/x", NULL),
+                     2);
     assert_non_null(strstr(err, "--tz"));
     fx_stop(&F);
 }

@@ -154,7 +154,8 @@ event_at(json_t *events, const char *name, int nth)
     size_t i;
     json_t *e;
 
-    json_array_foreach(events, i, e) {
+    json_array_foreach(events, i, e)
+    {
         if (!strcmp(json_string_value(json_object_get(e, "event")), name) && nth-- == 0)
             return json_integer_value(json_object_get(e, "at_ms"));
     }
@@ -214,7 +215,8 @@ test_dead_letter_shows_every_attempt(void **state)
         lines++;
     assert_int_equal(lines, atoi(attempts));
     assert_null(strstr(out, "  data: "));
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", id, "--full", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", id, "--full", NULL),
+                     0);
     assert_non_null(strstr(out, "  data: "));
 }
 

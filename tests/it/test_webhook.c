@@ -22,8 +22,11 @@
 
 static struct fx F;
 static char *consumer_env[] = {"SENDAT_WEBHOOK_SECRET=" HMAC_SECRET " " ED_SEED,
-                               "SENDAT_RETRY_BASE_MS=400", "SENDAT_RETRY_MAX_MS=2000",
-                               "SENDAT_RETRY_ATTEMPTS=3", "SENDAT_HTTP_TIMEOUT=1s", NULL};
+                               "SENDAT_RETRY_BASE_MS=400",
+                               "SENDAT_RETRY_MAX_MS=2000",
+                               "SENDAT_RETRY_ATTEMPTS=3",
+                               "SENDAT_HTTP_TIMEOUT=1s",
+                               NULL};
 
 struct want {
     const char *path;
@@ -48,10 +51,12 @@ verify(const char *id, const char *ts, const char *body, size_t len, const char 
     int n = sprintf(msg, "%s.%s.", id, ts), ok = 0;
 
     memcpy(msg + n, body, len);
-    assert_int_equal(sodium_base642bin(key, sizeof(key), HMAC_SECRET + 6, strlen(HMAC_SECRET) - 6, NULL, &klen, NULL,
-                                       sodium_base64_VARIANT_ORIGINAL), 0);
+    assert_int_equal(sodium_base642bin(key, sizeof(key), HMAC_SECRET + 6, strlen(HMAC_SECRET) - 6,
+                                       NULL, &klen, NULL, sodium_base64_VARIANT_ORIGINAL),
+                     0);
     assert_int_equal(sodium_base642bin(seed, 32, ED_SEED + 5, strlen(ED_SEED) - 5, NULL, NULL, NULL,
-                                       sodium_base64_VARIANT_ORIGINAL), 0);
+                                       sodium_base64_VARIANT_ORIGINAL),
+                     0);
     crypto_sign_seed_keypair(pk, sk, seed);
     crypto_auth_hmacsha256_state st;
     crypto_auth_hmacsha256_init(&st, key, klen);
@@ -62,9 +67,11 @@ verify(const char *id, const char *ts, const char *body, size_t len, const char 
         int ed = !strncmp(tok, "v1a,", 4);
         const char *b64 = tok + (ed ? 4 : 3);
         assert_int_equal(sodium_base642bin(sig, sizeof(sig), b64, strlen(b64), NULL, &slen, NULL,
-                                           sodium_base64_VARIANT_ORIGINAL), 0);
+                                           sodium_base64_VARIANT_ORIGINAL),
+                         0);
         if (ed)
-            ok += crypto_sign_verify_detached(sig, (uint8_t *)msg, (size_t)n + len, pk) == 0 ? 2 : -100;
+            ok += crypto_sign_verify_detached(sig, (uint8_t *)msg, (size_t)n + len, pk) == 0 ? 2
+                                                                                             : -100;
         else
             ok += (slen == 32 && sodium_memcmp(sig, mac, 32) == 0) ? 1 : -100;
     }
@@ -123,7 +130,8 @@ test_signed_retried_dead_replayed(void **state)
         receiver_hit_free(&h);
     }
     assert_true(at[1] - at[0] >= 2000); /* 429 with Retry-After: 2 */
-    fprintf(stderr, "gaps between attempts: %" PRId64 " ms, %" PRId64 " ms\n", at[1] - at[0], at[2] - at[1]);
+    fprintf(stderr, "gaps between attempts: %" PRId64 " ms, %" PRId64 " ms\n", at[1] - at[0],
+            at[2] - at[1]);
 
     /* after the third attempt: the dead letter with every attempt */
     assert_true(wait_until(dead_lettered, id, 30000));

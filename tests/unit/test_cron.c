@@ -2,8 +2,8 @@
  * from the published zone rules for 2026 (not computed by the code under test):
  *   America/New_York  EST -05:00 -> EDT -04:00 on Sun 8 Mar at 02:00; back on Sun 1 Nov at 02:00
  *   Europe/Berlin     CET +01:00 -> CEST +02:00 on Sun 29 Mar at 02:00; back on Sun 25 Oct at 03:00
- *   Australia/Lord_Howe  +10:30 -> +11:00 on Sun 4 Oct at 02:00; back on Sun 5 Apr at 02:00 (to 01:30)
- *   Asia/Seoul        +09:00, no DST */
+ *   Australia/Lord_Howe  +10:30 -> +11:00 on Sun 4 Oct at 02:00; back on Sun 5 Apr at 02:00 (to
+ * 01:30) Asia/Seoul        +09:00, no DST */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,21 +26,26 @@ static const struct row rows[] = {
     {"America/New_York", "30 2 * * *", "2026-03-07T00:00:00Z", "2026-03-07T07:30:00Z", 0},
     {"America/New_York", "30 2 * * *", "2026-03-07T07:30:00Z", "2026-03-08T07:00:00Z", SA_CRON_GAP},
     {"America/New_York", "30 2 * * *", "2026-03-08T07:00:00Z", "2026-03-09T06:30:00Z", 0},
-    {"America/New_York", "*/15 2 * * *", "2026-03-08T06:50:00Z", "2026-03-08T07:00:00Z", SA_CRON_GAP},
+    {"America/New_York", "*/15 2 * * *", "2026-03-08T06:50:00Z", "2026-03-08T07:00:00Z",
+     SA_CRON_GAP},
     {"America/New_York", "*/15 2 * * *", "2026-03-08T07:00:00Z", "2026-03-09T06:00:00Z", 0},
     /* New York, fall back: 01:30 happens twice on 1 Nov -> only the first (EDT) */
-    {"America/New_York", "30 1 * * *", "2026-10-31T12:00:00Z", "2026-11-01T05:30:00Z", SA_CRON_OVERLAP},
+    {"America/New_York", "30 1 * * *", "2026-10-31T12:00:00Z", "2026-11-01T05:30:00Z",
+     SA_CRON_OVERLAP},
     {"America/New_York", "30 1 * * *", "2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z", 0},
     {"America/New_York", "0 * * * *", "2026-11-01T05:00:00Z", "2026-11-01T07:00:00Z", 0},
     /* Berlin */
     {"Europe/Berlin", "30 2 * * *", "2026-03-28T12:00:00Z", "2026-03-29T01:00:00Z", SA_CRON_GAP},
     {"Europe/Berlin", "30 2 * * *", "2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z", 0},
-    {"Europe/Berlin", "30 2 * * *", "2026-10-24T12:00:00Z", "2026-10-25T00:30:00Z", SA_CRON_OVERLAP},
+    {"Europe/Berlin", "30 2 * * *", "2026-10-24T12:00:00Z", "2026-10-25T00:30:00Z",
+     SA_CRON_OVERLAP},
     {"Europe/Berlin", "30 2 * * *", "2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z", 0},
     /* Lord Howe: a 30-minute shift */
     {"Australia/Lord_Howe", "15 2 * * *", "2026-10-02T00:00:00Z", "2026-10-02T15:45:00Z", 0},
-    {"Australia/Lord_Howe", "15 2 * * *", "2026-10-02T15:45:00Z", "2026-10-03T15:30:00Z", SA_CRON_GAP},
-    {"Australia/Lord_Howe", "45 1 * * *", "2026-04-04T00:00:00Z", "2026-04-04T14:45:00Z", SA_CRON_OVERLAP},
+    {"Australia/Lord_Howe", "15 2 * * *", "2026-10-02T15:45:00Z", "2026-10-03T15:30:00Z",
+     SA_CRON_GAP},
+    {"Australia/Lord_Howe", "45 1 * * *", "2026-04-04T00:00:00Z", "2026-04-04T14:45:00Z",
+     SA_CRON_OVERLAP},
     {"Australia/Lord_Howe", "45 1 * * *", "2026-04-04T14:45:00Z", "2026-04-05T15:15:00Z", 0},
     /* Seoul: 07:00 every day, Monday and Friday reminders */
     {"Asia/Seoul", "0 7 * * *", "2026-11-22T00:00:00Z", "2026-11-22T22:00:00Z", 0},
@@ -79,8 +84,8 @@ test_table(void **state)
             fail_msg("%s %s after %s: %s", r->zone, r->cron, r->after, err.msg);
         sa_time_format(got, sizeof(got), next);
         if (next != at(r->want) || flags != r->flags)
-            fail_msg("%s \"%s\" after %s: got %s flags %d, want %s flags %d", r->zone, r->cron, r->after,
-                     got, flags, r->want, r->flags);
+            fail_msg("%s \"%s\" after %s: got %s flags %d, want %s flags %d", r->zone, r->cron,
+                     r->after, got, flags, r->want, r->flags);
         sa_cron_free(c);
     }
 }
@@ -88,9 +93,10 @@ test_table(void **state)
 static void
 test_refusals(void **state)
 {
-    static const char *bad[] = {"", "* * * *", "60 * * * *", "* 24 * * *", "* * 0 * *", "* * 32 * *",
-                                "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-1 * * * *", "a * * * *",
-                                "* * * * * * *", "@every", "1,,2 * * * *", NULL};
+    static const char *bad[] = {
+        "",           "* * * *",       "60 * * * *", "* 24 * * *",   "* * 0 * *",
+        "* * 32 * *", "* * * 13 *",    "* * * * 8",  "*/0 * * * *",  "5-1 * * * *",
+        "a * * * *",  "* * * * * * *", "@every",     "1,,2 * * * *", NULL};
     struct sa_cron *c = NULL;
     struct sa_err err = {0};
     int64_t next;

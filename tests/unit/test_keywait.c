@@ -27,9 +27,11 @@ test_waited_sums_the_delays_before(void **state)
     assert_int_equal(keywait_waited_ms(1, KEYWAIT_GIVE_UP_MS), 0);
     assert_int_equal(keywait_waited_ms(2, KEYWAIT_GIVE_UP_MS), 500);
     assert_int_equal(keywait_waited_ms(4, KEYWAIT_GIVE_UP_MS), 500 + 1000 + 2000);
-    assert_true(keywait_waited_ms(700, KEYWAIT_GIVE_UP_MS) < KEYWAIT_GIVE_UP_MS); /* about 720 deliveries an hour */
+    assert_true(keywait_waited_ms(700, KEYWAIT_GIVE_UP_MS) <
+                KEYWAIT_GIVE_UP_MS); /* about 720 deliveries an hour */
     assert_true(keywait_waited_ms(740, KEYWAIT_GIVE_UP_MS) >= KEYWAIT_GIVE_UP_MS);
-    assert_true(keywait_waited_ms(UINT64_MAX, KEYWAIT_GIVE_UP_MS) >= KEYWAIT_GIVE_UP_MS); /* bounded loop */
+    assert_true(keywait_waited_ms(UINT64_MAX, KEYWAIT_GIVE_UP_MS) >=
+                KEYWAIT_GIVE_UP_MS); /* bounded loop */
 }
 
 int

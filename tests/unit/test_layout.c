@@ -61,9 +61,9 @@ test_subjects(void **state)
 static void
 test_bad_subjects(void **state)
 {
-    static const char *bad[] = {"sendat.task", "sendat.task.1.w", "sendat.task.x.w.a",
+    static const char *bad[] = {"sendat.task",       "sendat.task.1.w",     "sendat.task.x.w.a",
                                 "sendat.task.1.q.a", "sendat.task.1.w.a.b", "other.task.1.w.a",
-                                "sendat.task.1.w.", "sendat.task..w.a", NULL};
+                                "sendat.task.1.w.",  "sendat.task..w.a",    NULL};
     struct sa_place p;
 
     (void)state;
@@ -97,7 +97,8 @@ test_level_of(void **state)
     assert_int_equal(sa_layout_level_of(&L, "sendat.task.600000.w.x", &w, &s, NULL), SA_OK);
     assert_true(w == 600000 && s == 0);
     assert_int_equal(sa_layout_level_of(&L, "sendat.task.600000.1190000.a.b", &w, &s, NULL), SA_OK);
-    assert_true(w == 600000 && s == 1190000); /* a bad id is read, and dead-lettered by the puller */
+    assert_true(w == 600000 &&
+                s == 1190000); /* a bad id is read, and dead-lettered by the puller */
     for (size_t i = 0; i < sizeof(unread) / sizeof(unread[0]); i++) {
         memset(&err, 0, sizeof(err));
         assert_int_equal(sa_layout_level_of(&L, unread[i].subject, &w, &s, &err), SA_EINVAL);
@@ -139,9 +140,13 @@ test_layout_record(void **state)
     sa_layout_format(text, sizeof(text), &L);
     assert_int_equal(sa_layout_parse(&l2, text, NULL), SA_OK);
     assert_memory_equal(&l2, &L, sizeof(L));
-    assert_int_equal(sa_layout_parse(&l2, "window_ms=600000 slot_ms=7000 ack_wait_ms=30000 lead_ms=2000", NULL), SA_EINVAL);
+    assert_int_equal(
+        sa_layout_parse(&l2, "window_ms=600000 slot_ms=7000 ack_wait_ms=30000 lead_ms=2000", NULL),
+        SA_EINVAL);
     assert_int_equal(sa_layout_parse(&l2, "garbage", NULL), SA_EINVAL);
-    assert_int_equal(sa_layout_parse(&l2, "window_ms=600000 slot_ms=10000 ack_wait_ms=5000 lead_ms=2000", NULL), SA_EINVAL);
+    assert_int_equal(
+        sa_layout_parse(&l2, "window_ms=600000 slot_ms=10000 ack_wait_ms=5000 lead_ms=2000", NULL),
+        SA_EINVAL);
 }
 
 static void
@@ -167,9 +172,10 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_floor),       cmocka_unit_test(test_subjects),
-        cmocka_unit_test(test_bad_subjects), cmocka_unit_test(test_level_of), cmocka_unit_test(test_ids),
-        cmocka_unit_test(test_layout_record), cmocka_unit_test(test_msgids),
+        cmocka_unit_test(test_floor),        cmocka_unit_test(test_subjects),
+        cmocka_unit_test(test_bad_subjects), cmocka_unit_test(test_level_of),
+        cmocka_unit_test(test_ids),          cmocka_unit_test(test_layout_record),
+        cmocka_unit_test(test_msgids),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -66,7 +66,7 @@ test_valid_rules(void **state)
     limits_free(l);
     l = parse("api.example=concurrency:2;*.EXAMPLE=concurrency:5");
     assert_false(limits_need_leases(l));
-    assert_int_equal(room(l, "API.example", 0), 2);  /* the first rule that matches, any case */
+    assert_int_equal(room(l, "API.example", 0), 2); /* the first rule that matches, any case */
     assert_int_equal(room(l, "www.example", 0), 5);
     assert_int_equal(room(l, "other.test", 0), 1000);
     limits_release(l, "API.example", -1);

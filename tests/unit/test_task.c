@@ -184,7 +184,8 @@ test_seal_open(void **state)
 
     (void)state;
     randombytes_buf(key[0], sizeof(key[0]));
-    assert_int_equal(sa_keyring_from_keys(&ring, kid, (const uint8_t(*)[SA_KEY_BYTES])key, 1, NULL), SA_OK);
+    assert_int_equal(sa_keyring_from_keys(&ring, kid, (const uint8_t(*)[SA_KEY_BYTES])key, 1, NULL),
+                     SA_OK);
     assert_int_equal(sa_task_seal(ring, t, &env, &len, NULL), SA_OK);
     assert_null(memmem(env, len, "example.test", 12)); /* sealed: no recipient in clear */
     assert_int_equal(sa_task_open(ring, t->id, env, len, &u, NULL), SA_OK);
