@@ -1,5 +1,5 @@
-/* The state of one `sendat schedule --batch` run, shared by batch.c (reading and publishing),
- * batch_json.c (a line to a task's options) and batch_report.c (progress and summary). */
+/* The state of one `sendat schedule --batch` run, shared by cmd_batch.c (reading and publishing),
+ * batch_json.c (a line to a task's options) and cmd_batch_report.c (progress and summary). */
 #ifndef BATCH_H
 #define BATCH_H
 
@@ -53,18 +53,19 @@ struct batch {
 };
 
 /* batch_json.c */
-int batch_template(struct batch *b);
+/* Reads --template-file (if given) into b->tmpl; SA_EINVAL says why it cannot. */
+enum sa_code batch_template(struct batch *b, struct sa_err *err) SA_MUST_CHECK;
 /* The task object of a line; NULL with err set for a bad line, NULL without for the CSV header. */
 json_t *batch_line_json(struct batch *b, char *line, struct sa_err *err);
 /* Points o's fields at obj's strings (obj must outlive o). Unknown keys are refused. */
 enum sa_code batch_opts_from_json(struct sched_opts *o, json_t *obj,
                                   struct sa_err *err) SA_MUST_CHECK;
 
-/* batch.c: remembers that line booked id. */
+/* cmd_batch.c: remembers that line booked id. */
 enum sa_code batch_booked(struct batch *b, long line, const char *id,
                           struct sa_err *err) SA_MUST_CHECK;
 
-/* batch_report.c */
+/* cmd_batch_report.c */
 void batch_progress(struct batch *b, int last);
 int batch_summary(struct batch *b, const char *fatal);
 

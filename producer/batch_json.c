@@ -6,17 +6,14 @@
 
 #include "batch.h"
 
-int
-batch_template(struct batch *b)
+enum sa_code
+batch_template(struct batch *b, struct sa_err *err)
 {
-    struct sa_err err = {0};
     size_t len = 0;
 
     if (!b->o->template_file)
-        return EXIT_OK;
-    if (schedule_read_file(b->o->template_file, INPUT_LINE_MAX, &b->tmpl, &len, &err) != SA_OK)
-        return cli_error(EXIT_USAGE, "schedule: --template-file: %s", err.msg);
-    return EXIT_OK;
+        return SA_OK;
+    return schedule_read_file(b->o->template_file, INPUT_LINE_MAX, &b->tmpl, &len, err);
 }
 
 static json_t *

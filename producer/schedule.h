@@ -34,7 +34,7 @@ enum sa_code schedule_check(const struct sched_opts *o, struct sa_err *err) SA_M
 enum sa_code schedule_build_task(struct sa_task *t, const struct sched_opts *o, const uint8_t *body,
                                  size_t body_len, int64_t now, struct sa_err *err) SA_MUST_CHECK;
 
-/* batch.c: checks --batch's companions; runs the batch (prints the summary, returns the exit
+/* cmd_batch.c: checks --batch's companions; runs the batch (prints the summary, returns the exit
  * code). */
 int batch_check_opts(const struct sched_opts *o);
 int batch_run(const struct sched_opts *o);

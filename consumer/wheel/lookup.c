@@ -19,29 +19,29 @@ lookup_holds_tasks(struct puller *p, const char *filter)
     return s != NATS_NOT_FOUND; /* on doubt, pull: an empty level costs an open request */
 }
 
-int
+enum level_state
 lookup_level_undone(struct puller *p, int64_t w, int64_t s)
 {
     jsConsumerInfo *ci = NULL;
     char durable[32];
-    int undone;
+    enum level_state state;
 
     sa_layout_durable(durable, sizeof(durable), w, s);
     if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) != NATS_OK)
-        return -1;
-    undone = ci->NumPending > 0 || ci->NumAckPending > 0;
+        return LEVEL_UNKNOWN;
+    state = ci->NumPending > 0 || ci->NumAckPending > 0 ? LEVEL_UNDONE : LEVEL_DONE;
     jsConsumerInfo_Destroy(ci);
-    return undone;
+    return state;
 }
 
 int
 lookup_slot_holds_tasks(struct puller *p, int64_t w, int64_t s)
 {
     char filter[SA_SUBJECT_MAX];
-    int undone = lookup_level_undone(p, w, s);
+    enum level_state state = lookup_level_undone(p, w, s);
 
-    if (undone >= 0)
-        return undone;
+    if (state != LEVEL_UNKNOWN)
+        return state == LEVEL_UNDONE;
     sa_layout_level_filter(filter, sizeof(filter), w, s);
     return lookup_holds_tasks(p, filter);
 }

@@ -164,7 +164,7 @@ targets_reap(struct puller *p, int64_t now_ms)
 {
     for (int i = 0; i < p->n; i++) {
         struct target *t = &p->t[i];
-        if (t->end_ms > now_ms || lookup_level_undone(p, t->window, t->slot) != 0)
+        if (t->end_ms > now_ms || lookup_level_undone(p, t->window, t->slot) != LEVEL_DONE)
             continue;
         p->t[i--] = p->t[--p->n]; /* its open request expires on the server */
     }

@@ -245,8 +245,11 @@ batch_run(const struct sched_opts *o)
     b.total = o->batch ? input_count_lines(o->batch) : -1;
     if (o->template_file && b.total > 0)
         b.total--; /* the CSV header row is no task */
-    if ((code = batch_template(&b)) != EXIT_OK ||
-        (code = cli_keyring(&o->cli, &b.ring)) != EXIT_OK ||
+    if (batch_template(&b, &err) != SA_OK) {
+        code = cli_error(EXIT_USAGE, "schedule: --template-file: %s", err.msg);
+        goto out;
+    }
+    if ((code = cli_keyring(&o->cli, &b.ring)) != EXIT_OK ||
         (code = cli_connect(&o->cli, &b.n)) != EXIT_OK)
         goto out;
     if (input_open(&b.in, o->batch, &err) != SA_OK ||
