@@ -10,7 +10,7 @@
 #include "timeparse.h"
 
 static const char usage[] =
-    "usage: sendat list --from TIME --to TIME [--limit N] [--cursor C] [--json]\n"
+    "usage: sendat list --from TIME --to TIME [--group NAME] [--limit N] [--cursor C] [--json]\n"
     "  the tasks due in the range (at most 31 days), in due order: due, id, level, channel\n"
     "  and webhook host; never recipients or bodies. --limit (default 100, at most 10000)\n"
     "  ends a page; the next one is named on stderr as --cursor C\n"
@@ -18,22 +18,19 @@ static const char usage[] =
 
 struct list_opts {
     struct cli cli;
-    const char *from, *to, *cursor;
+    const char *from, *to, *cursor, *group;
     long limit;
 };
 
 static int
 parse(struct list_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"key-file", required_argument, NULL, 'k'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"from", required_argument, NULL, 'f'},
-                                         {"to", required_argument, NULL, 't'},
-                                         {"limit", required_argument, NULL, 'l'},
-                                         {"cursor", required_argument, NULL, 'c'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"server", required_argument, NULL, 'S'}, {"key-file", required_argument, NULL, 'k'},
+        {"json", no_argument, NULL, 'j'},         {"from", required_argument, NULL, 'f'},
+        {"to", required_argument, NULL, 't'},     {"limit", required_argument, NULL, 'l'},
+        {"cursor", required_argument, NULL, 'c'}, {"group", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     int c;
     char *end = NULL;
 
@@ -58,6 +55,9 @@ parse(struct list_opts *o, int argc, char **argv)
             break;
         case 'c':
             o->cursor = optarg;
+            break;
+        case 'g':
+            o->group = optarg;
             break;
         case 'l':
             o->limit = strtol(optarg, &end, 10);
@@ -113,7 +113,7 @@ run(struct list_opts *o, struct sa_nats *n, int64_t from, int64_t to)
     int code = cli_keyring(&o->cli, &ring);
 
     if (code == EXIT_OK) {
-        rc = tasklist_page(n, ring, from, to, o->limit, o->cursor, tasks, next, &err);
+        rc = tasklist_page(n, ring, from, to, o->limit, o->cursor, o->group, tasks, next, &err);
         if (rc == SA_OK)
             print_page(tasks, next, o->cli.json);
         else

@@ -44,8 +44,8 @@ serve_task_list(struct request *r)
         return;
     tasks = json_array();
     pthread_rwlock_rdlock(&r->s->ring_lock);
-    rc = tasklist_page(r->s->n, r->s->ring, from, to, (long)limit, serve_query(r, "cursor"), tasks,
-                       next, &err);
+    rc = tasklist_page(r->s->n, r->s->ring, from, to, (long)limit, serve_query(r, "cursor"),
+                       serve_query(r, "group"), tasks, next, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);
     if (rc == SA_OK)
         serve_reply(r, 200,

@@ -20,6 +20,7 @@ struct item {
     int slot, channel;
     char id[SA_ID_MAX + 1];
     char host[256];
+    char group[SA_ID_MAX + 1];
 };
 
 struct walk {
@@ -78,14 +79,15 @@ keep(struct walk *w, const struct sa_place *p, const struct sa_task *t, struct s
     it->slot = p->slot != 0;
     it->channel = t->channel;
     snprintf(it->id, sizeof(it->id), "%s", p->id);
+    snprintf(it->group, sizeof(it->group), "%s", t->group);
     url_host(it->host, sizeof(it->host), t->channel == SA_CHANNEL_WEBHOOK ? t->url : NULL);
     return SA_OK;
 }
 
-/* Reads window's tasks due in [from, to] into w. */
+/* Reads window's tasks due in [from, to] (of group, if not NULL) into w. */
 static enum sa_code
 read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, int64_t from,
-            int64_t to, struct walk *w, struct sa_err *err)
+            int64_t to, const char *group, struct walk *w, struct sa_err *err)
 {
     char filter[SA_SUBJECT_MAX];
     jsDirectGetMsgOptions o;
@@ -107,7 +109,7 @@ read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, in
         if (sa_layout_parse_subject(&p, natsMsg_GetSubject(m), NULL) == SA_OK &&
             sa_task_open(ring, p.id, (const uint8_t *)natsMsg_GetData(m),
                          (size_t)natsMsg_GetDataLength(m), &t, NULL) == SA_OK &&
-            t->due_ms >= from && t->due_ms <= to)
+            t->due_ms >= from && t->due_ms <= to && (!group || !strcmp(t->group, group)))
             rc = keep(w, &p, t, err);
         sa_task_free(t);
         natsMsg_Destroy(m);
@@ -128,6 +130,8 @@ item_json(const struct item *it)
                   it->channel == SA_CHANNEL_EMAIL ? "email" : "webhook");
     if (it->host[0])
         json_object_set_new(j, "host", json_string(it->host));
+    if (it->group[0])
+        json_object_set_new(j, "group", json_string(it->group));
     return j;
 }
 
@@ -166,8 +170,8 @@ give(struct walk *w, struct item *after, long limit, json_t *out)
 
 enum sa_code
 tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms, int64_t to_ms,
-              long limit, const char *cursor, json_t *out, char next[TASKLIST_CURSOR_MAX],
-              struct sa_err *err)
+              long limit, const char *cursor, const char *group, json_t *out,
+              char next[TASKLIST_CURSOR_MAX], struct sa_err *err)
 {
     struct walk w = {0};
     struct item after;
@@ -185,7 +189,7 @@ tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms,
     for (int64_t win = sa_layout_window(&n->layout, after.due > from_ms ? after.due : from_ms);
          rc == SA_OK && !full && win <= to_ms; win += step) {
         w.count = 0;
-        rc = read_window(n, ring, win, from_ms, to_ms, &w, err);
+        rc = read_window(n, ring, win, from_ms, to_ms, group, &w, err);
         if (rc == SA_OK)
             full = give(&w, &after, limit, out);
     }
