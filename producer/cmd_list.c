@@ -6,31 +6,40 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "content.h"
 #include "tasklist.h"
 #include "timeparse.h"
 
 static const char usage[] =
     "usage: sendat list --from TIME --to TIME [--group NAME] [--limit N] [--cursor C] [--json]\n"
+    "                   [--full]\n"
     "  the tasks due in the range (at most 31 days), in due order: due, id, level, channel\n"
-    "  and webhook host; never recipients or bodies. --limit (default 100, at most 10000)\n"
+    "  and webhook host; recipients, headers and bodies only with --full (opened with the key\n"
+    "  file, never shown by the broker). --limit (default 100, at most 10000)\n"
     "  ends a page; the next one is named on stderr as --cursor C\n"
     "  common: [--server URL] [--key-file FILE]\n";
 
 struct list_opts {
     struct cli cli;
     const char *from, *to, *cursor, *group;
+    int full;
     long limit;
 };
 
 static int
 parse(struct list_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"server", required_argument, NULL, 'S'}, {"key-file", required_argument, NULL, 'k'},
-        {"json", no_argument, NULL, 'j'},         {"from", required_argument, NULL, 'f'},
-        {"to", required_argument, NULL, 't'},     {"limit", required_argument, NULL, 'l'},
-        {"cursor", required_argument, NULL, 'c'}, {"group", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
+                                         {"key-file", required_argument, NULL, 'k'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"from", required_argument, NULL, 'f'},
+                                         {"to", required_argument, NULL, 't'},
+                                         {"limit", required_argument, NULL, 'l'},
+                                         {"cursor", required_argument, NULL, 'c'},
+                                         {"group", required_argument, NULL, 'g'},
+                                         {"full", no_argument, NULL, 'F'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int c;
     char *end = NULL;
 
@@ -58,6 +67,9 @@ parse(struct list_opts *o, int argc, char **argv)
             break;
         case 'g':
             o->group = optarg;
+            break;
+        case 'F':
+            o->full = 1;
             break;
         case 'l':
             o->limit = strtol(optarg, &end, 10);
@@ -98,6 +110,7 @@ print_page(json_t *tasks, const char *next, int json)
         json_string_value(json_object_get(t, "id")), json_string_value(json_object_get(t, "level")),
         json_string_value(json_object_get(t, "channel")),
         json_object_get(t, "host") ? json_string_value(json_object_get(t, "host")) : "-");
+    json_array_foreach(tasks, i, t) content_print(t, json_string_value(json_object_get(t, "id")));
     if (next[0])
         fprintf(stderr, "more: sendat list ... --cursor %s\n", next);
 }
@@ -113,7 +126,8 @@ run(struct list_opts *o, struct sa_nats *n, int64_t from, int64_t to)
     int code = cli_keyring(&o->cli, &ring);
 
     if (code == EXIT_OK) {
-        rc = tasklist_page(n, ring, from, to, o->limit, o->cursor, o->group, tasks, next, &err);
+        rc = tasklist_page(n, ring, from, to, o->limit, o->cursor, o->group, o->full, tasks, next,
+                           &err);
         if (rc == SA_OK)
             print_page(tasks, next, o->cli.json);
         else

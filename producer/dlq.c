@@ -9,6 +9,7 @@
 
 #include "claim.h"
 #include "cli.h"
+#include "content.h"
 #include "dlq.h"
 #include "find.h"
 #include "publish.h"
@@ -78,22 +79,6 @@ print_entry(json_t *e, int json)
            cli_escape(reason, sizeof(reason), json_string_value(json_object_get(e, "reason"))));
 }
 
-/* --full: the content dlq_get added, one field a line, escaped. */
-static void
-print_content(json_t *e)
-{
-    static const char *const keys[] = {"header", "data", "email", "subject", "text", "html", NULL};
-    char text[1024];
-
-    for (int i = 0; keys[i]; i++) {
-        json_t *v = json_object_get(e, keys[i]);
-        char *dump = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-        if (dump)
-            printf("  %s: %s\n", keys[i], cli_escape(text, sizeof(text), dump));
-        free(dump);
-    }
-}
-
 static void
 print_details(json_t *e)
 {
@@ -112,7 +97,7 @@ print_details(json_t *e)
     if (json_object_get(e, "unreadable"))
         printf("  cannot open the task: %s\n",
                cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "unreadable"))));
-    print_content(e);
+    content_print(e, "");
 }
 
 enum sa_code
@@ -174,31 +159,6 @@ add_attempts(json_t *e, const struct sa_task *t)
     json_object_set_new(e, "failed_attempts", list);
 }
 
-/* The task's content under the names of the batch keys: headers and body of a webhook, the
- * recipients, subject and texts of a mail. A body that is not UTF-8 is left out and said so. */
-static void
-add_content(json_t *e, const struct sa_task *t)
-{
-    json_t *headers = json_array(), *to = json_array(), *data;
-
-    for (size_t i = 0; i < t->n_headers; i++)
-        json_array_append_new(headers,
-                              json_sprintf("%s: %s", t->headers[i].name, t->headers[i].value));
-    json_object_set_new(e, "header", headers);
-    data = json_stringn((const char *)t->body, t->body_len);
-    json_object_set_new(e, "data", data ? data : json_null());
-    for (size_t i = 0; i < t->n_rcpt[SA_RCPT_TO]; i++)
-        json_array_append_new(to, json_string(t->rcpt[SA_RCPT_TO][i]));
-    if (t->channel == SA_CHANNEL_EMAIL) {
-        json_object_set_new(e, "email", to);
-        json_object_set_new(e, "subject", json_string(t->subject ? t->subject : ""));
-        json_object_set_new(e, "text", json_string(t->text ? t->text : ""));
-        json_object_set_new(e, "html", json_string(t->html ? t->html : ""));
-    } else {
-        json_decref(to);
-    }
-}
-
 enum sa_code
 dlq_get(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int parts, json_t **out,
         struct sa_err *err)
@@ -218,7 +178,7 @@ dlq_get(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int pa
         if (parts & (DLQ_WEBHOOK | DLQ_CONTENT))
             json_object_set_new(e, "webhook", json_string(t->url ? t->url : ""));
         if (parts & DLQ_CONTENT)
-            add_content(e, t);
+            content_add(e, t);
     } else {
         json_object_set_new(e, "unreadable", json_string(why.msg));
     }

@@ -45,7 +45,7 @@ serve_task_list(struct request *r)
     tasks = json_array();
     pthread_rwlock_rdlock(&r->s->ring_lock);
     rc = tasklist_page(r->s->n, r->s->ring, from, to, (long)limit, serve_query(r, "cursor"),
-                       serve_query(r, "group"), tasks, next, &err);
+                       serve_query(r, "group"), 0, tasks, next, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);
     if (rc == SA_OK)
         serve_reply(r, 200,

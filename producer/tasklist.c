@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "content.h"
 #include "task.h"
 #include "tasklist.h"
 #include "timeparse.h"
@@ -21,12 +22,23 @@ struct item {
     char id[SA_ID_MAX + 1];
     char host[256];
     char group[SA_ID_MAX + 1];
+    json_t *content; /* full: what it would send (content.h), else NULL */
 };
 
 struct walk {
     struct item *items;
     size_t count, cap;
+    int full;
 };
+
+/* Forgets the items (a window read, given out). */
+static void
+walk_clear(struct walk *w)
+{
+    for (size_t i = 0; i < w->count; i++)
+        json_decref(w->items[i].content);
+    w->count = 0;
+}
 
 static int
 by_due(const void *a, const void *b)
@@ -80,6 +92,11 @@ keep(struct walk *w, const struct sa_place *p, const struct sa_task *t, struct s
     it->channel = t->channel;
     snprintf(it->id, sizeof(it->id), "%s", p->id);
     snprintf(it->group, sizeof(it->group), "%s", t->group);
+    it->content = NULL;
+    if (w->full) {
+        it->content = json_object();
+        content_add(it->content, t);
+    }
     url_host(it->host, sizeof(it->host), t->channel == SA_CHANNEL_WEBHOOK ? t->url : NULL);
     return SA_OK;
 }
@@ -132,6 +149,8 @@ item_json(const struct item *it)
         json_object_set_new(j, "host", json_string(it->host));
     if (it->group[0])
         json_object_set_new(j, "group", json_string(it->group));
+    if (it->content)
+        json_object_update(j, it->content);
     return j;
 }
 
@@ -170,10 +189,10 @@ give(struct walk *w, struct item *after, long limit, json_t *out)
 
 enum sa_code
 tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms, int64_t to_ms,
-              long limit, const char *cursor, const char *group, json_t *out,
+              long limit, const char *cursor, const char *group, int with_content, json_t *out,
               char next[TASKLIST_CURSOR_MAX], struct sa_err *err)
 {
-    struct walk w = {0};
+    struct walk w = {.full = with_content};
     struct item after;
     int64_t step = n->layout.window_ms;
     enum sa_code rc = parse_cursor(cursor, &after, err);
@@ -188,11 +207,12 @@ tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms,
         return sa_fail(err, SA_EINVAL, "to is more than 31 days after from");
     for (int64_t win = sa_layout_window(&n->layout, after.due > from_ms ? after.due : from_ms);
          rc == SA_OK && !full && win <= to_ms; win += step) {
-        w.count = 0;
+        walk_clear(&w);
         rc = read_window(n, ring, win, from_ms, to_ms, group, &w, err);
         if (rc == SA_OK)
             full = give(&w, &after, limit, out);
     }
+    walk_clear(&w);
     free(w.items);
     if (rc == SA_OK && full)
         snprintf(next, TASKLIST_CURSOR_MAX, "%" PRId64 ".%s", after.due, after.id);

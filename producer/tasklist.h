@@ -13,13 +13,14 @@
 
 /* One page of the tasks due in [from_ms, to_ms] (only group's, if not NULL), in due order (then
  * id), after cursor (NULL or "": from the start). Appends to out {"id","due","level":"window"|
- * "slot","channel","host"(webhooks only),"group"(if any)}; no recipient or body is read out. next
+ * "slot","channel","host"(webhooks only),"group"(if any)}; no recipient or body is read out
+ * unless with_content (then also what content_add sets). next
  * gets the cursor of the next page, or "" if this page ended the range. SA_EINVAL for a bad range
  * or cursor (err names "from", "to" or "cursor" first), SA_ENOMEM for a window too full to read,
  * else broker errors. */
 enum sa_code tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms,
                            int64_t to_ms, long limit, const char *cursor, const char *group,
-                           json_t *out, char next[TASKLIST_CURSOR_MAX],
+                           int with_content, json_t *out, char next[TASKLIST_CURSOR_MAX],
                            struct sa_err *err) SA_MUST_CHECK;
 
 #endif

@@ -220,6 +220,34 @@ test_dead_letter_shows_every_attempt(void **state)
     assert_non_null(strstr(out, "  data: "));
 }
 
+/* sendat list: a group's tasks only with --group, their content only with --full. */
+static void
+test_list_by_group_and_full(void **state)
+{
+    char out[8192], url[300], id[3][SA_ID_MAX + 1];
+
+    (void)state;
+    snprintf(url, sizeof(url), "%s/listed", receiver_url(F.recv));
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fx_sendat(&F, id[i], sizeof(id[i]), NULL, 0, "schedule", "--at", "+1h",
+                                   "--webhook", url, "--data", "secret-body", "--group",
+                                   i < 2 ? "listgroup" : "othergroup", NULL),
+                         0);
+        id[i][strcspn(id[i], "\n")] = '\0';
+    }
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", "+50m", "--to",
+                               "+70m", "--group", "listgroup", NULL),
+                     0);
+    assert_non_null(strstr(out, id[0]));
+    assert_non_null(strstr(out, id[1]));
+    assert_null(strstr(out, id[2]));
+    assert_null(strstr(out, "secret-body"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", "+50m", "--to",
+                               "+70m", "--group", "listgroup", "--full", NULL),
+                     0);
+    assert_non_null(strstr(out, "secret-body"));
+}
+
 /* A second consumer on a port already taken stops at once and names the variable to set. */
 static void
 test_health_port_in_use_is_a_clear_error(void **state)
@@ -285,6 +313,7 @@ main(void)
         cmocka_unit_test(test_dispatch_and_delivery_lateness),
         cmocka_unit_test(test_health_port_in_use_is_a_clear_error),
         cmocka_unit_test(test_dead_letter_shows_every_attempt),
+        cmocka_unit_test(test_list_by_group_and_full),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), setup, teardown);
 }
