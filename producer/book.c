@@ -23,13 +23,13 @@ book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task
 }
 
 enum sa_code
-book_json(struct sa_nats *n, const struct sa_keyring *ring, json_t *obj, char id[SA_ID_MAX + 1],
-          struct sa_err *err)
+book_build_json(json_t *obj, struct sa_task **out, struct sa_err *err)
 {
     struct sched_opts o = {0};
     struct sa_task *t = NULL;
     enum sa_code rc;
 
+    *out = NULL;
     if (!json_is_object(obj))
         return sa_fail(err, SA_EINVAL, "a task must be a JSON object");
     rc = batch_opts_from_json(&o, obj, err);
@@ -40,6 +40,21 @@ book_json(struct sa_nats *n, const struct sa_keyring *ring, json_t *obj, char id
     if (rc == SA_OK)
         rc = schedule_build_task(t, &o, (const uint8_t *)(o.data ? o.data : ""),
                                  o.data ? strlen(o.data) : 0, sa_now_ms(), err);
+    if (rc != SA_OK) {
+        sa_task_free(t);
+        return rc;
+    }
+    *out = t;
+    return SA_OK;
+}
+
+enum sa_code
+book_json(struct sa_nats *n, const struct sa_keyring *ring, json_t *obj, char id[SA_ID_MAX + 1],
+          struct sa_err *err)
+{
+    struct sa_task *t = NULL;
+    enum sa_code rc = book_build_json(obj, &t, err);
+
     if (rc == SA_OK)
         rc = book_task(n, ring, t, id, err);
     sa_task_free(t);

@@ -13,6 +13,10 @@
 enum sa_code book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
                        char id[SA_ID_MAX + 1], struct sa_err *err) SA_MUST_CHECK;
 
+/* Builds (and checks) the task a JSON object describes, without booking it; *out is the
+ * caller's. SA_EINVAL: bad input, err says which key. */
+enum sa_code book_build_json(json_t *obj, struct sa_task **out, struct sa_err *err) SA_MUST_CHECK;
+
 /* Builds the task a JSON object describes (its keys are the long flag names: "at",
  * "webhook", "data", ..., as in batch lines) and books it. SA_EINVAL: bad input, err says
  * which key. */

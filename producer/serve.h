@@ -53,6 +53,14 @@ int serve_fail(struct request *r, int status, const char *field, const char *fmt
 /* 1 if the request's role is at least role; else answers 403 and returns 0. */
 int serve_need(struct request *r, enum token_role role);
 
+/* The one error shape's inner object for err (its field named by the batch key the message
+ * names), and the HTTP status for a booking's code. */
+json_t *serve_error_object(int status, const struct sa_err *err);
+int serve_status_for(enum sa_code rc);
+
+/* serve_batch.c: POST /v1/batches. */
+void serve_batch(struct request *r);
+
 /* A query parameter of the request, or NULL. */
 const char *serve_query(struct request *r, const char *name);
 

@@ -12,7 +12,6 @@
 #include "status.h"
 #include "timeparse.h"
 
-#define BATCH_LINES_MAX 100000
 
 static const char *const keys[] = {
     "at",   "webhook", "data",    "header", "id",           "not-after", "email",
@@ -55,8 +54,8 @@ api_words(char *out, size_t cap, const char *msg)
     out[w] = '\0';
 }
 
-static json_t *
-error_object(int status, const struct sa_err *err)
+json_t *
+serve_error_object(int status, const struct sa_err *err)
 {
     char msg[300], buf[48];
     const char *field = field_of(err->msg, buf, sizeof(buf));
@@ -68,8 +67,8 @@ error_object(int status, const struct sa_err *err)
 
 /* The HTTP status for a booking that failed: bad input 400; an id taken by other content, or
  * used by a task no longer stored (it cannot be compared), 409; a broker error 503. */
-static int
-status_for(enum sa_code rc)
+int
+serve_status_for(enum sa_code rc)
 {
     return rc == SA_EINVAL ? 400 : rc == SA_ECONFLICT || rc == SA_ENOTFOUND ? 409 : 503;
 }
@@ -99,66 +98,8 @@ task_create(struct request *r)
     else if (rc == SA_EEXIST) /* the very same task or series: booked once */
         serve_reply(r, 200, json_pack("{s:s, s:b}", "id", id, "already_scheduled", 1));
     else
-        serve_reply(r, status_for(rc),
-                    json_pack("{s:o}", "error", error_object(status_for(rc), &err)));
-}
-
-static json_t *
-batch_line(struct request *r, long line, char *text)
-{
-    struct sa_err err = {0};
-    char id[SA_ID_MAX + 1];
-    json_error_t jerr;
-    json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-    enum sa_code rc;
-
-    if (!obj) {
-        sa_fail(&err, SA_EINVAL, "not JSON: %s", jerr.text);
-        return json_pack("{s:I, s:o}", "line", (json_int_t)line, "error", error_object(400, &err));
-    }
-    pthread_rwlock_rdlock(&r->s->ring_lock);
-    rc = book_json(r->s->n, r->s->ring, obj, id, &err);
-    pthread_rwlock_unlock(&r->s->ring_lock);
-    json_decref(obj);
-    if (rc == SA_OK)
-        return json_pack("{s:I, s:s}", "line", (json_int_t)line, "id", id);
-    if (rc == SA_EEXIST)
-        return json_pack("{s:I, s:s, s:b}", "line", (json_int_t)line, "id", id, "already_scheduled",
-                         1);
-    return json_pack("{s:I, s:o}", "line", (json_int_t)line, "error",
-                     error_object(status_for(rc), &err));
-}
-
-/* NDJSON, one task per line: one result per line, the id or the refusal. */
-static void
-batch_create(struct request *r)
-{
-    json_t *results = json_array();
-    long line = 0, ok = 0, refused = 0;
-    char *save = NULL;
-
-    if (!serve_need(r, TOKEN_PRODUCER)) {
-        json_decref(results);
-        return;
-    }
-    for (char *text = strtok_r(r->body ? r->body : (char[]){0}, "\n", &save); text;
-         text = strtok_r(NULL, "\n", &save)) {
-        json_t *res;
-        line++;
-        if (text[strspn(text, " \t\r")] == '\0')
-            continue;
-        if (line > BATCH_LINES_MAX) {
-            json_decref(results);
-            serve_fail(r, 413, NULL, "a batch holds at most %d lines", BATCH_LINES_MAX);
-            return;
-        }
-        res = batch_line(r, line, text);
-        json_object_get(res, "id") ? ok++ : refused++;
-        json_array_append_new(results, res);
-    }
-    serve_reply(r, 200,
-                json_pack("{s:I, s:I, s:o}", "scheduled", (json_int_t)ok, "refused",
-                          (json_int_t)refused, "results", results));
+        serve_reply(r, serve_status_for(rc),
+                    json_pack("{s:o}", "error", serve_error_object(serve_status_for(rc), &err)));
 }
 
 void
@@ -242,7 +183,7 @@ serve_route(struct request *r)
     else if (is(r, "POST", 1, "tasks"))
         task_create(r);
     else if (is(r, "POST", 1, "batches"))
-        batch_create(r);
+        serve_batch(r);
     else if (is(r, "GET", 2, "tasks"))
         task_get(r, r->parts[1]);
     else if (is(r, "DELETE", 2, "tasks"))

@@ -1,0 +1,179 @@
+/* POST /v1/batches: NDJSON, one task per line, one result per line (the id, or the refusal).
+ * The tasks go out with their PubAcks outstanding in bulk, as `sendat schedule --batch` does
+ * (a round trip per line held a batch to a few thousand a second); a duplicate PubAck is read
+ * back and compared (dupcheck.h) once every line is out, and a line whose publish failed gets
+ * that error instead of its id. A series line is registered and published on its own. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "book.h"
+#include "dupcheck.h"
+#include "publish.h"
+#include "serve.h"
+#include "timeparse.h"
+
+#define BATCH_LINES_MAX 100000
+#define IN_FLIGHT 4096
+#define FINISH_MS 60000
+
+static json_t *
+refusal(long line, enum sa_code rc, const struct sa_err *err)
+{
+    return json_pack("{s:I, s:o}", "line", (json_int_t)line, "error",
+                     serve_error_object(serve_status_for(rc), err));
+}
+
+/* One line: a result appended to results now (a refusal, or the id of a task published in
+ * flight, corrected later if its PubAck says otherwise). */
+static json_t *
+one_line(struct request *r, struct publisher *pub, long line, const char *text)
+{
+    struct sa_err err = {0};
+    struct sa_task *t = NULL;
+    uint8_t *env = NULL;
+    size_t len = 0;
+    char id[SA_ID_MAX + 1];
+    json_error_t jerr;
+    json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *res;
+    enum sa_code rc;
+
+    if (!obj) {
+        sa_fail(&err, SA_EINVAL, "not JSON: %s", jerr.text);
+        return refusal(line, SA_EINVAL, &err);
+    }
+    rc = book_build_json(obj, &t, &err);
+    json_decref(obj);
+    pthread_rwlock_rdlock(&r->s->ring_lock);
+    if (rc == SA_OK && t->cron) /* a series: its registry record first, then its first task */
+        rc = book_task(r->s->n, r->s->ring, t, id, &err);
+    else if (rc == SA_OK && (rc = sa_task_seal(r->s->ring, t, &env, &len, &err)) == SA_OK)
+        rc = publisher_send(pub, t, env, len, sa_now_ms(), line, &err);
+    pthread_rwlock_unlock(&r->s->ring_lock);
+    if (rc == SA_OK || rc == SA_EEXIST)
+        res = json_pack("{s:I, s:s}", "line", (json_int_t)line, "id",
+                        t->cron ? t->series_id : t->id);
+    else
+        res = refusal(line, rc, &err);
+    if (rc == SA_EEXIST)
+        json_object_set_new(res, "already_scheduled", json_true());
+    free(env);
+    sa_task_free(t);
+    return res;
+}
+
+/* The result of line (results are in line order). */
+static json_t *
+result_of(json_t *results, long line)
+{
+    size_t lo = 0, hi = json_array_size(results);
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        long at = (long)json_integer_value(json_object_get(json_array_get(results, mid), "line"));
+        if (at == line)
+            return json_array_get(results, mid);
+        if (at < line)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static void
+replace(json_t *results, long line, json_t *res)
+{
+    json_t *old = result_of(results, line);
+
+    if (old) {
+        json_object_clear(old);
+        json_object_update(old, res);
+    }
+    json_decref(res);
+}
+
+/* After the PubAcks: duplicates compared, failures put in place of the ids. */
+static void
+settle(struct request *r, struct publisher *pub, json_t *results)
+{
+    uint64_t seq;
+    natsMsg *msg;
+    long line, at;
+    const char *failure;
+
+    while (publisher_next_dup(pub, &line, &seq, &msg)) {
+        struct sa_err err = {0};
+        enum sa_code rc;
+
+        pthread_rwlock_rdlock(&r->s->ring_lock);
+        rc = dupcheck_verify_sealed(r->s->n, r->s->ring, msg, seq, &err);
+        pthread_rwlock_unlock(&r->s->ring_lock);
+        if (rc == SA_OK)
+            json_object_set_new(result_of(results, line), "already_scheduled", json_true());
+        else
+            replace(results, line, refusal(line, rc, &err));
+        natsMsg_Destroy(msg);
+    }
+    for (long i = 0; (failure = publisher_failure(pub, i)); i++) {
+        struct sa_err err = {0};
+        if (sscanf(failure, "line %ld:", &at) != 1)
+            continue;
+        sa_fail(&err, SA_ENATS, "not stored: %s", failure);
+        replace(results, at, refusal(at, SA_ENATS, &err));
+    }
+}
+
+static void
+answer(struct request *r, json_t *results)
+{
+    json_int_t ok = 0, refused = 0;
+    size_t i;
+    json_t *res;
+
+    json_array_foreach(results, i, res) {
+        if (json_object_get(res, "id"))
+            ok++;
+        else
+            refused++;
+    }
+    serve_reply(r, 200, json_pack("{s:I, s:I, s:o}", "scheduled", ok, "refused", refused,
+                                  "results", results));
+}
+
+void
+serve_batch(struct request *r)
+{
+    struct publisher *pub = NULL;
+    struct sa_err err = {0};
+    json_t *results;
+    char *text = r->body, *nl;
+    long line = 0;
+
+    if (!serve_need(r, TOKEN_PRODUCER))
+        return;
+    if (publisher_new(&pub, r->s->n, IN_FLIGHT, &err) != SA_OK) {
+        serve_fail(r, 503, NULL, "%s", err.msg);
+        return;
+    }
+    results = json_array();
+    for (; text && *text; text = nl ? nl + 1 : NULL) {
+        nl = strchr(text, '\n');
+        if (nl)
+            *nl = '\0';
+        if (++line > BATCH_LINES_MAX) {
+            serve_fail(r, 413, NULL, "a batch holds at most %d lines", BATCH_LINES_MAX);
+            break;
+        }
+        if (text[strspn(text, " \t\r")] != '\0')
+            json_array_append_new(results, one_line(r, pub, line, text));
+    }
+    if (!r->status && publisher_finish(pub, FINISH_MS, &err) != SA_OK)
+        serve_fail(r, 503, NULL, "%s", err.msg);
+    if (!r->status) {
+        settle(r, pub, results);
+        answer(r, json_incref(results));
+    }
+    json_decref(results);
+    publisher_free(pub);
+}
