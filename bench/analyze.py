@@ -157,6 +157,16 @@ def report(work, results_dir):
             "%s / %s pub" % (num(g(raw, "pub_async", "cpu_us_per_msg"), "{:.1f}"),
                              num(g(raw, "pub_async", "server_cpu_us_per_msg"), "{:.1f}")))
         row("bulk: server RSS after (MB)", num(g(b, "server_rss_mb"), "{:.0f}"))
+    a = res.get("api", {})
+    if a:
+        single, batch, cli = g(a, "single_rate"), g(a, "batch_rate"), g(a, "cli_rate")
+        row("api: POST /v1/tasks one at a time, keep-alive (tasks/s)", num(single), "",
+            ">= 2,000", single is not None and single >= 2000)
+        ratio = batch / cli if batch and cli else None
+        row("api: POST /v1/batches (tasks/s, %s lines)" % num(g(a, "batch_n")), num(batch),
+            "%s schedule --batch" % num(cli), ">= 0.8 x schedule --batch",
+            ratio is not None and ratio >= 0.8)
+        row("api: batch ratio to schedule --batch of the same file", num(ratio, "{:.2f}"))
     bu = res.get("burst", {})
     if bu:
         lat = g(bu, "lat", default={}) or {}

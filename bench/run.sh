@@ -17,7 +17,7 @@
 # SENDAT_BENCH_NO_BUILD=1 skips building (SENDAT_BENCH_LABEL=TEXT then says in the results
 # what that build is), SENDAT_BENCH_KEEP=1 keeps the work folder (logs,
 # arrival records), SENDAT_BENCH_ONLY="burst spread" runs only the scenarios named (sink raw
-# burst spread bulk huge; bulk includes idle). Every process started here is stopped on exit.
+# burst spread bulk api huge; bulk includes idle). Every process started here is stopped on exit.
 set -euo pipefail
 
 mode=quick
@@ -39,11 +39,11 @@ analyze=(python3 "$repo/bench/analyze.py")
 
 # ---- sizes -------------------------------------------------------------------------------
 case $mode in
-  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4
+  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4 API_N=500
          IDLE_S=3 IDLE_SETTLE=1 LOAD_S=0.5 MARGIN_MS=3000 ALIGN=0 HUGE_N=0 WAIT_EXTRA_S=20 ;;
-  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20
+  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20 API_N=10000
          IDLE_S=15 IDLE_SETTLE=8 LOAD_S=1 MARGIN_MS=14000 ALIGN=1 HUGE_N=0 WAIT_EXTRA_S=40 ;;
-  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60
+  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60 API_N=20000
          IDLE_S=60 IDLE_SETTLE=10 LOAD_S=3 MARGIN_MS=14000 ALIGN=1 HUGE_N=10000000 WAIT_EXTRA_S=120 ;;
 esac
 CONSUMERS=2
@@ -273,6 +273,53 @@ wait_delivered() { # wait_delivered N DEADLINE_MS: until the sink saw N requests
 fact() { echo "$2=$3" >>"$work/facts/$1.kv"; }
 
 # ---- scenarios ---------------------------------------------------------------------------
+# sendat serve: one client booking one task at a time over keep-alive, then a batch of API_N
+# * 10 lines through POST /v1/batches beside sendat schedule --batch of the same file
+scenario_api() {
+  local d=$work/api port tok file b0 b1 c0 c1
+  mkdir -p "$d"
+  echo "== api: $API_N single bookings, then $((API_N * 10)) in one batch beside schedule --batch"
+  start_servers "$d"
+  init_sendat "$d"
+  read -r port < <(free_ports 1)
+  tok=$(SENDAT_API_TOKENS_FILE=$d/tokens "$SENDAT" token create --role producer)
+  SENDAT_NATS_URL=$NATS_URL SENDAT_KEY_FILE=$KEY SENDAT_API_TOKENS_FILE=$d/tokens \
+    SENDAT_API_ADDR=127.0.0.1:$port "$SENDAT" serve 2>"$d/serve.log" &
+  pids+=($!)
+  local serve=$!
+  for ((k = 0; k < 100; k++)); do grep -q api_listening "$d/serve.log" && break; sleep 0.1; done
+  python3 - "$port" "$tok" "$API_N" "$(( $(now_ms) + 86400000 ))" >"$d/single.json" <<'PY'
+import http.client, json, sys, time
+port, tok, n, due = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+c = http.client.HTTPConnection("127.0.0.1", port)
+h = {"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
+t = time.time()
+for i in range(n):
+    c.request("POST", "/v1/tasks", json.dumps({"at": "@%d" % (due // 1000 + i % 3600),
+              "webhook": "http://127.0.0.1:9/hook", "data": "{\"order\":%d}" % i}), h)
+    r = c.getresponse(); r.read()
+    assert r.status == 201, r.status
+print(json.dumps({"n": n, "wall_s": round(time.time() - t, 3)}))
+PY
+  file=$d/tasks.ndjson
+  gen_tasks "$file" $((API_N * 10)) $(( $(now_ms) + 86400000 )) 3600000 "http://127.0.0.1:9/hook"
+  c0=$(ticks "$serve"); b0=$(now_ms)
+  curl -s -o "$d/batch.out" -H "Authorization: Bearer $tok" --data-binary @"$file" \
+    "http://127.0.0.1:$port/v1/batches"
+  b1=$(now_ms); c1=$(ticks "$serve")
+  schedule "$d" "$file"
+  fact api single "$(cat "$d/single.json")"
+  fact api single_rate "$(awk -v n="$API_N" -v t="$(grep -o '"wall_s": [0-9.]*' "$d/single.json" | cut -d' ' -f2)" 'BEGIN{printf "%.0f", n / t}')"
+  fact api batch_n $((API_N * 10))
+  fact api batch_rate "$(awk -v n=$((API_N * 10)) -v ms=$((b1 - b0)) 'BEGIN{printf "%.0f", n * 1000 / ms}')"
+  fact api batch_scheduled "$(grep -o '"scheduled":[0-9]*' "$d/batch.out" | cut -d: -f2)"
+  fact api batch_serve_cpu_s "$(secs $((c1 - c0)))"
+  fact api cli_rate "$(awk -v n=$((API_N * 10)) -v t="$(grep -o '"wall_s": [0-9.]*' "$d/schedule.json" | cut -d' ' -f2)" 'BEGIN{printf "%.0f", n / t}')"
+  rm -f "$file"
+  stop_pid "$serve" 10
+  stop_servers
+}
+
 scenario_sink() {
   local d=$work/sink out
   mkdir -p "$d"
@@ -452,6 +499,7 @@ wanted raw && scenario_raw
 wanted burst && scenario_burst
 wanted spread && scenario_spread
 wanted bulk && scenario_bulk_idle
+wanted api && scenario_api
 ((HUGE_N > 0)) && wanted huge && scenario_huge
 fact meta seconds "$(( ($(now_ms) - started) / 1000 ))"
 echo
