@@ -14,6 +14,15 @@ enum take {
     TAKE_LATER,   /* the claims bucket did not answer: nak and try again later */
 };
 
+/* Reads the claims bucket's TTL into c->claims_ttl_ms (a stream info request). */
+enum sa_code claims_read_ttl(struct consumer *c, struct sa_err *err) SA_MUST_CHECK;
+
+/* Whether h's due time lies further back than the ledger remembers at now_ms: had the task
+ * been sent, its claim may be gone, so a send could be a replay of a captured message. Then
+ * writes the dead letter's reason into why and returns 1. */
+int claims_forgotten(const struct consumer *c, const struct held *h, int64_t now_ms, char *why,
+                     size_t cap);
+
 /* The record this consumer writes for h in state st (no write id yet). */
 void claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h, enum sa_claim_state st);
 

@@ -68,6 +68,7 @@ struct consumer {
     struct sa_keyring *ring;
     struct config cfg;
     char instance[24]; /* random per process: a restart under the same name is another holder */
+    int64_t claims_ttl_ms; /* the claims bucket's TTL, read at start (0: claims kept for ever) */
     struct wheel *wheel;
     struct cancel_set *cancels;
     struct signer *signer; /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */

@@ -106,16 +106,20 @@ record(struct consumer *c, struct held *h, uint64_t rev, struct sa_claim *rec, c
     then(c, h);
 }
 
+/* Acked with no successor of its own: a retry's is stored already, a refused replay gets none
+ * (a series does not go on from a message that may be a replay). */
 static void
-ack_retried(struct consumer *c, struct held *h)
+ack_only(struct consumer *c, struct held *h)
 {
     (void)c;
     natsMsg_Ack(h->msg, NULL);
     held_free(h);
 }
 
+/* Dead-letters h, records it on the claim, then then(c, h). */
 static void
-finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status)
+dead_then(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status,
+          claim_then_fn then)
 {
     struct sa_err err = {0};
     struct sa_claim rec;
@@ -130,7 +134,13 @@ finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason
         return;
     }
     claims_outcome(&rec, c, h, SA_CLAIM_DEAD, status, reason, 0);
-    record(c, h, rev, &rec, settle);
+    record(c, h, rev, &rec, then);
+}
+
+static void
+finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status)
+{
+    dead_then(c, h, rev, reason, status, settle);
 }
 
 static void
@@ -283,11 +293,14 @@ start(struct deliver *d, struct held *h, int64_t now)
     char host[256];
     int64_t retry_at = 0;
     int lease = -1;
+    char why[300];
 
     if (series_cancelled(d->c, h->task)) {
         seen.state = SA_CLAIM_CANCELLED;
         return finish_skip(d->c, h, &seen);
     }
+    if (claims_forgotten(d->c, h, now, why, sizeof(why)))
+        return dead_then(d->c, h, 0, why, 0, ack_only);
     if (h->task->not_after_ms && now > h->task->not_after_ms)
         return finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
     transfer_host(d->c, h->task, host, sizeof(host));
@@ -324,7 +337,7 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const char *error
     sa_log(SA_LOG_INFO, "retry", "task=%s attempt=%d next_in_ms=%" PRId64 " error=\"%s\"",
            h->task->id, h->task->attempt, due - sa_now_ms(), error);
     claims_outcome(&rec, c, h, SA_CLAIM_RETRYING, status, error, 0);
-    record(c, h, rev, &rec, ack_retried);
+    record(c, h, rev, &rec, ack_only);
 }
 
 /* Called by webhook.c when a transfer ends. */

@@ -1,6 +1,7 @@
 /* sendat-consumer: configuration, signals and orderly shutdown. Three threads: the puller
  * (pull.c), the cancel watcher (cancel.c) and this one, which fires and sends (deliver.c).
  * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "cancel.h"
 #include "claimq.h"
+#include "claims.h"
 #include "consumer.h"
 #include "deliver.h"
 #include "log.h"
@@ -47,6 +49,7 @@ setup(struct consumer *c, struct sa_err *err)
         sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
         sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, err) != SA_OK ||
         sa_nats_bind(c->n, err) != SA_OK ||
+        claims_read_ttl(c, err) != SA_OK ||
         deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
@@ -120,7 +123,7 @@ run(struct consumer *c)
         log_start_failed(c, &err);
         return 1;
     }
-    sa_log(SA_LOG_INFO, "started", "consumer=%s", c->cfg.name);
+    sa_log(SA_LOG_INFO, "started", "consumer=%s claims_ttl_ms=%" PRId64, c->cfg.name, c->claims_ttl_ms);
     deliver_run(the_deliver); /* returns once stopping and drained */
     pull_join(&p);
     if (mover_wait(c->mover, c->cfg.drain_ms) > 0)
