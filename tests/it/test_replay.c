@@ -1,0 +1,157 @@
+/* Replays of a captured sealed task (issue 11, item 3). Publishing one again needs no key.
+ * While the claim ledger remembers the task, its "sent" claim stops a second send. Once the
+ * claim has expired, the consumer refuses any task due longer ago than the ledger remembers:
+ * it dead-letters the task with the reason instead of sending it. A task that waited out the
+ * ledger while no consumer ran gets the same dead letter, and `sendat dlq replay` sends both
+ * again on purpose. `sendat init` refuses a claims TTL below 1h, so this test shortens the
+ * bucket's own TTL to 20 s (an operator could do the same with the nats CLI): consumers read
+ * the TTL from the bucket. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+
+#define TTL_MS 20000LL
+#define MEMORY_MS 18000LL /* TTL less its tenth: sa_claim_memory_ms */
+#define REASON "longer than the claim ledger remembers (20s less a 2s margin): refusing a possible replay"
+
+static struct fx F;
+static natsConnection *nc;
+static jsCtx *js;
+static kvStore *claims;
+
+/* Replaces the claims bucket made by init with one whose TTL is ttl_ms (as init does it). */
+static void
+short_ledger(int64_t ttl_ms)
+{
+    kvConfig kc;
+
+    assert_int_equal(js_DeleteKeyValue(js, SA_CLAIMS_BUCKET), NATS_OK);
+    kvConfig_Init(&kc);
+    kc.Bucket = SA_CLAIMS_BUCKET;
+    kc.History = 32;
+    kc.TTL = ttl_ms * 1000000LL; /* the stream's MaxAge, in ns */
+    kc.StorageType = js_FileStorage;
+    assert_int_equal(js_CreateKeyValue(&claims, js, &kc), NATS_OK);
+}
+
+static int
+claim_gone(void *id)
+{
+    kvEntry *e = NULL;
+    natsStatus s = kvStore_Get(&e, claims, id);
+
+    kvEntry_Destroy(e);
+    return s == NATS_NOT_FOUND;
+}
+
+static int
+refused(void *id)
+{
+    char out[4096], err[512];
+
+    return fx_sendat(&F, out, sizeof(out), err, sizeof(err), "dlq", "show", (char *)id, NULL) == 0 &&
+           strstr(out, REASON) != NULL;
+}
+
+static int
+skipped_as_sent(void *log)
+{
+    return proc_count_lines(log, "claim=sent") > 0; /* event=skipped task=... claim=sent */
+}
+
+/* Publishes the captured sealed task again, raw, into the current window with a new Msg-Id. */
+static void
+replay_raw(natsMsg *captured, const char *id, const char *msgid)
+{
+    char subject[SA_SUBJECT_MAX];
+    jsPubOptions po;
+
+    jsPubOptions_Init(&po);
+    po.MsgId = msgid;
+    sa_layout_window_subject(subject, sizeof(subject), test_now_ms() / 10000 * 10000, id);
+    assert_int_equal(js_Publish(NULL, js, subject, natsMsg_GetData(captured),
+                                natsMsg_GetDataLength(captured), &po, NULL),
+                     NATS_OK);
+}
+
+static void
+test_replay_after_the_ledger_forgot(void **state)
+{
+    char a[80], b[80], out[256], err[512];
+    natsSubscription *sub = NULL;
+    natsMsg *captured = NULL;
+    int64_t b_due;
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    short_ledger(TTL_MS);
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
+    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
+
+    /* A is sent once; a replay while its "sent" claim lives is skipped. */
+    fx_consumer(&F, 0, NULL);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1500, "/a", a, sizeof(a)), 0);
+    assert_int_equal(natsSubscription_NextMsg(&captured, sub, 5000), NATS_OK); /* as published */
+    assert_true(receiver_wait(F.recv, "/a", 1, 20000));
+    replay_raw(captured, a, "early-replay");
+    assert_true(wait_until(skipped_as_sent, F.consumers[0].err_path, 20000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+
+    /* B falls due while no consumer runs, and stays unsent for longer than the ledger remembers. */
+    b_due = test_now_ms() + 500;
+    assert_int_equal(fx_schedule(&F, b_due, "/b", b, sizeof(b)), 0);
+    assert_true(wait_until(claim_gone, a, 90000));
+    assert_true(wait_until_ms(b_due + MEMORY_MS + 1000, 60000));
+
+    /* A again after its claim expired: refused, not sent; B likewise, dead-lettered, not dropped. */
+    replay_raw(captured, a, "late-replay");
+    fx_consumer(&F, 1, NULL);
+    assert_true(wait_until(refused, a, 30000));
+    assert_true(wait_until(refused, b, 30000));
+    assert_int_equal(receiver_count_path(F.recv, "/a"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/b"), 0);
+
+    /* The operator's replay re-seals each with a fresh due time: both are sent. */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "replay", a, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "replay", b, NULL), 0);
+    assert_true(receiver_wait(F.recv, "/a", 2, 20000));
+    assert_true(receiver_wait(F.recv, "/b", 1, 20000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/a"), 2);
+    assert_int_equal(receiver_count_path(F.recv, "/b"), 1);
+
+    /* A ledger shorter than an hour is refused at init (the flags are checked first). */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--claims-ttl", "59m", NULL), 2);
+    assert_non_null(strstr(err, "--claims-ttl must be at least 1h"));
+
+    natsMsg_Destroy(captured);
+    natsSubscription_Destroy(sub);
+    kvStore_Destroy(claims);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_replay_after_the_ledger_forgot)};
+    int rc;
+
+    nats_Open(-1);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nats_CloseAndWait(5000);
+    return rc;
+}
