@@ -27,7 +27,8 @@ claims_read_ttl(struct consumer *c, struct sa_err *err)
 }
 
 int
-claims_forgotten(const struct consumer *c, const struct held *h, int64_t now_ms, char *why, size_t cap)
+claims_forgotten(const struct consumer *c, const struct held *h, int64_t now_ms, char *why,
+                 size_t cap)
 {
     int64_t memory = sa_claim_memory_ms(c->claims_ttl_ms);
     char ago[32], ttl[32], margin[32];

@@ -48,8 +48,7 @@ setup(struct consumer *c, struct sa_err *err)
     if (consumer_load_signer(&c->signer, err) != SA_OK ||
         sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
         sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, err) != SA_OK ||
-        sa_nats_bind(c->n, err) != SA_OK ||
-        claims_read_ttl(c, err) != SA_OK ||
+        sa_nats_bind(c->n, err) != SA_OK || claims_read_ttl(c, err) != SA_OK ||
         deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
@@ -123,7 +122,8 @@ run(struct consumer *c)
         log_start_failed(c, &err);
         return 1;
     }
-    sa_log(SA_LOG_INFO, "started", "consumer=%s claims_ttl_ms=%" PRId64, c->cfg.name, c->claims_ttl_ms);
+    sa_log(SA_LOG_INFO, "started", "consumer=%s claims_ttl_ms=%" PRId64, c->cfg.name,
+           c->claims_ttl_ms);
     deliver_run(the_deliver); /* returns once stopping and drained */
     pull_join(&p);
     if (mover_wait(c->mover, c->cfg.drain_ms) > 0)

@@ -20,7 +20,7 @@ test_memory(void **state)
     assert_true(sa_claim_memory_ms(7 * DAY) == 7 * DAY - HOUR); /* the margin is capped */
     assert_true(sa_claim_memory_ms(10 * HOUR) == 9 * HOUR);     /* exactly the cap */
     assert_true(sa_claim_memory_ms(SA_CLAIMS_TTL_MIN_MS) == 54 * 60000LL);
-    assert_true(sa_claim_memory_ms(20000) == 18000);            /* a test's bucket */
+    assert_true(sa_claim_memory_ms(20000) == 18000); /* a test's bucket */
     /* the smallest TTL init allows still covers a due time 10 minutes past and a failover */
     assert_true(sa_claim_memory_ms(SA_CLAIMS_TTL_MIN_MS) > 10 * 60000LL + 60000LL);
 }
