@@ -15,6 +15,16 @@
 static const char *state_names[] = {"none",      "sending", "sent",   "retrying",
                                     "cancelled", "dead",    "skipped"};
 
+int64_t
+sa_claim_memory_ms(int64_t ttl_ms)
+{
+    int64_t margin = ttl_ms / 10;
+
+    if (ttl_ms <= 0)
+        return INT64_MAX;
+    return ttl_ms - (margin < SA_CLAIMS_MARGIN_MAX_MS ? margin : SA_CLAIMS_MARGIN_MAX_MS);
+}
+
 const char *
 sa_claim_state_name(enum sa_claim_state s)
 {

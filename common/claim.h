@@ -43,6 +43,20 @@ struct sa_claim {
     uint64_t revision; /* filled by get/history, not stored */
 };
 
+/* The ledger forgets: each claim record goes the claims bucket's TTL (`sendat init
+ * --claims-ttl`, 7d by default, 0 for ever) after its last write. init refuses a TTL below
+ * SA_CLAIMS_TTL_MIN_MS: producers accept due times 10 minutes past, and a task may come late
+ * by a failover or a provider limit, all well inside what the ledger must remember. */
+#define SA_CLAIMS_TTL_MIN_MS (3600 * 1000LL)
+#define SA_CLAIMS_MARGIN_MAX_MS (3600 * 1000LL)
+
+/* How old a task's due time may be while the ledger still holds its claim, had the task been
+ * claimed: a claim is first written no earlier than the claim lead (at most 1 s) before the
+ * due time and lives ttl_ms after its last write, so ttl_ms less a margin for the claim lead,
+ * clocks apart and a claim write on its way (a tenth of the TTL, at most an hour).
+ * INT64_MAX for a TTL of 0 (claims kept for ever). */
+int64_t sa_claim_memory_ms(int64_t ttl_ms);
+
 const char *sa_claim_state_name(enum sa_claim_state s);
 
 /* The state as status shows it: the name, or "skipped (paused)" for an occurrence skipped

@@ -194,14 +194,16 @@ parse_rfc3339(const char *text, int64_t *out, struct sa_err *err)
     return SA_OK;
 }
 
+static const struct {
+    const char *name;
+    int64_t ms;
+} units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", DAY_MS}};
+#define N_UNITS (sizeof(units) / sizeof(units[0]))
+
 /* "90s" etc.: a whole number without sign and one unit, at most MAX_MS in total. */
 static enum sa_code
 parse_amount(const char *p, const char *what, const char *text, int64_t *out_ms, struct sa_err *err)
 {
-    static const struct {
-        const char *name;
-        int64_t ms;
-    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", DAY_MS}};
     int64_t v = 0;
 
     if (!is_digit(*p))
@@ -212,7 +214,7 @@ parse_amount(const char *p, const char *what, const char *text, int64_t *out_ms,
         if (v > MAX_MS)
             return sa_fail(err, SA_EINVAL, "bad %s \"%.80s\": too large", what, text);
     }
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+    for (size_t i = 0; i < N_UNITS; i++) {
         if (strcmp(p, units[i].name) != 0)
             continue;
         if (v > MAX_MS / units[i].ms)
@@ -275,6 +277,30 @@ sa_duration_parse(const char *text, int64_t *out_ms, struct sa_err *err)
     if (!text || !*text)
         return sa_fail(err, SA_EINVAL, "empty duration: want a number and ms, s, m, h or d");
     return parse_amount(text, "duration", text, out_ms, err);
+}
+
+int
+sa_duration_format(char *out, size_t cap, int64_t ms)
+{
+    size_t n = 0;
+    int used = 0;
+
+    if (cap > 0)
+        out[0] = '\0';
+    if (ms <= 0)
+        return snprintf(out, cap, "0s");
+    for (size_t i = N_UNITS; i-- > 0 && used < 2;) {
+        int64_t k = ms / units[i].ms;
+        if (k == 0 && used)
+            break; /* "7d", not "7d0h" */
+        if (k == 0)
+            continue;
+        n += (size_t)snprintf(out + (n < cap ? n : cap), n < cap ? cap - n : 0, "%" PRId64 "%s", k,
+                              units[i].name);
+        ms -= k * units[i].ms;
+        used++;
+    }
+    return (int)n;
 }
 
 int

@@ -23,6 +23,10 @@ enum sa_code sa_time_parse(const char *text, int64_t now_ms, int64_t *out_ms,
 /* Parses a duration "250ms", "90s", "10m", "2h", "3d" into ms (used by flags like --ack-wait). */
 enum sa_code sa_duration_parse(const char *text, int64_t *out_ms, struct sa_err *err) SA_MUST_CHECK;
 
+/* Writes a duration for people, its two largest units rounded down: "7d", "6d23h", "18s",
+ * "250ms" ("0s" for 0 or less). Returns the length snprintf would. */
+int sa_duration_format(char *out, size_t cap, int64_t ms);
+
 /* Writes "2026-11-22T09:30:00.250Z" (always UTC, always milliseconds). Returns the length. */
 int sa_time_format(char *out, size_t cap, int64_t ms);
 

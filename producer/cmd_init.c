@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claim.h"
 #include "cli.h"
 #include "timeparse.h"
 
@@ -28,7 +29,8 @@ static const char usage[] =
     "                   [--claims-ttl DUR] [--dlq-max-age DUR] [--dlq-max-bytes SIZE]\n"
     "  creates streams and buckets; idempotent. DUR is like 250ms, 10s, 10m, 2h, 7d.\n"
     "  defaults: replicas 1, window 10m, slot 10s, ack-wait 30s, lead 2s,\n"
-    "            dedupe-window 1h, claims-ttl 7d, dlq-max-age 30d, dlq-max-bytes 1G\n"
+    "            dedupe-window 1h, claims-ttl 7d (at least 1h; 0s: for ever), dlq-max-age 30d,\n"
+    "            dlq-max-bytes 1G\n"
     "  SIZE is bytes, or with K, M or G (1024-based); a full dead-letter stream drops its oldest.\n"
     "  the layout (window, slot, ack-wait, lead) is written once; later runs keep it.\n";
 
@@ -122,6 +124,10 @@ parse_opts(struct init_opts *o, int argc, char **argv)
     }
     if (rc == EXIT_OK && optind != argc)
         rc = cli_error(EXIT_USAGE, "init: unexpected argument %s", argv[optind]);
+    if (rc == EXIT_OK && o->claims_ttl_ms && o->claims_ttl_ms < SA_CLAIMS_TTL_MIN_MS)
+        rc = cli_error(EXIT_USAGE,
+                       "init: --claims-ttl must be at least 1h (or 0s: for ever): consumers refuse "
+                       "a task due longer ago than the claim ledger remembers");
     return rc;
 }
 

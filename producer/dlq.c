@@ -235,7 +235,7 @@ replay_one(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *m, int64_t
     if (rc != SA_OK)
         return rc;
     t->attempt = 1;
-    t->due_ms = at_ms ? at_ms : now;
+    t->due_ms = at_ms > now ? at_ms : now; /* fresh: consumers refuse what the ledger forgot */
     if (t->not_after_ms && t->not_after_ms < t->due_ms)
         t->not_after_ms = 0; /* a replay is a deliberate new try: the old deadline is over */
     sa_layout_replay_msgid(msgid, sizeof(msgid), id, natsMsg_GetSequence(m));

@@ -51,8 +51,8 @@ one_line(struct request *r, struct publisher *pub, long line, const char *text)
         rc = publisher_send(pub, t, env, len, sa_now_ms(), line, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);
     if (rc == SA_OK || rc == SA_EEXIST)
-        res = json_pack("{s:I, s:s}", "line", (json_int_t)line, "id",
-                        t->cron ? t->series_id : t->id);
+        res =
+            json_pack("{s:I, s:s}", "line", (json_int_t)line, "id", t->cron ? t->series_id : t->id);
     else
         res = refusal(line, rc, &err);
     if (rc == SA_EEXIST)
@@ -131,14 +131,16 @@ answer(struct request *r, json_t *results)
     size_t i;
     json_t *res;
 
-    json_array_foreach(results, i, res) {
+    json_array_foreach(results, i, res)
+    {
         if (json_object_get(res, "id"))
             ok++;
         else
             refused++;
     }
-    serve_reply(r, 200, json_pack("{s:I, s:I, s:o}", "scheduled", ok, "refused", refused,
-                                  "results", results));
+    serve_reply(
+        r, 200,
+        json_pack("{s:I, s:I, s:o}", "scheduled", ok, "refused", refused, "results", results));
 }
 
 void

@@ -12,7 +12,6 @@
 #include "status.h"
 #include "timeparse.h"
 
-
 static const char *const keys[] = {
     "at",   "webhook", "data",    "header", "id",           "not-after", "email",
     "cc",   "bcc",     "subject", "text",   "html",         "from",      "reply-to",

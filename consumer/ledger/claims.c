@@ -1,6 +1,8 @@
 /* Taking and finishing claims. A claim "sending" that we did not write means the previous
  * holder's ack wait ran out (it died or stalled): at-least-once takes it over and resends with
- * the same webhook-id, at-most-once dead-letters it as "outcome unknown". */
+ * the same webhook-id, at-most-once dead-letters it as "outcome unknown". A task due further
+ * back than the ledger remembers is never claimed: its claim may have expired after a send,
+ * and anyone can publish a captured sealed task again (invariant 2). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +13,38 @@
 #include "claims.h"
 #include "log.h"
 #include "timeparse.h"
+
+enum sa_code
+claims_read_ttl(struct consumer *c, struct sa_err *err)
+{
+    kvStatus *st = NULL;
+    natsStatus s = kvStore_Status(&st, c->n->claims);
+
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "read the claims bucket's TTL");
+    c->claims_ttl_ms = kvStatus_TTL(st) / 1000000; /* the stream's MaxAge, in ns */
+    kvStatus_Destroy(st);
+    return SA_OK;
+}
+
+int
+claims_forgotten(const struct consumer *c, const struct held *h, int64_t now_ms, char *why,
+                 size_t cap)
+{
+    int64_t memory = sa_claim_memory_ms(c->claims_ttl_ms);
+    char ago[32], ttl[32], margin[32];
+
+    if (now_ms - h->due_ms <= memory)
+        return 0;
+    sa_duration_format(ago, sizeof(ago), now_ms - h->due_ms);
+    sa_duration_format(ttl, sizeof(ttl), c->claims_ttl_ms);
+    sa_duration_format(margin, sizeof(margin), c->claims_ttl_ms - memory);
+    snprintf(why, cap,
+             "due %s ago, longer than the claim ledger remembers (%s less a %s margin): "
+             "refusing a possible replay; `sendat dlq replay` sends it again",
+             ago, ttl, margin);
+    return 1;
+}
 
 void
 claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
@@ -26,22 +60,6 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
     c->scheduled_ms = h->scheduled_ms;
     c->moves = h->moves;
     c->moved_ms = h->moved_ms;
-}
-
-int
-claims_forgotten(const struct consumer *c, const struct held *h, int64_t now_ms, char *why,
-                 size_t cap)
-{
-    int64_t ttl = c->claims_ttl_ms, margin = ttl / 10 < 3600000 ? ttl / 10 : 3600000;
-    int64_t due = h->task->first_due_ms ? h->task->first_due_ms : h->due_ms;
-
-    if (ttl <= 0 || now_ms - due < ttl - margin)
-        return 0;
-    snprintf(why, cap,
-             "due %" PRId64 " s ago, longer than the claim ledger remembers (%" PRId64
-             " s): refused as a possible replay; `sendat dlq replay` sends it again",
-             (now_ms - due) / 1000, ttl / 1000);
-    return 1;
 }
 
 /* A claim "sending" whose holder process still lives is a send in progress (its message came

@@ -14,11 +14,12 @@ enum take {
     TAKE_LATER,   /* the claims bucket did not answer: nak and try again later */
 };
 
-/* Whether h's task is due so long ago that the ledger may have forgotten its claim: the claims
- * bucket keeps a record for its TTL after the last write (never before the due time), so a
- * task due more than the TTL ago (less a margin: a tenth, at most an hour, for clocks) may
- * have been sent already, and sending a re-published copy would send it twice (a replay needs
- * no key). 1 with the reason in why, else 0. Lateness from the first attempt's due time. */
+/* Reads the claims bucket's TTL into c->claims_ttl_ms (a stream info request). */
+enum sa_code claims_read_ttl(struct consumer *c, struct sa_err *err) SA_MUST_CHECK;
+
+/* Whether h's due time lies further back than the ledger remembers at now_ms: had the task
+ * been sent, its claim may be gone, so a send could be a replay of a captured message. Then
+ * writes the dead letter's reason into why and returns 1. */
 int claims_forgotten(const struct consumer *c, const struct held *h, int64_t now_ms, char *why,
                      size_t cap);
 

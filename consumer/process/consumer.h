@@ -77,7 +77,8 @@ struct consumer {
     struct sa_nats *n;
     struct sa_keyring *ring;
     struct config cfg;
-    char instance[24]; /* random per process: a restart under the same name is another holder */
+    char instance[24];     /* random per process: a restart under the same name is another holder */
+    int64_t claims_ttl_ms; /* the claims bucket's TTL, read at start (0: claims kept for ever) */
     struct wheel *wheel;
     struct cancel_set *cancels;
     struct signer *signer;     /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */
@@ -87,7 +88,6 @@ struct consumer {
     struct mover *mover;       /* moves down a level in flight (puller; PubAcks on a nats thread) */
     struct transfer *inflight; /* sends in flight (main thread only) */
     kvStore *members;          /* fleet members alive (owned by the puller) */
-    int64_t claims_ttl_ms;     /* how long the claims bucket keeps a record (0: for ever) */
     struct counters counters;
     atomic_int started;         /* connected, layout read, every part set up: /readyz may look */
     atomic_int stopping;        /* set by SIGTERM: stop pulling, release what is held */

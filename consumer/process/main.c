@@ -3,6 +3,7 @@
  * health server's (health.c, libmicrohttpd) and this one, which fires and sends (deliver.c);
  * nats.c's threads run the PubAck callbacks of mover.c and claimq.c.
  * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
+#include <inttypes.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "cancel.h"
 #include "claimq.h"
+#include "claims.h"
 #include "consumer.h"
 #include "deliver.h"
 #include "log.h"
@@ -98,30 +100,15 @@ setup_local(struct consumer *c, struct sa_err *err)
     return 0;
 }
 
-/* The claims bucket's TTL, for claims_forgotten. */
-static enum sa_code
-read_claims_ttl(struct consumer *c, struct sa_err *err)
-{
-    kvStatus *st = NULL;
-    natsStatus s = kvStore_Status(&st, c->n->claims);
-
-    if (s == NATS_OK)
-        c->claims_ttl_ms = kvStatus_TTL(st) / 1000000;
-    kvStatus_Destroy(st);
-    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "read the claims bucket's TTL");
-}
-
 static int
 setup(struct consumer *c, struct sa_err *err)
 {
-    if (deliver_new(&the_deliver, c, err) != SA_OK ||
+    if (claims_read_ttl(c, err) != SA_OK || deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
         wheel_new(&c->wheel, c->n->nc, deliver_wakeup, the_deliver, err) != SA_OK ||
         cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
-        return -1;
-    if (read_claims_ttl(c, err) != SA_OK)
         return -1;
     if (limits_need_leases(c->limits)) {
         if (js_KeyValue(&c->leases, c->n->js, LEASES_BUCKET) != NATS_OK) {
@@ -201,7 +188,8 @@ run(struct consumer *c)
     if (sweep_start(&sweep, c, c->cfg.sweep_interval_ms, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "no_sweep", "error=\"%s\"", err.msg); /* sends go on without it */
     atomic_store(&c->started, 1);
-    sa_log(SA_LOG_INFO, "started", "consumer=%s", c->cfg.name);
+    sa_log(SA_LOG_INFO, "started", "consumer=%s claims_ttl_ms=%" PRId64, c->cfg.name,
+           c->claims_ttl_ms);
     deliver_run(the_deliver); /* returns once stopping and drained */
     sweep_stop(sweep);
     pull_join(&p);

@@ -107,16 +107,20 @@ record(struct consumer *c, struct held *h, uint64_t rev, struct sa_claim *rec, c
     then(c, h);
 }
 
+/* Acked with no successor of its own: a retry's is stored already, a refused replay gets none
+ * (a series does not go on from a message that may be a replay). */
 static void
-ack_retried(struct consumer *c, struct held *h)
+ack_only(struct consumer *c, struct held *h)
 {
     (void)c;
     sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_ACK, 0);
     held_free(h);
 }
 
+/* Dead-letters h, records it on the claim, then then(c, h). */
 static void
-finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status)
+dead_then(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status,
+          claim_then_fn then)
 {
     struct sa_err err = {0};
     struct sa_claim rec;
@@ -132,7 +136,13 @@ finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason
         return;
     }
     claims_outcome(&rec, c, h, SA_CLAIM_DEAD, status, reason, 0);
-    record(c, h, rev, &rec, settle);
+    record(c, h, rev, &rec, then);
+}
+
+static void
+finish_dead(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status)
+{
+    dead_then(c, h, rev, reason, status, settle);
 }
 
 static void
@@ -307,16 +317,17 @@ start(struct deliver *d, struct held *h, int64_t now)
         finish_skip(d->c, h, &seen);
         return;
     }
+    if (claims_forgotten(d->c, h, now, why, sizeof(why))) {
+        /* no successor: a replayed old occurrence must not walk its series forward */
+        dead_then(d->c, h, 0, why, 0, ack_only);
+        return;
+    }
     if (h->task->attempt == 1 && series_paused(d->c, h->task)) { /* a retry goes on */
         finish_paused(d->c, h);
         return;
     }
     if (h->task->not_after_ms && now > h->task->not_after_ms) {
         finish_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
-        return;
-    }
-    if (claims_forgotten(d->c, h, now, why, sizeof(why))) {
-        finish_dead(d->c, h, 0, why, 0);
         return;
     }
     transfer_host(d->c, h->task, host, sizeof(host));
@@ -359,7 +370,7 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const struct tran
     sa_log(SA_LOG_INFO, "retry", "task=%s attempt=%d next_in_ms=%" PRId64 " error=\"%s\"",
            h->task->id, h->task->attempt, due - sa_now_ms(), error);
     claims_outcome(&rec, c, h, SA_CLAIM_RETRYING, status, error, 0);
-    record(c, h, rev, &rec, ack_retried);
+    record(c, h, rev, &rec, ack_only);
 }
 
 /* Called by transfer.c when a transfer ends. Lateness is measured from the first attempt's due

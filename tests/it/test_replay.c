@@ -1,7 +1,11 @@
-/* A captured sealed task re-published after its claim record expired is not sent again
- * (security review, issue 11.3): re-publishing needs no key, and the ledger forgets a claim
- * after the claims bucket's TTL. The consumer refuses a task due longer ago than the ledger
- * remembers and dead-letters it with the reason. The claims bucket here keeps records 10 s. */
+/* Replays of a captured sealed task (issue 11, item 3). Publishing one again needs no key.
+ * While the claim ledger remembers the task, its "sent" claim stops a second send. Once the
+ * claim has expired, the consumer refuses any task due longer ago than the ledger remembers:
+ * it dead-letters the task with the reason instead of sending it. A task that waited out the
+ * ledger while no consumer ran gets the same dead letter, and `sendat dlq replay` sends both
+ * again on purpose. `sendat init` refuses a claims TTL below 1h, so this test shortens the
+ * bucket's own TTL to 20 s (an operator could do the same with the nats CLI): consumers read
+ * the TTL from the bucket. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,83 +20,135 @@
 #include "fixture.h"
 #include "layout.h"
 
-#define CLAIMS_TTL "10s"
+#define TTL_MS 20000LL
+#define MEMORY_MS 18000LL /* TTL less its tenth: sa_claim_memory_ms */
+#define REASON                                                                                     \
+    "longer than the claim ledger remembers (20s less a 2s margin): refusing a possible replay"
 
 static struct fx F;
+static natsConnection *nc;
+static jsCtx *js;
+static kvStore *claims;
 
-/* The claims bucket again, with a short TTL (init keeps an existing bucket as it is). */
+/* Replaces the claims bucket made by init with one whose TTL is ttl_ms (as init does it). */
 static void
-short_claims_ttl(natsConnection *nc)
+short_ledger(int64_t ttl_ms)
 {
-    jsCtx *js = NULL;
-    char out[256], err[1024];
+    kvConfig kc;
 
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    assert_int_equal(js_DeleteStream(js, "KV_sendat_claims", NULL, NULL), NATS_OK);
-    jsCtx_Destroy(js);
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
-                               "--slot", "2s", "--lead", "1s", "--ack-wait", "5s", "--claims-ttl",
-                               CLAIMS_TTL, NULL),
-                     0);
+    assert_int_equal(js_DeleteKeyValue(js, SA_CLAIMS_BUCKET), NATS_OK);
+    kvConfig_Init(&kc);
+    kc.Bucket = SA_CLAIMS_BUCKET;
+    kc.History = 32;
+    kc.TTL = ttl_ms * 1000000LL; /* the stream's MaxAge, in ns */
+    kc.StorageType = js_FileStorage;
+    assert_int_equal(js_CreateKeyValue(&claims, js, &kc), NATS_OK);
 }
 
 static int
-dead_lettered(void *arg)
+claim_gone(void *id)
 {
-    char out[8192];
+    kvEntry *e = NULL;
+    natsStatus s = kvStore_Get(&e, claims, id);
 
-    return fx_sendat(&F, out, sizeof(out), NULL, 0, "status", (const char *)arg, NULL) == 0 &&
-           strstr(out, "claim ledger remembers") != NULL;
+    kvEntry_Destroy(e);
+    return s == NATS_NOT_FOUND;
+}
+
+static int
+refused(void *id)
+{
+    char out[4096], err[512];
+    int rc = fx_sendat(&F, out, sizeof(out), err, sizeof(err), "dlq", "show", (char *)id, NULL);
+
+    return rc == 0 && strstr(out, REASON) != NULL;
+}
+
+static int
+skipped_as_sent(void *log)
+{
+    return proc_count_lines(log, "claim=sent") > 0; /* event=skipped task=... claim=sent */
+}
+
+/* Publishes the captured sealed task again, raw, into the current window with a new Msg-Id. */
+static void
+replay_raw(natsMsg *captured, const char *id, const char *msgid)
+{
+    char subject[SA_SUBJECT_MAX];
+    jsPubOptions po;
+
+    jsPubOptions_Init(&po);
+    po.MsgId = msgid;
+    sa_layout_window_subject(subject, sizeof(subject), test_now_ms() / 10000 * 10000, id);
+    assert_int_equal(js_Publish(NULL, js, subject, natsMsg_GetData(captured),
+                                natsMsg_GetDataLength(captured), &po, NULL),
+                     NATS_OK);
 }
 
 static void
-test_replay_after_the_claim_expired_is_refused(void **state)
+test_replay_after_the_ledger_forgot(void **state)
 {
-    natsConnection *nc = NULL;
-    natsSubscription *copy = NULL;
-    natsMsg *captured = NULL, *again = NULL;
-    char id[SA_ID_MAX + 1], subject[SA_SUBJECT_MAX];
-    const struct sa_layout l = {.window_ms = 10000, .slot_ms = 2000};
-    int64_t now;
+    char a[80], b[80], out[256], err[512];
+    natsSubscription *sub = NULL;
+    natsMsg *captured = NULL;
+    int64_t b_due;
 
     (void)state;
     fx_start(&F, 0);
     assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    short_claims_ttl(nc);
-    /* a broker operator's view: every published task, sealed */
-    assert_int_equal(natsConnection_SubscribeSync(&copy, nc, "sendat.task.>"), NATS_OK);
-    natsConnection_Flush(nc);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    short_ledger(TTL_MS);
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
+    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
+
+    /* A is sent once; a replay while its "sent" claim lives is skipped. */
     fx_consumer(&F, 0, NULL);
-    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/once", id, sizeof(id)), 0);
-    assert_int_equal(natsSubscription_NextMsg(&captured, copy, 10000), NATS_OK);
-    assert_true(receiver_wait(F.recv, "/once", 1, 30000));
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1500, "/a", a, sizeof(a)), 0);
+    assert_int_equal(natsSubscription_NextMsg(&captured, sub, 5000), NATS_OK); /* as published */
+    assert_true(receiver_wait(F.recv, "/a", 1, 20000));
+    replay_raw(captured, a, "early-replay");
+    assert_true(wait_until(skipped_as_sent, F.consumers[0].err_path, 20000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
 
-    /* past the claim's TTL (from its last write): the same sealed bytes, a new Msg-Id */
-    wait_until_ms(test_now_ms() + 12000, 30000);
-    now = test_now_ms();
-    sa_layout_window_subject(subject, sizeof(subject), sa_layout_window(&l, now), id);
-    assert_int_equal(natsMsg_Create(&again, subject, NULL, natsMsg_GetData(captured),
-                                    natsMsg_GetDataLength(captured)),
-                     NATS_OK);
-    assert_int_equal(natsMsgHeader_Set(again, "Nats-Msg-Id", "replayed-by-an-operator"), NATS_OK);
-    assert_int_equal(natsConnection_PublishMsg(nc, again), NATS_OK);
-    natsConnection_Flush(nc);
+    /* B falls due while no consumer runs, and stays unsent for longer than the ledger remembers. */
+    b_due = test_now_ms() + 500;
+    assert_int_equal(fx_schedule(&F, b_due, "/b", b, sizeof(b)), 0);
+    assert_true(wait_until(claim_gone, a, 90000));
+    assert_true(wait_until_ms(b_due + MEMORY_MS + 1000, 60000));
 
-    assert_true(wait_until(dead_lettered, id, 30000));
-    assert_int_equal(receiver_count_path(F.recv, "/once"), 1);
-    natsMsg_Destroy(again);
+    /* A again after its claim expired: refused; B likewise: dead-lettered, not dropped. */
+    replay_raw(captured, a, "late-replay");
+    fx_consumer(&F, 1, NULL);
+    assert_true(wait_until(refused, a, 30000));
+    assert_true(wait_until(refused, b, 30000));
+    assert_int_equal(receiver_count_path(F.recv, "/a"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/b"), 0);
+
+    /* The operator's replay re-seals each with a fresh due time: both are sent. */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "replay", a, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "replay", b, NULL), 0);
+    assert_true(receiver_wait(F.recv, "/a", 2, 20000));
+    assert_true(receiver_wait(F.recv, "/b", 1, 20000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/a"), 2);
+    assert_int_equal(receiver_count_path(F.recv, "/b"), 1);
+
+    /* A ledger shorter than an hour is refused at init (the flags are checked first). */
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--claims-ttl", "59m", NULL), 2);
+    assert_non_null(strstr(err, "--claims-ttl must be at least 1h"));
+
     natsMsg_Destroy(captured);
-    natsSubscription_Destroy(copy);
+    natsSubscription_Destroy(sub);
+    kvStore_Destroy(claims);
+    jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
-    fx_finish(&F);
+    fx_stop(&F);
 }
 
 int
 main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replay_after_the_claim_expired_is_refused),
-    };
-
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_replay_after_the_ledger_forgot)};
     return FX_RUN(tests);
 }

@@ -244,6 +244,40 @@ test_durations(void **state)
     assert_int_equal(sa_duration_parse(NULL, &v, NULL), SA_EINVAL);
 }
 
+/* Durations for people: the two largest units, rounded down; one unit parses back. */
+static void
+test_duration_format(void **state)
+{
+    static const struct good cases[] = {
+        {"0s", 0},
+        {"0s", -5},
+        {"250ms", 250},
+        {"1s500ms", 1500},
+        {"18s", 18000},
+        {"1m1s", 61000},
+        {"1h", 3600000},
+        {"1h30m", 5400000},
+        {"7d", 7 * 86400000LL},
+        {"6d23h", 7 * 86400000LL - 3600000},
+        {"8d2h", 8 * 86400000LL + 7259999},
+    };
+    char out[32];
+    int64_t v;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(sa_duration_format(out, sizeof(out), cases[i].ms),
+                         (int)strlen(cases[i].text));
+        assert_string_equal(out, cases[i].text);
+    }
+    sa_duration_format(out, sizeof(out), 7 * 86400000LL);
+    assert_int_equal(sa_duration_parse(out, &v, NULL), SA_OK);
+    assert_int_equal(v, 7 * 86400000LL);
+    /* cut short but ended, with the length it would have had */
+    assert_int_equal(sa_duration_format(out, 4, 7 * 86400000LL - 3600000), 5);
+    assert_string_equal(out, "6d2");
+}
+
 static void
 test_format_known(void **state)
 {
@@ -326,6 +360,7 @@ main(void)
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_relative_edges),
         cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_duration_format),
         cmocka_unit_test(test_format_known),
         cmocka_unit_test(test_format_matches_gmtime_and_round_trips),
         cmocka_unit_test(test_now),
