@@ -24,6 +24,8 @@ field_of(const char *msg, char *buf, size_t cap)
 {
     if (sscanf(msg, "unknown key \"%40[^\"]\"", buf) == 1 && cap > 40)
         return buf;
+    if (!strncmp(msg, "body is ", 8)) /* the task's webhook body: the request's "data" */
+        return "data";
     for (int i = 0; keys[i]; i++) {
         char flag[32], quoted[32];
         size_t n = strlen(keys[i]);

@@ -101,6 +101,27 @@ test_errors_name_the_field(void **state)
     check_error(doc, 400, "colour");
     assert_int_equal(call("POST", "/tasks", producer, "not json", &doc), 400);
     check_error(doc, 400, NULL);
+    assert_int_equal(
+        call("POST", "/tasks", producer, "{\"at\":5,\"webhook\":\"http://127.0.0.1:1/\"}", &doc),
+        400); /* a wrong type */
+    check_error(doc, 400, "at");
+    {
+        size_t n = 300 * 1024; /* a webhook body over its 256 KiB: 400 naming data */
+        char *big = malloc(n + 128), *huge = malloc(2 * 1024 * 1024 + 64);
+        assert_non_null(big);
+        assert_non_null(huge);
+        snprintf(big, n + 128,
+                 "{\"at\":\"+1h\",\"webhook\":\"http://127.0.0.1:1/\",\"data\":\"%0*d\"}", (int)n,
+                 0);
+        assert_int_equal(call("POST", "/tasks", producer, big, &doc), 400);
+        check_error(doc, 400, "data");
+        memset(huge, 'x', 2 * 1024 * 1024); /* a request over the server's 1 MiB: 413 */
+        huge[2 * 1024 * 1024] = '\0';
+        assert_int_equal(call("POST", "/tasks", producer, huge, &doc), 413);
+        check_error(doc, 413, NULL);
+        free(big);
+        free(huge);
+    }
 }
 
 static void
