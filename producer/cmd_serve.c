@@ -7,14 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "cli.h"
 #include "log.h"
+#include "schedule.h"
 #include "serve.h"
 
 static const char usage[] =
     "usage: sendat serve\n"
     "  the HTTP API (JSON under /v1, bearer tokens from `sendat token create`). Environment:\n"
-    "  SENDAT_API_ADDR         host:port or :port to listen on (default :8090; :0 any free port)\n"
+    "  SENDAT_API_ADDR         host:port or :port to listen on (default 127.0.0.1:8090; :0 any\n"
+    "                          free port); plain HTTP elsewhere than loopback is refused\n"
+    "  SENDAT_API_TLS_CERT, SENDAT_API_TLS_KEY   PEM files: serve HTTPS\n"
+    "  SENDAT_API_INSECURE=1   allow plain HTTP on any address (behind a TLS proxy)\n"
     "  SENDAT_API_TOKENS_FILE  the tokens file (required; read again on SIGHUP)\n"
     "  SENDAT_API_THREADS      requests served at once (default 8)\n"
     "  SENDAT_KEY_FILE         the key ring tasks are sealed with (read again on SIGHUP)\n"
@@ -63,7 +69,8 @@ wait_for_signals(struct server *s, const struct cli *cli, const sigset_t *set)
 }
 
 static int
-run(struct server *s, const struct cli *cli, const char *addr, int threads)
+run(struct server *s, const struct cli *cli, const char *addr, int threads,
+    const struct serve_tls *tls)
 {
     struct sa_err err = {0};
     sigset_t set;
@@ -75,19 +82,48 @@ run(struct server *s, const struct cli *cli, const char *addr, int threads)
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread starts: they inherit it */
     if (serve_reload_tokens(s, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "serve: %s", err.msg);
-    if (serve_start(s, addr, threads, &err) != SA_OK)
+    if (serve_start(s, addr, threads, tls, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "serve: %s", err.msg);
-    sa_log(SA_LOG_INFO, "api_listening", "addr=%s port=%u tokens=%zu", addr, serve_port(s),
-           tokens_count(s->tokens));
+    sa_log(SA_LOG_INFO, "api_listening", "addr=%s port=%u tls=%s tokens=%zu", addr, serve_port(s),
+           tls->cert ? "on" : "off", tokens_count(s->tokens));
     wait_for_signals(s, cli, &set);
     serve_stop(s);
     sa_log(SA_LOG_INFO, "stopped", "api=sendat-serve");
     return EXIT_OK;
 }
 
+/* SENDAT_API_TLS_CERT and SENDAT_API_TLS_KEY: both PEM files, or neither. */
+static int
+read_tls(struct serve_tls *tls)
+{
+    const char *cert = getenv("SENDAT_API_TLS_CERT"), *key = getenv("SENDAT_API_TLS_KEY");
+    struct sa_err err = {0};
+    size_t len = 0;
+
+    if (!(cert && *cert) && !(key && *key))
+        return EXIT_OK;
+    if (!(cert && *cert) || !(key && *key))
+        return cli_error(EXIT_USAGE, "serve: set both SENDAT_API_TLS_CERT and SENDAT_API_TLS_KEY");
+    if (schedule_read_file(cert, 1 << 20, &tls->cert, &len, &err) != SA_OK)
+        return cli_error(EXIT_USAGE, "serve: SENDAT_API_TLS_CERT: %s", err.msg);
+    if (schedule_read_file(key, 1 << 20, &tls->key, &len, &err) != SA_OK)
+        return cli_error(EXIT_USAGE, "serve: SENDAT_API_TLS_KEY: %s", err.msg);
+    return EXIT_OK;
+}
+
+static void
+free_tls(struct serve_tls *tls)
+{
+    if (tls->key)
+        sodium_memzero(tls->key, strlen(tls->key));
+    free(tls->key);
+    free(tls->cert);
+}
+
 int
 cmd_serve(int argc, char **argv)
 {
+    struct serve_tls tls = {0};
     struct server s = {0};
     struct cli cli = {0};
     const char *addr = getenv("SENDAT_API_ADDR");
@@ -106,9 +142,10 @@ cmd_serve(int argc, char **argv)
     sa_log_init("sendat-serve");
     pthread_rwlock_init(&s.tokens_lock, NULL);
     pthread_rwlock_init(&s.ring_lock, NULL);
-    if ((code = cli_keyring(&cli, &s.ring)) == EXIT_OK &&
+    if ((code = read_tls(&tls)) == EXIT_OK && (code = cli_keyring(&cli, &s.ring)) == EXIT_OK &&
         (code = cli_connect(&cli, &s.n)) == EXIT_OK)
-        code = run(&s, &cli, addr && *addr ? addr : ":8090", threads);
+        code = run(&s, &cli, addr && *addr ? addr : "127.0.0.1:8090", threads, &tls);
+    free_tls(&tls);
     cli_close(s.n);
     sa_keyring_free(s.ring);
     tokens_free(s.tokens);

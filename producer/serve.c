@@ -230,23 +230,55 @@ on_done(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_RequestTerm
     *ctx = NULL;
 }
 
+/* Plain HTTP only on loopback, unless the operator says a TLS proxy stands in front. */
+static enum sa_code
+check_plain(const struct sockaddr_in *sin, const char *addr, const struct serve_tls *tls,
+            struct sa_err *err)
+{
+    const char *insecure = getenv("SENDAT_API_INSECURE");
+
+    if (tls->cert || (ntohl(sin->sin_addr.s_addr) >> 24) == 127 ||
+        (insecure && !strcmp(insecure, "1")))
+        return SA_OK;
+    return sa_fail(err, SA_EINVAL,
+                   "plain HTTP on %s (not loopback) is refused: set SENDAT_API_TLS_CERT and "
+                   "SENDAT_API_TLS_KEY, or SENDAT_API_INSECURE=1 behind a TLS proxy",
+                   addr);
+}
+
 enum sa_code
-serve_start(struct server *s, const char *addr, int threads, struct sa_err *err)
+serve_start(struct server *s, const char *addr, int threads, const struct serve_tls *tls,
+            struct sa_err *err)
 {
     struct sockaddr_in sin;
     enum sa_code rc = sa_listen_parse("SENDAT_API_ADDR", addr, &sin, err);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, &sin},
+        {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, CONNECTIONS_MAX, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S, NULL}, /* slow clients */
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_done, s},
+        {tls->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, tls->cert},
+        {tls->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, tls->key},
+        {MHD_OPTION_END, 0, NULL},
+    };
 
+    if (rc == SA_OK)
+        rc = check_plain(&sin, addr, tls, err);
     if (rc != SA_OK)
         return rc;
-    s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
-                            on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_END);
+    if (tls->cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        return sa_fail(err, SA_EINVAL, "this libmicrohttpd has no TLS: SENDAT_API_TLS_CERT");
+    if (tls->cert)
+        flags |= MHD_USE_TLS;
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                            MHD_OPTION_END);
     if (!s->d)
-        return sa_fail(err, SA_EINVAL, "cannot listen on %s (%s): set SENDAT_API_ADDR", addr,
-                       strerror(errno));
+        return sa_fail(err, SA_EINVAL,
+                       "cannot listen on %s (%s): set SENDAT_API_ADDR (and check "
+                       "SENDAT_API_TLS_CERT, SENDAT_API_TLS_KEY)",
+                       addr, strerror(errno));
     return SA_OK;
 }
 

@@ -68,9 +68,17 @@ const char *serve_query(struct request *r, const char *name);
  * after a 400 naming the parameter. */
 int serve_query_number(struct request *r, const char *name, int64_t lo, int64_t hi, int64_t *out);
 
-/* Starts listening on addr ("host:port" or ":port"). */
+/* PEM certificate chain and key, read from SENDAT_API_TLS_CERT and SENDAT_API_TLS_KEY; both
+ * NULL for plain HTTP. */
+struct serve_tls {
+    char *cert, *key;
+};
+
+/* Starts listening on addr ("host:port" or ":port"), with TLS when tls holds a certificate.
+ * Plain HTTP on an address other than loopback is refused (SA_EINVAL) unless
+ * SENDAT_API_INSECURE=1. */
 enum sa_code serve_start(struct server *s, const char *addr, int threads,
-                         struct sa_err *err) SA_MUST_CHECK;
+                         const struct serve_tls *tls, struct sa_err *err) SA_MUST_CHECK;
 /* The port listened on (after serve_start). */
 unsigned serve_port(const struct server *s);
 /* Stops listening and waits for requests in progress. */
