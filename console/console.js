@@ -3,7 +3,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const VIEWS = ['login', 'load', 'task', 'dead', 'fleet', 'group'];
+const VIEWS = ['login', 'load', 'task', 'dead', 'fleet', 'group', 'series'];
 
 function token() { return sessionStorage.getItem('sendat-token'); }
 
@@ -202,7 +202,40 @@ async function cancelGroup() {
       ' too late');
 }
 
-const loaders = { load: loadLoad, dead: loadDead, fleet: loadFleet };
+/* Series: a list, each active one with Pause, each paused one with Resume. */
+async function loadSeries() {
+  const res = await api('GET', '/series');
+  const list = $('series-list');
+  list.replaceChildren();
+  if (res.status !== 200) return say('series-msg', errorText(res), true);
+  for (const x of res.body.series) {
+    const tr = el('tr'), td = el('td');
+    tr.append(el('td', x.id), el('td', x.state));
+    const verb = x.state === 'active' ? 'pause' : x.state === 'paused' ? 'resume' : null;
+    if (verb) {
+      const b = el('button', verb[0].toUpperCase() + verb.slice(1));
+      b.type = 'button';
+      b.dataset.id = x.id;
+      b.dataset.action = verb;
+      b.addEventListener('click', () => pauseSeries(x.id, verb));
+      td.append(b);
+    }
+    tr.append(td);
+    list.append(tr);
+  }
+  if (!res.body.series.length) say('series-msg', 'No series.');
+}
+
+async function pauseSeries(id, verb) {
+  const res = await api('POST', '/series/' + encodeURIComponent(id) + '/' + verb);
+  await loadSeries();
+  if (res.status === 200) say('series-msg', id + ': ' + res.body.result);
+  else if (res.status === 409) say('series-msg', id + ': too late at ' +
+                                   (res.body.cancelled_at || res.body.finished_at), true);
+  else say('series-msg', id + ': ' + (res.status === 404 ? 'unknown' : errorText(res)), true);
+}
+
+const loaders = { load: loadLoad, dead: loadDead, fleet: loadFleet, series: loadSeries };
 
 document.addEventListener('DOMContentLoaded', () => {
   $('login-form').addEventListener('submit', login);

@@ -1,7 +1,7 @@
 /* The console in headless Chromium against a real fleet: nats-server, `sendat init`, one
  * consumer, `sendat serve` with three tokens, and a loopback webhook receiver. Logs in, sees the
  * chart for a booked burst, cancels a task, replays a dead letter and sees it sent, cancels a
- * group; fails on any console or page error; screenshots every view at 1280 and 390 px. */
+ * group, pauses and resumes a series; fails on any console or page error; screenshots every view at 1280 and 390 px. */
 'use strict';
 
 const { spawn, execFileSync } = require('child_process');
@@ -30,6 +30,7 @@ function stopAll() {
     if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
 }
 process.on('exit', () => { for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL'); });
+for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => process.exit(1)); /* runs 'exit' */
 
 async function waitFor(what, fn, ms = 30000) {
   const end = Date.now() + ms;
@@ -130,6 +131,7 @@ async function run() {
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/x'), data: 'x', id: 'to-cancel' });
   for (let i = 0; i < 3; i++)
     await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/g'), data: 'g', group: 'promo', id: 'promo-' + i });
+  await api(base, tokens.producer, 'POST', '/tasks', { cron: '0 7 * * *', tz: 'UTC', webhook: hook('/s'), data: 's', id: 'daily' });
   refuse.add('/refused');
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused'), data: 'd', id: 'dead-one' });
   await waitFor('a dead letter', async () => (await api(base, tokens.reader, 'GET', '/dead-letters/dead-one')).status === 200);
@@ -207,6 +209,16 @@ async function run() {
     await page.keyboard.press('Enter');
     await waitText(page, '#group-msg', /^promo: 3 cancelled, 0 too late$/);
     await shots(page, 'group');
+    /* Series: pause, then resume. */
+    await go(page, 'series');
+    await page.waitForSelector('button[data-id="daily"][data-action="pause"]');
+    await page.click('button[data-id="daily"][data-action="pause"]');
+    await waitText(page, '#series-msg', /^daily: paused$/);
+    await page.waitForSelector('button[data-id="daily"][data-action="resume"]');
+    await shots(page, 'series');
+    await page.click('button[data-id="daily"][data-action="resume"]');
+    await waitText(page, '#series-msg', /^daily: resumed$/);
+
     const left = await api(base, tokens.reader, 'GET', '/tasks/promo-0');
     if (!JSON.stringify(left.body).includes('cancel')) throw new Error('promo-0 not cancelled: ' + JSON.stringify(left.body));
 
