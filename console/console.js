@@ -141,18 +141,32 @@ async function loadDead() {
   const res = await api('GET', '/dead-letters?limit=200');
   const list = $('dead-list');
   list.replaceChildren();
+  $('dead-detail').hidden = true;
   if (res.status !== 200) return say('dead-msg', errorText(res), true);
   for (const d of res.body.dead_letters) {
     const tr = el('tr');
     tr.append(el('td', d.id), el('td', d.failed), el('td', String(d.attempts)),
               el('td', d.reason));
     const td = el('td');
-    td.append(confirmButton('Replay', d.id, 'POST', '/replay', 'replayed'),
+    const show = el('button', 'Show');
+    show.type = 'button';
+    show.dataset.id = d.id;
+    show.dataset.action = 'show';
+    show.addEventListener('click', () => showDead(d.id));
+    td.append(show, confirmButton('Replay', d.id, 'POST', '/replay', 'replayed'),
               confirmButton('Purge', d.id, 'DELETE', '', 'purged'));
     tr.append(td);
     list.append(tr);
   }
   if (!res.body.dead_letters.length) say('dead-msg', 'No dead letters.');
+}
+
+/* A dead letter in full: its attempts, and to admin its content (the API leaves it out else). */
+async function showDead(id) {
+  const res = await api('GET', '/dead-letters/' + encodeURIComponent(id));
+  if (res.status !== 200) return say('dead-msg', id + ': ' + errorText(res), true);
+  $('dead-detail').textContent = JSON.stringify(res.body, null, 2);
+  $('dead-detail').hidden = false;
 }
 
 function confirmButton(label, id, method, suffix, done) {

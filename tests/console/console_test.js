@@ -1,7 +1,8 @@
 /* The console in headless Chromium against a real fleet: nats-server, `sendat init`, one
  * consumer, `sendat serve` with three tokens, and a loopback webhook receiver. Logs in, sees the
- * chart for a booked burst, cancels a task, replays a dead letter and sees it sent, cancels a
- * group, pauses and resumes a series; fails on any console or page error; screenshots every view at 1280 and 390 px. */
+ * chart for a booked burst, cancels a task, replays a dead letter and sees it sent, purges
+ * another, cancels a group, pauses and resumes a series; fails on any console or page error;
+ * screenshots every view at 1280 and 390 px. */
 'use strict';
 
 const { spawn, execFileSync } = require('child_process');
@@ -142,7 +143,10 @@ async function run() {
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '0 7 * * *', tz: 'UTC', webhook: hook('/s'), data: 's', id: 'daily' });
   refuse.add('/refused');
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused'), data: 'd', id: 'dead-one' });
-  await waitFor('a dead letter', async () => (await api(base, tokens.reader, 'GET', '/dead-letters/dead-one')).status === 200);
+  refuse.add('/refused-2');
+  await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused-2'), data: 'd', id: 'dead-two' });
+  for (const id of ['dead-one', 'dead-two'])
+    await waitFor('dead letter ' + id, async () => (await api(base, tokens.reader, 'GET', '/dead-letters/' + id)).status === 200);
 
   const browser = await puppeteer.launch({
     executablePath: process.env.SENDAT_CHROMIUM, headless: true,
@@ -193,6 +197,8 @@ async function run() {
     /* Dead letters: replay after a confirmation, and the receiver gets it. */
     await go(page, 'dead');
     await page.waitForSelector('button[data-id="dead-one"][data-action="replay"]');
+    await page.click('button[data-id="dead-one"][data-action="show"]');
+    await waitText(page, '#dead-detail', /"data": "d"/); /* the admin sees the content */
     await shots(page, 'dead');
     refuse.delete('/refused');
     await page.click('button[data-id="dead-one"][data-action="replay"]');
@@ -200,6 +206,11 @@ async function run() {
     await page.click('button[data-id="dead-one"][data-action="replay"]');
     await waitText(page, '#dead-msg', /^dead-one: replayed$/);
     await waitFor('the replayed send', () => hits['/refused'] >= 2);
+    await page.click('button[data-id="dead-two"][data-action="purge"]');
+    await waitText(page, 'button[data-id="dead-two"][data-action="purge"]', /Really/);
+    await page.click('button[data-id="dead-two"][data-action="purge"]');
+    await waitText(page, '#dead-msg', /^dead-two: purged$/);
+    if (await page.$('button[data-id="dead-two"]')) throw new Error('dead-two still listed');
     await go(page, 'task');
     await page.$eval('#task-id', (e) => { e.value = ''; });
     await page.type('#task-id', 'dead-one');
