@@ -12,7 +12,7 @@ if [ -z "$chrome" ] && [ "$(id -u)" = 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1
     chrome=$(command -v chromium || true)
 fi
-[ -n "$chrome" ] || { echo "console: no chromium, skipped"; exit 77; }
+[ -n "$chrome" ] && [ -x "$chrome" ] || { echo "console: no chromium, skipped"; exit 77; }
 command -v node >/dev/null || { echo "console: no node, skipped"; exit 77; }
 mods=$build/console-node
 if [ ! -d "$mods/node_modules/puppeteer-core" ]; then
