@@ -1,7 +1,8 @@
 /* The HTTP side of `sendat serve` (libmicrohttpd, a thread pool, keep-alive): bodies gathered
  * up to their ceiling, the bearer token checked before any route runs, and every answer JSON.
  * A missing or unknown token is 401 and a role too small 403 (serve_routes.c), neither saying
- * more; GET /v1/openapi.json alone needs no token. */
+ * more; GET /v1/openapi.json alone needs no token, and so do the console's files outside /v1
+ * (serve_console.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -197,10 +198,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         r->conn = conn;
         r->method = method;
         *ctx = r;
-        if (!split_path(r, url))
+        r->console = serve_console_find(method, url);
+        if (r->console < 0 && !split_path(r, url))
             serve_fail(r, 404, NULL, "no such resource; the API lives under /v1");
         return MHD_YES;
     }
+    if (r->console >= 0 && !*data_size)
+        return (enum MHD_Result)serve_console_send(conn, r->console);
     if (*data_size) {
         take_body(r, data, *data_size);
         *data_size = 0;

@@ -39,6 +39,7 @@ struct request {
     enum token_role role;
     char who[TOKEN_NAME_MAX + 1]; /* the token's name, for logs */
     int status;                   /* the answer, set by serve_reply / serve_fail */
+    int console;                  /* outside /v1: the console file (serve_console.c), or -1 */
     json_t *answer;
 };
 
@@ -103,6 +104,10 @@ void serve_dead_letters(struct request *r);
 /* serve_openapi.c: whether r needs no token (GET /v1/openapi.json), and its answer. */
 int serve_is_public(const struct request *r);
 void serve_openapi(struct request *r);
+/* serve_console.c: the console file a GET or HEAD of url asks for (an index), or -1; and its
+ * answer (struct MHD_Connection *conn). */
+int serve_console_find(const char *method, const char *url);
+int serve_console_send(void *conn, int file); /* MHD_YES or MHD_NO */
 /* serve_stats.c: GET /v1/stats. */
 void serve_stats(struct request *r);
 /* serve_tasklist.c: GET /v1/tasks?from=&to=[&limit=&cursor=]. */

@@ -22,7 +22,8 @@ NATS_SERVER = os.environ.get("NATS_SERVER") or "nats-server"
 PASSWORDS = {"SENDAT_ADMIN_PASSWORD": "a", "SENDAT_PRODUCER_PASSWORD": "p",
              "SENDAT_CONSUMER_PASSWORD": "c"}
 TEST_ONLY_PACKAGES = {"libcmocka-dev", "nats-server", "python3", "python3-aiosmtpd",
-                      "python3-yaml", "python3-jsonschema", "curl", "git", "clang", "libclang-rt-14-dev", "clang-format"}
+                      "python3-yaml", "python3-jsonschema", "curl", "git", "clang", "libclang-rt-14-dev", "clang-format",
+                      "chromium"}
 HTTP_PORT = 8080
 DRAIN_S = 20
 

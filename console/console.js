@@ -1,0 +1,269 @@
+/* The sendat console: every figure comes from /v1 with the token typed at login, kept in
+ * sessionStorage (never in a URL). Views are sections switched by the URL's #fragment. */
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const VIEWS = ['login', 'load', 'task', 'dead', 'fleet', 'group', 'series'];
+
+function token() { return sessionStorage.getItem('sendat-token'); }
+
+async function api(method, path) {
+  const resp = await fetch('/v1' + path, {
+    method, headers: { Authorization: 'Bearer ' + token() }, cache: 'no-store',
+  });
+  let body = null;
+  try { body = await resp.json(); } catch (e) { body = null; }
+  if (resp.status === 401) { logout('The token was refused; log in again.'); }
+  return { status: resp.status, body };
+}
+
+function say(id, text, bad) {
+  $(id).textContent = text;
+  $(id).classList.toggle('bad', !!bad);
+}
+
+function errorText(res) {
+  if (res.status === 403) return 'forbidden: your token\'s role may not do this';
+  const e = res.body && res.body.error;
+  return e ? e.message + ' (' + res.status + ')' : 'HTTP ' + res.status;
+}
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+function show(view) {
+  if (!token()) view = 'login';
+  else if (!VIEWS.includes(view) || view === 'login') view = 'load';
+  for (const v of VIEWS) $('view-' + v).hidden = v !== view;
+  $('nav').hidden = !token();
+  for (const a of document.querySelectorAll('nav a'))
+    a.toggleAttribute('aria-current', a.getAttribute('href') === '#' + view);
+  if (a11yFocus[view]) $(a11yFocus[view]).focus();
+  if (loaders[view]) loaders[view]();
+}
+const a11yFocus = { login: 'token', task: 'task-id', group: 'group-name' };
+
+function logout(why) {
+  sessionStorage.removeItem('sendat-token');
+  say('login-msg', why || '', !!why);
+  location.hash = '#login';
+  show('login');
+}
+
+async function login(ev) {
+  ev.preventDefault();
+  sessionStorage.setItem('sendat-token', $('token').value.trim());
+  $('token').value = '';
+  const res = await api('GET', '/stats');
+  if (res.status !== 200) {
+    if (res.status !== 401) logout('Login failed: ' + errorText(res));
+    return;
+  }
+  say('login-msg', '');
+  location.hash = '#load';
+  show('load');
+}
+
+/* Upcoming load: tasks per level start over the next 24 h, one bar each. */
+async function loadLoad() {
+  const res = await api('GET', '/stats');
+  const chart = $('chart');
+  chart.replaceChildren();
+  if (res.status !== 200) return say('load-msg', errorText(res), true);
+  const now = Date.now(), end = now + 24 * 3600 * 1000;
+  const levels = (res.body.levels || []).filter((l) => Date.parse(l.start) < end);
+  const max = Math.max(1, ...levels.map((l) => l.tasks));
+  let total = 0;
+  for (const l of levels) {
+    total += l.tasks;
+    const row = el('div', undefined, 'bar-row');
+    row.setAttribute('role', 'listitem');
+    const when = new Date(l.start);
+    row.append(el('span', when.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) +
+                  ' ' + l.level));
+    const bar = el('div', undefined, 'bar ' + l.level);
+    bar.style.width = (100 * l.tasks / max) + '%';
+    bar.title = l.start + ': ' + l.tasks + ' tasks';
+    row.append(bar, el('span', String(l.tasks), 'num'));
+    chart.append(row);
+  }
+  $('load-summary').textContent = total + ' tasks in ' + levels.length +
+    ' levels starting within 24 h; ' + (res.body.tasks || 0) + ' tasks held in all.';
+  say('load-msg', levels.length ? '' : 'Nothing is due in the next 24 h.');
+}
+
+/* One task: its timeline and a cancel with a confirm step. */
+let shownTask = null;
+
+function eventText(e) {
+  const rest = Object.entries(e).filter(([k]) => !['at', 'at_ms', 'event'].includes(k))
+    .map(([k, v]) => k + '=' + (typeof v === 'object' ? JSON.stringify(v) : v));
+  return e.at + '  ' + e.event + (rest.length ? '  ' + rest.join(' ') : '');
+}
+
+async function lookUp(ev) {
+  if (ev) ev.preventDefault();
+  const id = $('task-id').value.trim();
+  $('timeline').replaceChildren();
+  $('task-actions').hidden = true;
+  $('cancel-confirm').hidden = true;
+  shownTask = null;
+  const res = await api('GET', '/tasks/' + encodeURIComponent(id));
+  if (res.status !== 200) return say('task-msg', res.status === 404 ? 'unknown task ' + id :
+                                                   errorText(res), true);
+  for (const e of res.body.events) $('timeline').append(el('li', eventText(e)));
+  shownTask = id;
+  $('task-actions').hidden = false;
+  say('task-msg', '');
+}
+
+async function cancelTask() {
+  $('cancel-confirm').hidden = true;
+  const id = shownTask;
+  const res = await api('DELETE', '/tasks/' + encodeURIComponent(id));
+  if (res.status === 200) say('task-msg', id + ': cancelled');
+  else if (res.status === 409) {
+    const b = res.body, at = b.sent_at || b.sending_since || b.finished_at;
+    say('task-msg', id + ': too late at ' + at, true);
+  } else if (res.status === 404) say('task-msg', id + ': unknown', true);
+  else say('task-msg', errorText(res), true);
+  const msg = $('task-msg').textContent;
+  await lookUp();
+  say('task-msg', msg, res.status !== 200);
+}
+
+/* Dead letters: a list, each with replay and purge after a confirmation. */
+async function loadDead() {
+  const res = await api('GET', '/dead-letters?limit=200');
+  const list = $('dead-list');
+  list.replaceChildren();
+  $('dead-detail').hidden = true;
+  if (res.status !== 200) return say('dead-msg', errorText(res), true);
+  for (const d of res.body.dead_letters) {
+    const tr = el('tr');
+    tr.append(el('td', d.id), el('td', d.failed), el('td', String(d.attempts)),
+              el('td', d.reason));
+    const td = el('td');
+    const show = el('button', 'Show');
+    show.type = 'button';
+    show.dataset.id = d.id;
+    show.dataset.action = 'show';
+    show.addEventListener('click', () => showDead(d.id));
+    td.append(show, confirmButton('Replay', d.id, 'POST', '/replay', 'replayed'),
+              confirmButton('Purge', d.id, 'DELETE', '', 'purged'));
+    tr.append(td);
+    list.append(tr);
+  }
+  if (!res.body.dead_letters.length) say('dead-msg', 'No dead letters.');
+}
+
+/* A dead letter in full: its attempts, and to admin its content (the API leaves it out else). */
+async function showDead(id) {
+  const res = await api('GET', '/dead-letters/' + encodeURIComponent(id));
+  if (res.status !== 200) return say('dead-msg', id + ': ' + errorText(res), true);
+  $('dead-detail').textContent = JSON.stringify(res.body, null, 2);
+  $('dead-detail').hidden = false;
+}
+
+function confirmButton(label, id, method, suffix, done) {
+  const b = el('button', label);
+  b.type = 'button';
+  b.dataset.id = id;
+  b.dataset.action = label.toLowerCase();
+  b.addEventListener('click', async () => {
+    if (b.dataset.armed !== '1') {
+      b.dataset.armed = '1';
+      b.textContent = 'Really ' + label.toLowerCase() + '?';
+      return;
+    }
+    const res = await api(method, '/dead-letters/' + encodeURIComponent(id) + suffix);
+    await loadDead();
+    if (res.status === 200) say('dead-msg', id + ': ' + done);
+    else say('dead-msg', id + ': ' + (res.status === 404 ? 'unknown' : errorText(res)), true);
+  });
+  b.addEventListener('blur', () => { b.dataset.armed = ''; b.textContent = label; });
+  return b;
+}
+
+/* Fleet: the live members. */
+async function loadFleet() {
+  const res = await api('GET', '/stats');
+  const list = $('fleet-list');
+  list.replaceChildren();
+  if (res.status !== 200) return say('fleet-msg', errorText(res), true);
+  for (const m of res.body.members || [])
+    list.append(el('li', m.name + (m.instance ? ' (' + m.instance + ')' : '')));
+  say('fleet-msg', (res.body.members || []).length + ' members alive');
+}
+
+/* Group cancel, after a confirmation. */
+function askGroup(ev) {
+  ev.preventDefault();
+  $('group-confirm').hidden = false;
+  $('group-yes').focus();
+}
+
+async function cancelGroup() {
+  $('group-confirm').hidden = true;
+  const name = $('group-name').value.trim();
+  const res = await api('DELETE', '/groups/' + encodeURIComponent(name));
+  if (res.status !== 200) return say('group-msg', errorText(res), true);
+  say('group-msg', name + ': ' + res.body.cancelled + ' cancelled, ' + res.body.too_late +
+      ' too late');
+}
+
+/* Series: a list, each active one with Pause, each paused one with Resume. */
+async function loadSeries() {
+  const res = await api('GET', '/series');
+  const list = $('series-list');
+  list.replaceChildren();
+  if (res.status !== 200) return say('series-msg', errorText(res), true);
+  for (const x of res.body.series) {
+    const tr = el('tr'), td = el('td');
+    tr.append(el('td', x.id), el('td', x.state));
+    const verb = x.state === 'active' ? 'pause' : x.state === 'paused' ? 'resume' : null;
+    if (verb) {
+      const b = el('button', verb[0].toUpperCase() + verb.slice(1));
+      b.type = 'button';
+      b.dataset.id = x.id;
+      b.dataset.action = verb;
+      b.addEventListener('click', () => pauseSeries(x.id, verb));
+      td.append(b);
+    }
+    tr.append(td);
+    list.append(tr);
+  }
+  if (!res.body.series.length) say('series-msg', 'No series.');
+}
+
+async function pauseSeries(id, verb) {
+  const res = await api('POST', '/series/' + encodeURIComponent(id) + '/' + verb);
+  await loadSeries();
+  if (res.status === 200) say('series-msg', id + ': ' + res.body.result);
+  else if (res.status === 409) say('series-msg', id + ': too late at ' +
+                                   (res.body.cancelled_at || res.body.finished_at), true);
+  else say('series-msg', id + ': ' + (res.status === 404 ? 'unknown' : errorText(res)), true);
+}
+
+const loaders = { load: loadLoad, dead: loadDead, fleet: loadFleet, series: loadSeries };
+
+document.addEventListener('DOMContentLoaded', () => {
+  $('login-form').addEventListener('submit', login);
+  $('logout').addEventListener('click', () => logout());
+  $('task-form').addEventListener('submit', lookUp);
+  $('cancel').addEventListener('click', () => {
+    $('cancel-confirm').hidden = false;
+    $('cancel-yes').focus();
+  });
+  $('cancel-yes').addEventListener('click', cancelTask);
+  $('cancel-no').addEventListener('click', () => { $('cancel-confirm').hidden = true; });
+  $('group-form').addEventListener('submit', askGroup);
+  $('group-yes').addEventListener('click', cancelGroup);
+  $('group-no').addEventListener('click', () => { $('group-confirm').hidden = true; });
+  window.addEventListener('hashchange', () => show(location.hash.slice(1)));
+  show(location.hash.slice(1));
+});

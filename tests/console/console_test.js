@@ -1,0 +1,264 @@
+/* The console in headless Chromium against a real fleet: nats-server, `sendat init`, one
+ * consumer, `sendat serve` with three tokens, and a loopback webhook receiver. Logs in, sees the
+ * chart for a booked burst, cancels a task, replays a dead letter and sees it sent, purges
+ * another, cancels a group, pauses and resumes a series; fails on any console or page error;
+ * screenshots every view at 1280 and 390 px. */
+'use strict';
+
+const { spawn, execFileSync } = require('child_process');
+const fs = require('fs');
+const http = require('http');
+const os = require('os');
+const path = require('path');
+const puppeteer = require('puppeteer-core');
+
+const SENDAT = process.env.SENDAT_BIN, CONSUMER = process.env.SENDAT_CONSUMER_BIN;
+const SHOTS = process.env.SHOTS;
+const dir = fs.mkdtempSync(path.join(process.env.SENDAT_TEST_TMPDIR || os.tmpdir(), 'sendat-console-'));
+const procs = [];
+const env = { ...process.env, SENDAT_KEY_FILE: path.join(dir, 'sendat.key'),
+              SENDAT_API_TOKENS_FILE: path.join(dir, 'tokens') };
+
+function start(name, cmd, args) {
+  const log = fs.openSync(path.join(dir, name + '.log'), 'w');
+  const p = spawn(cmd, args, { env, stdio: ['ignore', log, log] });
+  procs.push(p);
+  return p;
+}
+
+function stopAll() {
+  for (const p of procs.reverse())
+    if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
+}
+process.on('exit', () => { for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL'); });
+for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => process.exit(1)); /* runs 'exit' */
+
+async function waitFor(what, fn, ms = 30000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function sendat(...args) { return execFileSync(SENDAT, args, { env, encoding: 'utf8' }).trim(); }
+
+/* The webhook receiver: a path answers 400 while it is in refuse, else 200; hits counted. */
+const refuse = new Set(), hits = {};
+const receiver = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    hits[req.url] = (hits[req.url] || 0) + 1;
+    res.writeHead(refuse.has(req.url) ? 400 : 200);
+    res.end();
+  });
+});
+
+async function fleet() {
+  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+  start('nats', process.env.NATS_SERVER || 'nats-server',
+        ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', path.join(dir, 'js'), '--ports_file_dir', dir]);
+  const ports = await waitFor('nats ports', () => {
+    const f = fs.readdirSync(dir).find((n) => n.endsWith('.ports'));
+    if (!f) return null;
+    try { return JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')); } catch (e) { return null; }
+  });
+  env.SENDAT_NATS_URL = ports.nats[0];
+  sendat('keygen', env.SENDAT_KEY_FILE);
+  sendat('init', '--window', '10s', '--slot', '2s', '--lead', '1s', '--ack-wait', '5s',
+         '--replicas', '1');
+  env.SENDAT_CONSUMER_NAME = 'c0';
+  env.SENDAT_HTTP_ADDR = '127.0.0.1:0';
+  start('consumer', CONSUMER, []);
+  const tokens = {};
+  for (const role of ['reader', 'producer', 'admin'])
+    tokens[role] = sendat('token', 'create', '--role', role);
+  env.SENDAT_API_ADDR = '127.0.0.1:0';
+  start('api', SENDAT, ['serve']);
+  const port = await waitFor('api port', () => {
+    const m = /event=api_listening.* port=(\d+)/.exec(fs.readFileSync(path.join(dir, 'api.log'),
+                                                                        'utf8'));
+    return m && Number(m[1]);
+  });
+  return { base: 'http://127.0.0.1:' + port, tokens };
+}
+
+async function api(base, token, method, p, body) {
+  const r = await fetch(base + '/v1' + p, { method, body: body && JSON.stringify(body),
+                                           headers: { Authorization: 'Bearer ' + token } });
+  return { status: r.status, body: await r.json() };
+}
+
+const hook = (p) => 'http://127.0.0.1:' + receiver.address().port + p;
+
+async function shots(page, name) {
+  for (const width of [1280, 390]) {
+    await page.setViewport({ width, height: 800 });
+    await page.screenshot({ path: path.join(SHOTS, name + '-' + width + '.png'), fullPage: true });
+  }
+  await page.setViewport({ width: 1280, height: 800 });
+}
+
+/* The browser logs an answer of status to the console itself: fine where the test asked for
+ * one; any other error fails. */
+function expectOnly(errors, status) {
+  const other = errors.filter((e) => !e.includes('responded with a status of ' + status + ' '));
+  if (other.length) throw new Error('errors in the page:\n' + other.join('\n'));
+  errors.length = 0;
+}
+
+async function text(page, sel) { return page.$eval(sel, (e) => e.textContent); }
+
+async function waitText(page, sel, re) {
+  await page.waitForFunction((s, src) => new RegExp(src).test(document.querySelector(s).textContent),
+                             { timeout: 30000 }, sel, re.source);
+  return text(page, sel);
+}
+
+async function go(page, view) {
+  await page.evaluate((v) => { location.hash = '#' + v; }, view);
+  await page.waitForSelector('#view-' + view + ':not([hidden])');
+}
+
+async function run() {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  const { base, tokens } = await fleet();
+
+  /* The page and its headers: no token needed, a strict CSP, no caching. */
+  const index = await fetch(base + '/');
+  if (index.status !== 200 || !/default-src 'self'/.test(index.headers.get('content-security-policy')) ||
+      index.headers.get('cache-control') !== 'no-store' || !/text\/html/.test(index.headers.get('content-type')))
+    throw new Error('GET / answered badly: ' + index.status + ' ' + [...index.headers]);
+  if ((await fetch(base + '/nothing-here')).status !== 404) throw new Error('/nothing-here is not 404');
+
+  /* A burst of 30 tasks an hour ahead, a task to cancel, a group, and a dead letter. */
+  const at = new Date(Date.now() + 3600e3).toISOString();
+  for (let i = 0; i < 30; i++)
+    await api(base, tokens.producer, 'POST', '/tasks', { at, webhook: hook('/burst'), data: 'b', id: 'burst-' + i });
+  await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/x'), data: 'x', id: 'to-cancel' });
+  for (let i = 0; i < 3; i++)
+    await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/g'), data: 'g', group: 'promo', id: 'promo-' + i });
+  await api(base, tokens.producer, 'POST', '/tasks', { cron: '0 7 * * *', tz: 'UTC', webhook: hook('/s'), data: 's', id: 'daily' });
+  refuse.add('/refused');
+  await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused'), data: 'd', id: 'dead-one' });
+  refuse.add('/refused-2');
+  await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused-2'), data: 'd', id: 'dead-two' });
+  for (const id of ['dead-one', 'dead-two'])
+    await waitFor('dead letter ' + id, async () => (await api(base, tokens.reader, 'GET', '/dead-letters/' + id)).status === 200);
+
+  const browser = await puppeteer.launch({
+    executablePath: process.env.SENDAT_CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+  });
+  const errors = [];
+  try {
+    const page = await browser.newPage();
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') errors.push('console: ' + m.text()); });
+    page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+    page.on('requestfailed', (r) => errors.push('request failed: ' + r.url()));
+    await page.setViewport({ width: 1280, height: 800 });
+    await page.goto(base + '/', { waitUntil: 'networkidle0' });
+    await shots(page, 'login');
+
+    /* A wrong token is refused; the admin's logs in. No token ever lands in the URL. */
+    await page.type('#token', 'sat_wrong');
+    await page.keyboard.press('Enter');
+    await waitText(page, '#login-msg', /log in again/);
+    expectOnly(errors, 401);
+    await page.type('#token', tokens.admin);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#view-load:not([hidden])');
+    await waitText(page, '#load-summary', /tasks in/);
+    if (page.url().includes('sat_')) throw new Error('token in the URL');
+    const bars = await page.$$eval('.bar-row .num', (e) => e.map((x) => Number(x.textContent)));
+    if (!bars.includes(30)) throw new Error('no bar of the 30-task burst: ' + bars);
+    await shots(page, 'load');
+
+    /* One task: look up, cancel with a confirm step, the exact answer; then unknown. */
+    await go(page, 'task');
+    await page.type('#task-id', 'to-cancel');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#task-actions:not([hidden])');
+    await waitText(page, '#timeline', /due/);
+    await page.click('#cancel');
+    await page.waitForSelector('#cancel-confirm:not([hidden])');
+    await shots(page, 'task');
+    await page.keyboard.press('Enter'); /* the confirm button has the focus */
+    await waitText(page, '#task-msg', /^to-cancel: cancelled$/);
+    await waitText(page, '#timeline', /cancel/);
+    await page.$eval('#task-id', (e) => { e.value = ''; });
+    await page.type('#task-id', 'no-such-task');
+    await page.keyboard.press('Enter');
+    await waitText(page, '#task-msg', /unknown task no-such-task/);
+    expectOnly(errors, 404);
+
+    /* Dead letters: replay after a confirmation, and the receiver gets it. */
+    await go(page, 'dead');
+    await page.waitForSelector('button[data-id="dead-one"][data-action="replay"]');
+    await page.click('button[data-id="dead-one"][data-action="show"]');
+    await waitText(page, '#dead-detail', /"data": "d"/); /* the admin sees the content */
+    await shots(page, 'dead');
+    refuse.delete('/refused');
+    await page.click('button[data-id="dead-one"][data-action="replay"]');
+    await waitText(page, 'button[data-id="dead-one"][data-action="replay"]', /Really/);
+    await page.click('button[data-id="dead-one"][data-action="replay"]');
+    await waitText(page, '#dead-msg', /^dead-one: replayed$/);
+    await waitFor('the replayed send', () => hits['/refused'] >= 2);
+    await page.click('button[data-id="dead-two"][data-action="purge"]');
+    await waitText(page, 'button[data-id="dead-two"][data-action="purge"]', /Really/);
+    await page.click('button[data-id="dead-two"][data-action="purge"]');
+    await waitText(page, '#dead-msg', /^dead-two: purged$/);
+    if (await page.$('button[data-id="dead-two"]')) throw new Error('dead-two still listed');
+    await go(page, 'task');
+    await page.$eval('#task-id', (e) => { e.value = ''; });
+    await page.type('#task-id', 'dead-one');
+    await page.keyboard.press('Enter');
+    await waitText(page, '#timeline', /sent/);
+    await page.click('#cancel'); /* sent already: the exact answer names when */
+    await page.click('#cancel-yes');
+    await waitText(page, '#task-msg', /^dead-one: too late at \d{4}-\d\d-\d\dT.+Z$/);
+    expectOnly(errors, 409);
+
+    /* Fleet, then a group cancel. */
+    await go(page, 'fleet');
+    await waitText(page, '#fleet-msg', /[1-9]\d* members alive/);
+    await shots(page, 'fleet');
+    await go(page, 'group');
+    await page.type('#group-name', 'promo');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#group-confirm:not([hidden])');
+    await page.keyboard.press('Enter');
+    await waitText(page, '#group-msg', /^promo: 3 cancelled, 0 too late$/);
+    await shots(page, 'group');
+    /* Series: pause, then resume. */
+    await go(page, 'series');
+    await page.waitForSelector('button[data-id="daily"][data-action="pause"]');
+    await page.click('button[data-id="daily"][data-action="pause"]');
+    await waitText(page, '#series-msg', /^daily: paused$/);
+    await page.waitForSelector('button[data-id="daily"][data-action="resume"]');
+    await shots(page, 'series');
+    await page.click('button[data-id="daily"][data-action="resume"]');
+    await waitText(page, '#series-msg', /^daily: resumed$/);
+
+    const left = await api(base, tokens.reader, 'GET', '/tasks/promo-0');
+    if (!JSON.stringify(left.body).includes('cancel')) throw new Error('promo-0 not cancelled: ' + JSON.stringify(left.body));
+
+    if (errors.length) throw new Error('errors in the page:\n' + errors.join('\n'));
+  } finally {
+    await browser.close();
+  }
+}
+
+run().then(() => { console.log('console: ok, screenshots in ' + SHOTS); return 0; },
+           (e) => { console.error('console: FAILED: ' + (e.stack || e));
+                    for (const f of ['api.log', 'consumer.log']) {
+                      try { console.error('--- ' + f + '\n' + fs.readFileSync(path.join(dir, f), 'utf8').slice(-3000)); } catch (x) { /* none */ }
+                    }
+                    return 1; })
+  .then((rc) => {
+    stopAll();
+    receiver.close();
+    setTimeout(() => { fs.rmSync(dir, { recursive: true, force: true }); process.exit(rc); }, 1500);
+  });
