@@ -175,7 +175,8 @@ parse_cursor(const char *cursor, struct item *after, struct sa_err *err)
 static int
 give(struct walk *w, struct item *after, long limit, json_t *out)
 {
-    qsort(w->items, w->count, sizeof(*w->items), by_due);
+    if (w->count > 0) /* no items yet: no array either, and qsort takes none */
+        qsort(w->items, w->count, sizeof(*w->items), by_due);
     for (size_t i = 0; i < w->count; i++) {
         if (by_due(&w->items[i], after) <= 0)
             continue;
