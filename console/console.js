@@ -92,7 +92,7 @@ async function loadLoad() {
     chart.append(row);
   }
   $('load-summary').textContent = total + ' tasks in ' + levels.length +
-    ' levels starting within 24 h; ' + (res.body.tasks || 0) + ' tasks held in all.';
+    ' levels starting within 24 h; ' + (res.body.tasks || 0) + ' tasks in the stream in all.';
   say('load-msg', levels.length ? '' : 'Nothing is due in the next 24 h.');
 }
 
