@@ -22,6 +22,7 @@
 
 #define READY_MS 15000         /* for the ports file, times the multiplier */
 #define CLUSTER_READY_MS 30000 /* for a replicas-3 stream, times the multiplier */
+#define CLUSTER_TRIES 3
 
 struct server_argv { /* built before fork: the child only execs */
     char *v[32];
@@ -478,16 +479,19 @@ with_route_ports(const char *text, const int ports[3])
     return cur;
 }
 
-int
-natsd_cluster_start_config(struct natsd_cluster *c, const char *const config_text[3],
-                           const char *user, const char *password)
+/* One try at a cluster on three fresh route ports, from config_text when given. */
+static int
+cluster_try(struct natsd_cluster *c, const char *const config_text[3], const char *user,
+            const char *password)
 {
     int ports[3], rc = 0;
 
     memset(c, 0, sizeof(*c));
     if (free_ports(ports) != 0)
         return -1;
-    for (int i = 0; i < 3 && rc == 0; i++) {
+    if (!config_text)
+        rc = cluster_launch(c, ports);
+    for (int i = 0; config_text && i < 3 && rc == 0; i++) {
         char *text = with_route_ports(config_text[i], ports);
         rc = text ? start_node(c, i, text) : -1;
         free(text);
@@ -498,18 +502,31 @@ natsd_cluster_start_config(struct natsd_cluster *c, const char *const config_tex
     return -1;
 }
 
+/* A route port read free can be taken by a parallel test before its node binds it (the node
+ * then exits at once): such a start is tried again on new ports, at most CLUSTER_TRIES times. */
+static int
+cluster_start(struct natsd_cluster *c, const char *const config_text[3], const char *user,
+              const char *password)
+{
+    for (int i = 0; i < CLUSTER_TRIES; i++) {
+        if (cluster_try(c, config_text, user, password) == 0)
+            return 0;
+        fprintf(stderr, "3-node cluster: start %d of %d failed\n", i + 1, CLUSTER_TRIES);
+    }
+    return -1;
+}
+
+int
+natsd_cluster_start_config(struct natsd_cluster *c, const char *const config_text[3],
+                           const char *user, const char *password)
+{
+    return cluster_start(c, config_text, user, password);
+}
+
 int
 natsd_cluster_start(struct natsd_cluster *c)
 {
-    int ports[3];
-
-    memset(c, 0, sizeof(*c));
-    if (free_ports(ports) != 0)
-        return -1;
-    if (cluster_launch(c, ports) == 0 && cluster_usable(c, NULL, NULL) == 0)
-        return 0;
-    natsd_cluster_stop(c);
-    return -1;
+    return cluster_start(c, NULL, NULL, NULL);
 }
 
 void
