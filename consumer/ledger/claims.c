@@ -12,6 +12,7 @@
 
 #include "claims.h"
 #include "log.h"
+#include "members.h"
 #include "timeparse.h"
 
 enum sa_code
@@ -64,25 +65,17 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
 
 /* A claim "sending" whose holder process still lives is a send in progress (its message came
  * back because the holder was slow, or a second copy reached us): never send it a second
- * time. The holder is alive while the members bucket maps its name to its instance id; a
- * holder that died drops out within the TTL, or shows a new instance once restarted. */
+ * time. A holder is dead once the server says no one answers on its liveness subject (its
+ * connection is gone), or once the members bucket no longer maps its name to its instance
+ * (a restart under the same name, or a hung process that stopped renewing), see members.c. */
 static int
 holder_alive(struct consumer *c, const struct sa_claim *cur)
 {
-    kvEntry *e = NULL;
-    natsStatus s;
-    int alive;
-
     if (cur->instance[0] && !strcmp(cur->instance, c->instance))
         return 1; /* this very process: another copy of the task is in flight here */
     if (!c->members || (!cur->instance[0] && !strcmp(cur->consumer, c->cfg.name)))
         return 0; /* an old record under our name: a predecessor that died */
-    s = kvStore_Get(&e, c->members, cur->consumer);
-    if (s != NATS_OK)
-        return s != NATS_NOT_FOUND; /* no answer (an election): ask again later, never guess */
-    alive = !cur->instance[0] || !strcmp(kvEntry_ValueString(e), cur->instance);
-    kvEntry_Destroy(e);
-    return alive;
+    return members_holder_alive(c->members, cur->consumer, cur->instance);
 }
 
 static enum take

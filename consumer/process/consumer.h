@@ -72,6 +72,7 @@ struct transfer;
 struct limits;
 struct claimq;
 struct mover;
+struct members;
 
 struct consumer {
     struct sa_nats *n;
@@ -87,7 +88,7 @@ struct consumer {
     struct claimq *claimq;     /* claim writes in flight (main thread; PubAcks on a nats thread) */
     struct mover *mover;       /* moves down a level in flight (puller; PubAcks on a nats thread) */
     struct transfer *inflight; /* sends in flight (main thread only) */
-    kvStore *members;          /* fleet members alive (owned by the puller) */
+    struct members *members;   /* fleet members alive (owned by the puller) */
     struct counters counters;
     atomic_int started;         /* connected, layout read, every part set up: /readyz may look */
     atomic_int stopping;        /* set by SIGTERM: stop pulling, release what is held */

@@ -18,6 +18,7 @@
 #define ASK_HEARTBEAT_MS 2000 /* while it is idle the server says so this often */
 #define ASK_SILENT_MS (2 * ASK_HEARTBEAT_MS + 1000) /* no word for this long: it is gone */
 #define ASK_AGAIN_MS 1000 /* after a refusal (409), before asking that level again */
+#define ASK_SOON_MS 100   /* after "Consumer Deleted" */
 #define IDLE_WAIT_MS 100  /* the longest the puller waits for a message */
 #define BUSY_WAIT_MS 10   /* while a limit holds a request back, it looks again this often */
 
@@ -150,7 +151,8 @@ status(struct puller *p, natsMsg *msg, enum sa_jspull_kind kind, int64_t now)
     natsMsgHeader_Get(msg, "Description", &why);
     sa_log(SA_LOG_WARN, "pull_request_refused", "durable=%s reason=\"%s\"", t->durable,
            why ? why : "-");
-    t->retry_ms = now + ASK_AGAIN_MS;
+    /* a durable deleted to hand a dead member's tasks back is made again at once */
+    t->retry_ms = now + (why && strstr(why, "Deleted") ? ASK_SOON_MS : ASK_AGAIN_MS);
 }
 
 int

@@ -14,6 +14,7 @@
 #include "jspull.h"
 #include "keywait.h"
 #include "log.h"
+#include "members.h"
 #include "mover.h"
 #include "pull.h"
 #include "relay.h"
@@ -23,7 +24,7 @@
 
 #define REFRESH_EVERY_MS 1000
 #define PROBE_EVERY_MS 5000
-#define MEMBER_EVERY_MS 5000
+#define MEMBER_EVERY_MS 1000 /* a beat, and a probe of the others */
 #define BROKEN_WAIT_MS 100
 
 static void
@@ -204,20 +205,21 @@ update_backlog(struct puller *p, int64_t now)
     jsConsumerInfo_Destroy(ci);
 }
 
-/* Says "alive" in the members bucket with this process's instance id (its TTL forgets the
- * dead; a restart under the same name shows as a new instance) and counts the fleet. */
+/* Says "alive", probes the others, and hands back at once what a member found dead held: the
+ * one member that wins the rescue makes the server deliver its levels' unacked tasks again. */
 static void
-members_beat(struct puller *p)
+beat(struct puller *p, int64_t now)
 {
-    kvKeysList keys = {0};
-    uint64_t rev;
+    char dead[MEMBERS_INSTANCE_MAX];
 
-    if (!p->members)
+    if (members_beat(p->members, now) == 0)
         return;
-    kvStore_PutString(&rev, p->members, p->c->cfg.name, p->c->instance);
-    if (kvStore_Keys(&keys, p->members, NULL) == NATS_OK && keys.Count > 0)
-        p->fleet_size = keys.Count;
-    kvKeysList_Destroy(&keys);
+    while (members_take_dead(p->members, dead, sizeof(dead))) {
+        if (!members_won_rescue(p->members, dead))
+            continue;
+        sa_log(SA_LOG_WARN, "member_rescued", "instance=%s levels_redelivered=%d", dead,
+               targets_redeliver(p));
+    }
 }
 
 static void
@@ -231,7 +233,7 @@ housekeeping(struct puller *p, int64_t now)
         p->next_refresh_ms = now + REFRESH_EVERY_MS < act ? now + REFRESH_EVERY_MS : act;
     }
     if (now >= p->next_member_ms) {
-        members_beat(p);
+        beat(p, now);
         p->next_member_ms = now + MEMBER_EVERY_MS;
     }
     if (now >= p->next_probe_ms) {
@@ -333,14 +335,12 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
 
     memset(p, 0, sizeof(*p));
     p->c = c;
-    p->fleet_size = 1;
     p->reconnects = atomic_load(&c->n->reconnects);
     if ((rc = open_inbox(p, err)) != SA_OK)
         return rc;
-    if (js_KeyValue(&p->members, c->n->js, SA_MEMBERS_BUCKET) != NATS_OK)
-        sa_log(SA_LOG_WARN, "no_members_bucket",
-               "error=\"run sendat init: bursts are shared less evenly\"");
-    members_beat(p);
+    if ((rc = members_start(&p->members, c->n, c->cfg.name, c->instance, err)) != SA_OK)
+        return rc;
+    members_beat(p->members, sa_now_ms());
     c->members = p->members; /* the sender asks it whether a claim's holder still lives */
     if (pthread_create(&p->thread, NULL, pull_loop, p) != 0)
         return sa_fail(err, SA_ENOMEM, "cannot start the puller thread");
@@ -357,7 +357,8 @@ void
 pull_close(struct puller *p)
 {
     targets_close(p);
-    if (p->members)
-        kvStore_Delete(p->members, p->c->cfg.name); /* leaving: the others share without us */
-    kvStore_Destroy(p->members);
+    members_leave(p->members);
+    members_free(p->members);
+    p->members = NULL;
+    p->c->members = NULL;
 }

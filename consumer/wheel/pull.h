@@ -42,12 +42,11 @@ struct puller {
     int64_t next_key_reload_ms; /* a task with an unknown key id may ask for a reload from then */
     int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
     int quiet_next;
-    kvStore *members;        /* fleet membership, to share a slot's prefetch evenly */
+    struct members *members; /* fleet membership: shares of a slot, members found dead */
     natsSubscription *inbox; /* every level's answers: <inbox_prefix>.<request> */
     char inbox_prefix[PULL_INBOX_MAX];
     uint32_t next_req;
     long reconnects; /* the connection's count when the requests were last made */
-    long fleet_size;
     pthread_t thread;
 };
 
@@ -68,6 +67,10 @@ void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
 void targets_reap(struct puller *p, int64_t now_ms);
 void targets_close(struct puller *p);
+/* A member died: every level with unacked tasks is made anew (same durable, same settings),
+ * so the server delivers them again now instead of after the ack wait. Live members' held
+ * copies come back too and are settled by their holders. Returns how many levels. */
+int targets_redeliver(struct puller *p);
 /* asks.c: the pull requests open on the server. asks_send asks every level without an open
  * request that the limits allow and returns how long the puller may wait for a message;
  * asks_answer counts a task against its level and returns 1, or takes in a status (destroys

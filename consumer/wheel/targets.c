@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "lookup.h"
+#include "members.h"
 #include "pull.h"
 #include "timeparse.h"
 
@@ -69,6 +70,41 @@ ensure_durable(struct consumer *c, const char *durable, const char *filter)
     return s;
 }
 
+/* Deletes and makes t's durable again if anything of it is unacked: 1 if it did. */
+static int
+redeliver_one(struct puller *p, struct target *t)
+{
+    jsConsumerInfo *ci = NULL;
+    char filter[SA_SUBJECT_MAX];
+    int unacked = 0;
+    natsStatus s;
+
+    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, t->durable, NULL, NULL) == NATS_OK)
+        unacked = ci->NumAckPending > 0;
+    jsConsumerInfo_Destroy(ci);
+    if (!unacked)
+        return 0;
+    sa_layout_level_filter(filter, sizeof(filter), t->window, t->slot);
+    js_DeleteConsumer(p->c->n->js, SA_TASKS_STREAM, t->durable, NULL, NULL);
+    s = ensure_durable(p->c, t->durable, filter);
+    if (s != NATS_OK) /* the next refresh makes it; its tasks wait in the stream */
+        sa_log(SA_LOG_WARN, "redeliver_failed", "durable=%s error=\"%s\"", t->durable,
+               natsStatus_GetText(s));
+    t->req = 0; /* the request died with the durable: ask the new one at once */
+    t->retry_ms = 0;
+    return 1;
+}
+
+int
+targets_redeliver(struct puller *p)
+{
+    int n = 0;
+
+    for (int i = 0; i < p->n; i++)
+        n += redeliver_one(p, &p->t[i]);
+    return n;
+}
+
 /* This member's share of a slot before it starts: its tasks over the fleet's size, rounded
  * up. (A 2 % surplus let the fastest members fill theirs and leave the slowest short once
  * pulls got fast: 2247 against 2683 of 10,000 over 4.) */
@@ -76,11 +112,11 @@ static long
 share_of(struct puller *p, const char *durable)
 {
     jsConsumerInfo *ci = NULL;
-    long share = -1;
+    long share = -1, fleet = members_fleet_size(p->members);
 
-    if (p->fleet_size > 1 &&
+    if (fleet > 1 &&
         js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
-        share = (long)((ci->NumPending + (uint64_t)p->fleet_size - 1) / (uint64_t)p->fleet_size);
+        share = (long)((ci->NumPending + (uint64_t)fleet - 1) / (uint64_t)fleet);
     jsConsumerInfo_Destroy(ci);
     return share;
 }

@@ -34,6 +34,8 @@ struct fx {
 /* Starts a server (clustered: 3 nodes and replicas 3), writes a key and runs sendat init
  * with window 10s, slot 2s, lead 1s, ack-wait 5s. Fails the test if any step fails. */
 void fx_start(struct fx *f, int clustered);
+/* The --ack-wait fx_start gives init ("5s"; a test may set another before fx_start). */
+extern const char *fx_ack_wait;
 void fx_stop(struct fx *f);
 
 /* The usual end of a test: every consumer exits 0 on SIGTERM (drained), then fx_stop. */

@@ -1,6 +1,7 @@
 /* Nothing lost when a member dies (invariant 1): kill -9 of a consumer holding tasks, and
- * SIGTERM of one, while another consumer runs. Killed: the tasks arrive late by at most the
- * ack wait. Terminated: it exits 0 and hands its tasks over at once. Never twice. */
+ * SIGTERM of one, while another consumer runs. Killed: the survivor finds it dead and has its
+ * tasks delivered again, or the ack wait brings them (test_failover.c proves which). Terminated:
+ * it exits 0 and hands its tasks over at once. Never twice. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,7 +100,6 @@ test_kill9_loses_nothing(void **state)
     worst = check_once_and_max_lateness(due);
     fprintf(stderr, "after kill -9: worst lateness %" PRId64 " ms (ack wait %d ms)\n", worst,
             ACK_WAIT_MS);
-    assert_true(worst >= 1000); /* they came by redelivery, so c0 did hold them */
     assert_true(worst <= ACK_WAIT_MS + (int64_t)(3000 * test_timeout_multiplier()));
     fx_finish(&F);
 }

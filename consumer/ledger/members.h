@@ -1,0 +1,51 @@
+/* The fleet's members: who is alive, how many share a slot, and who died holding tasks.
+ * Every member puts its name -> instance id into the members bucket each second and answers
+ * on its own liveness subject, sendat.alive.<instance>. A member whose process is gone (kill
+ * -9, a crash, a stopped container) is known by the server's "no responders" there within a
+ * second: its levels are then delivered again at once (harmless if it lives: every copy is
+ * settled by the claim ledger). Its "sending" claims are taken over only once it is gone from
+ * the server AND its entry went three beats without renewal, so a member that lost its
+ * connection for a moment is never taken for dead. Used by the puller thread (beats, probes)
+ * and the main thread (is a claim's holder alive); both only read the bucket and send
+ * requests. */
+#ifndef MEMBERS_H
+#define MEMBERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "natsconn.h"
+
+#define MEMBERS_MAX 256
+#define MEMBERS_INSTANCE_MAX 24
+
+struct members;
+
+/* Binds the bucket (none: a fleet of one, with a warning) and starts answering probes. */
+enum sa_code members_start(struct members **out, struct sa_nats *n, const char *name,
+                           const char *instance, struct sa_err *err) SA_MUST_CHECK;
+
+/* Puller thread: says "alive", re-reads the member list now and then, and probes the others.
+ * Returns how many members it found dead since the last call (see members_take_dead). */
+int members_beat(struct members *m, int64_t now_ms);
+
+/* The number of members sharing slots (at least 1). */
+long members_fleet_size(const struct members *m);
+
+/* Takes one instance found dead into out; 0 when none is left. Each is reported once. */
+int members_take_dead(struct members *m, char *out, size_t n);
+
+/* 1 if this member is the one to hand back what the dead instance held (a create in the
+ * bucket: exactly one member wins). */
+int members_won_rescue(struct members *m, const char *dead_instance);
+
+/* Is the holder of a claim (its consumer name and instance) alive? 1 alive or unsure (no
+ * answer: ask again later, never guess), 0 dead. */
+int members_holder_alive(struct members *m, const char *name, const char *instance);
+
+/* Leaves the bucket (the others share without us) and stops answering. */
+void members_leave(struct members *m);
+void members_free(struct members *m);
+
+#endif
