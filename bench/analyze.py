@@ -192,6 +192,16 @@ def report(work, results_dir):
         row("burst: peak RSS MB consumer max / server", "%s / %s" % (num(g(bu, "consumer_rss_mb"), "{:.0f}"),
                                                                      num(g(bu, "server_rss_mb"), "{:.0f}")))
         row("burst: moved (re-published) / sent", "%s / %s" % (num(g(bu, "moved")), num(g(bu, "sent"))))
+    fo = res.get("failover", {})
+    if fo:
+        lat = g(fo, "lat", default={}) or {}
+        mx, missing = g(lat, "lateness_ms", "max"), g(lat, "missing")
+        row("failover: tasks due at once (a consumer killed -9 at due + 30 ms)", num(g(fo, "n")))
+        row("failover: lateness p50/p99/max (ms)", "/".join(num(g(lat, "lateness_ms", k)) for k in
+                                                        ("p50", "p99", "max")),
+            "", "max <= 5,000", mx is not None and mx <= 5000)
+        row("failover: missing / resent (same webhook-id)", "%s / %s" % (num(missing), num(g(lat, "duplicates"))),
+            "", "0 missing", missing == 0)
     s = res.get("spread", {})
     if s:
         lat = g(s, "lat", default={}) or {}

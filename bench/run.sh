@@ -17,7 +17,7 @@
 # SENDAT_BENCH_NO_BUILD=1 skips building (SENDAT_BENCH_LABEL=TEXT then says in the results
 # what that build is), SENDAT_BENCH_KEEP=1 keeps the work folder (logs,
 # arrival records), SENDAT_BENCH_ONLY="burst spread" runs only the scenarios named (sink raw
-# burst spread bulk api huge; bulk includes idle). Every process started here is stopped on exit.
+# burst spread failover bulk api huge; bulk includes idle). Every process started here is stopped on exit.
 set -euo pipefail
 
 mode=quick
@@ -39,16 +39,17 @@ analyze=(python3 "$repo/bench/analyze.py")
 
 # ---- sizes -------------------------------------------------------------------------------
 case $mode in
-  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4 API_N=500
+  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4 API_N=500 FAILOVER_N=2000
          IDLE_S=3 IDLE_SETTLE=1 LOAD_S=0.5 MARGIN_MS=3000 ALIGN=0 HUGE_N=0 WAIT_EXTRA_S=20 ;;
-  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20 API_N=10000
+  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20 API_N=10000 FAILOVER_N=20000
          IDLE_S=15 IDLE_SETTLE=8 LOAD_S=1 MARGIN_MS=14000 ALIGN=1 HUGE_N=0 WAIT_EXTRA_S=40 ;;
-  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60 API_N=20000
+  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60 API_N=20000 FAILOVER_N=20000
          IDLE_S=60 IDLE_SETTLE=10 LOAD_S=3 MARGIN_MS=14000 ALIGN=1 HUGE_N=10000000 WAIT_EXTRA_S=120 ;;
 esac
 CONSUMERS=2
 SLOT_MS=10000         # sendat init's default slot: a burst "at 07:00:00" starts a slot
 SCHED_GUESS_PER_S=15000 # to choose due times the producer will not overrun
+RESEND_SETTLE_S=8       # failover: after the last first arrival, resends still land
 
 # ---- build -------------------------------------------------------------------------------
 if [ -z "${SENDAT_BENCH_NO_BUILD:-}" ]; then
@@ -422,7 +423,9 @@ run_due() {
   t0=$(now_ms)
   schedule "$d" "$file"
   echo "   scheduled in $(grep -o '"wall_s": [0-9.]*' "$d/schedule.json" | cut -d' ' -f2) s; first due in $(( (due - $(now_ms)) / 1000 )) s"
+  [ -n "${KILL_AFTER_MS:-}" ] && kill_first_consumer_at $((due + KILL_AFTER_MS))
   wait_delivered "$n" $((due + spread + WAIT_EXTRA_S * 1000))
+  [ -n "${KILL_AFTER_MS:-}" ] && sleep "$RESEND_SETTLE_S" # resends of its sends in flight land
   sleep 0.3 # duplicates, if any, have a moment to arrive
   c1=$(ticks "${CONS_PIDS[@]}")
   s1=$(ticks "${SERVER_PIDS[@]}")
@@ -441,6 +444,18 @@ run_due() {
   fact "$name" lat "$("${analyze[@]}" lateness "$d/arrivals.txt" "$n")"
   for k in pulled moved sent failed retried duplicates; do fact "$name" "$k" "$(counter_sum "$d" "$k")"; done
   stop_servers
+}
+
+kill_first_consumer_at() { # kill_first_consumer_at MS: kill -9 of the first consumer at that time
+  local t=$(($1 - $(now_ms)))
+  ((t > 0)) && sleep "$(awk -v t="$t" 'BEGIN{printf "%.3f", t / 1000}')"
+  kill -KILL "${CONS_PIDS[0]}" 2>/dev/null || true
+  echo "   killed consumer 1 (pid ${CONS_PIDS[0]}) with -9 at due + $((KILL_AFTER_MS + $(now_ms) - $1)) ms"
+}
+
+scenario_failover() {
+  echo "== failover: $FAILOVER_N webhooks due at one instant, $CONSUMERS consumers, one killed with -9 30 ms after the due time"
+  KILL_AFTER_MS=30 run_due failover "$FAILOVER_N" 0
 }
 
 scenario_burst() {
@@ -498,6 +513,7 @@ wanted sink && scenario_sink
 wanted raw && scenario_raw
 wanted burst && scenario_burst
 wanted spread && scenario_spread
+wanted failover && scenario_failover
 wanted bulk && scenario_bulk_idle
 wanted api && scenario_api
 ((HUGE_N > 0)) && wanted huge && scenario_huge
