@@ -16,6 +16,7 @@
 #define GRACE_MS 3000      /* gone from the server and no beat this long: dead (three beats) */
 #define SETTLE_MS 5000     /* after our own reconnect, others may not have resubscribed yet */
 #define RESCUE_KEY "rescue."
+#define GONE_KEPT 64 /* dead instances remembered while their entries wait for the TTL */
 
 struct member {
     char name[64];
@@ -37,6 +38,8 @@ struct members {
     _Atomic int64_t settled_ms; /* no member is judged dead before this (our reconnect) */
     char found[MEMBERS_MAX][MEMBERS_INSTANCE_MAX]; /* dead, not yet taken */
     int nfound;
+    char gone[GONE_KEPT][MEMBERS_INSTANCE_MAX]; /* the last found dead: never reported twice */
+    int gone_next;
 };
 
 static void
@@ -135,9 +138,9 @@ remember(struct members *m, const char *key)
     snprintf(x->name, sizeof(x->name), "%s", key);
     value_instance(x->instance, sizeof(x->instance), kvEntry_ValueString(e));
     x->dead = 0;
-    for (int i = 0; i < m->nfound; i++)
-        if (!strcmp(m->found[i], x->instance))
-            x->dead = 1; /* found already, not yet taken */
+    for (int i = 0; i < GONE_KEPT && x->instance[0]; i++)
+        if (!strcmp(m->gone[i], x->instance))
+            x->dead = 1; /* found already: its entry waits for the bucket's TTL */
     kvEntry_Destroy(e);
 }
 
@@ -146,53 +149,48 @@ static void
 list(struct members *m)
 {
     kvKeysList keys = {0};
-    long fleet = 0;
+    long fleet = 1; /* this member */
 
     if (kvStore_Keys(&keys, m->kv, NULL) != NATS_OK)
         return;
     m->len = 0;
-    for (int i = 0; i < keys.Count; i++) {
-        if (!strncmp(keys.Keys[i], RESCUE_KEY, strlen(RESCUE_KEY)))
-            continue;
-        fleet++;
-        if (strcmp(keys.Keys[i], m->name))
+    for (int i = 0; i < keys.Count; i++)
+        if (strncmp(keys.Keys[i], RESCUE_KEY, strlen(RESCUE_KEY)) && strcmp(keys.Keys[i], m->name))
             remember(m, keys.Keys[i]);
-    }
     kvKeysList_Destroy(&keys);
-    m->fleet = fleet > 0 ? fleet : 1;
+    for (int i = 0; i < m->len; i++)
+        fleet += !m->list[i].dead;
+    m->fleet = fleet;
 }
 
-static int
+static void
 probe_all(struct members *m, int64_t now_ms)
 {
-    int found = 0;
-
     if (now_ms < atomic_load(&m->settled_ms))
-        return 0; /* we were away: the others may still be coming back */
+        return; /* we were away: the others may still be coming back */
     for (int i = 0; i < m->len; i++) {
         struct member *x = &m->list[i];
 
         if (x->dead || !x->instance[0] || probe(m, x->instance) != PROBE_GONE)
             continue;
         x->dead = 1;
-        if (m->nfound < MEMBERS_MAX) {
+        snprintf(m->gone[m->gone_next], MEMBERS_INSTANCE_MAX, "%s", x->instance);
+        m->gone_next = (m->gone_next + 1) % GONE_KEPT;
+        if (m->nfound < MEMBERS_MAX)
             snprintf(m->found[m->nfound++], MEMBERS_INSTANCE_MAX, "%s", x->instance);
-            found++;
-        }
         if (m->fleet > 1)
             m->fleet--; /* it shares no slot any more */
         sa_log(SA_LOG_WARN, "member_dead", "member=%s instance=%s", x->name, x->instance);
     }
-    return found;
 }
 
-int
+void
 members_beat(struct members *m, int64_t now_ms)
 {
     uint64_t rev;
 
     if (!m->kv)
-        return 0;
+        return;
     if (atomic_load(&m->n->reconnects) != m->reconnects) {
         m->reconnects = atomic_load(&m->n->reconnects);
         atomic_store(&m->settled_ms, now_ms + SETTLE_MS);
@@ -202,7 +200,7 @@ members_beat(struct members *m, int64_t now_ms)
         list(m);
         m->next_list_ms = now_ms + LIST_EVERY_MS;
     }
-    return probe_all(m, now_ms);
+    probe_all(m, now_ms);
 }
 
 long

@@ -212,9 +212,8 @@ beat(struct puller *p, int64_t now)
 {
     char dead[MEMBERS_INSTANCE_MAX];
 
-    if (members_beat(p->members, now) == 0)
-        return;
-    while (members_take_dead(p->members, dead, sizeof(dead))) {
+    members_beat(p->members, now);
+    while (members_take_dead(p->members, dead, sizeof(dead))) { /* also those found at start */
         if (!members_won_rescue(p->members, dead))
             continue;
         sa_log(SA_LOG_WARN, "member_rescued", "instance=%s levels_redelivered=%d", dead,
