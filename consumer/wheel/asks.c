@@ -17,10 +17,11 @@
 #define ASK_EXPIRES_MS 30000  /* a request stays open this long, then the server closes it */
 #define ASK_HEARTBEAT_MS 2000 /* while it is idle the server says so this often */
 #define ASK_SILENT_MS (2 * ASK_HEARTBEAT_MS + 1000) /* no word for this long: it is gone */
-#define ASK_AGAIN_MS 1000 /* after a refusal (409), before asking that level again */
-#define ASK_SOON_MS 100   /* after "Consumer Deleted" */
-#define IDLE_WAIT_MS 100  /* the longest the puller waits for a message */
-#define BUSY_WAIT_MS 10   /* while a limit holds a request back, it looks again this often */
+#define ASK_AGAIN_MS 1000  /* after a refusal (409), before asking that level again */
+#define ASK_SOON_MS 100    /* after "Consumer Deleted" */
+#define IDLE_WAIT_MS 100   /* the longest the puller waits for a message */
+#define SHARE_AGAIN_MS 250 /* a member whose share is in reads the level's count again */
+#define BUSY_WAIT_MS 10    /* while a limit holds a request back, it looks again this often */
 
 static int
 is_open(const struct target *t, int64_t now)
@@ -45,12 +46,17 @@ outstanding(const struct puller *p, int64_t now)
 static long
 batch_for(struct puller *p, struct target *t, int64_t now, long room, int64_t *until)
 {
-    int sharing = t->prefetch_cap >= 0 && now < t->slot; /* a share before the start */
+    int sharing = t->prefetch_cap >= 0 && now < t->start_ms; /* a share before the start */
 
+    if (sharing && t->fetched >= t->prefetch_cap && now >= t->share_again_ms) {
+        t->share_again_ms = now + SHARE_AGAIN_MS; /* tasks still moving in raise the share */
+        t->prefetch_cap = targets_share(p, t->durable);
+        sharing = t->prefetch_cap >= 0;
+    }
     if (sharing) {
         if (t->fetched >= t->prefetch_cap) {
-            *until = t->slot; /* our share is in; the rest is the others' until the start */
-            return 0;
+            *until = t->share_again_ms < t->start_ms ? t->share_again_ms : t->start_ms;
+            return 0; /* our share is in; the rest is the others' until the start */
         }
         if (room > t->prefetch_cap - t->fetched)
             room = t->prefetch_cap - t->fetched;

@@ -17,15 +17,17 @@
 struct target {
     int64_t window;
     int64_t slot;
-    int64_t end_ms; /* once past and drained fleet-wide, the target is dropped */
+    int64_t start_ms; /* when the level starts: its window, or its slot */
+    int64_t end_ms;   /* once past and drained fleet-wide, the target is dropped */
     char durable[32];
-    long prefetch_cap;  /* before the slot starts: this member's share of it (-1: no cap) */
-    long fetched;       /* tasks it brought us */
-    uint32_t req;       /* the request open on the server (0: none) */
-    long credit;        /* messages it may still bring */
-    int64_t expires_ms; /* when the server closes it by itself */
-    int64_t heard_ms;   /* its last message or heartbeat */
-    int64_t retry_ms;   /* after a refusal: no new request before this */
+    long prefetch_cap;      /* before the level starts: this member's share of it (-1: no cap) */
+    long fetched;           /* tasks it brought us */
+    uint32_t req;           /* the request open on the server (0: none) */
+    long credit;            /* messages it may still bring */
+    int64_t expires_ms;     /* when the server closes it by itself */
+    int64_t heard_ms;       /* its last message or heartbeat */
+    int64_t retry_ms;       /* after a refusal: no new request before this */
+    int64_t share_again_ms; /* its share, once taken, is read again from this time */
 };
 
 #define PULL_QUIET_WINDOWS 8
@@ -71,6 +73,8 @@ void targets_close(struct puller *p);
  * so the server delivers them again now instead of after the ack wait. Live members' held
  * copies come back too and are settled by their holders. Returns how many levels. */
 int targets_redeliver(struct puller *p);
+/* This member's share of the level before it starts (-1: none), see targets.c. */
+long targets_share(struct puller *p, const char *durable);
 /* asks.c: the pull requests open on the server. asks_send asks every level without an open
  * request that the limits allow and returns how long the puller may wait for a message;
  * asks_answer counts a task against its level and returns 1, or takes in a status (destroys

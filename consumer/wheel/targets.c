@@ -105,18 +105,22 @@ targets_redeliver(struct puller *p)
     return n;
 }
 
-/* This member's share of a slot before it starts: its tasks over the fleet's size, rounded
- * up. (A 2 % surplus let the fastest members fill theirs and leave the slowest short once
- * pulls got fast: 2247 against 2683 of 10,000 over 4.) */
-static long
-share_of(struct puller *p, const char *durable)
+/* This member's share of a level before it starts: its tasks over the fleet's size, rounded
+ * up (-1: no share, a fleet of one or no answer). Tasks already fetched by the others (unacked:
+ * held) count too, so a member that reads the count after the others began pulling gets the same
+ * share (it read pending alone and got 864 of 4,000 over 4). (A 2 % surplus let the fastest members
+ * fill theirs and leave the slowest short once pulls got fast: 2247 against 2683 of 10,000 over 4.)
+ */
+long
+targets_share(struct puller *p, const char *durable)
 {
     jsConsumerInfo *ci = NULL;
     long share = -1, fleet = members_fleet_size(p->members);
 
     if (fleet > 1 &&
         js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
-        share = (long)((ci->NumPending + (uint64_t)fleet - 1) / (uint64_t)fleet);
+        share = (long)((ci->NumPending + (uint64_t)ci->NumAckPending + (uint64_t)fleet - 1) /
+                       (uint64_t)fleet);
     jsConsumerInfo_Destroy(ci);
     return share;
 }
@@ -144,7 +148,10 @@ targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
     t->window = window;
     t->slot = slot;
     t->end_ms = slot ? slot + l->slot_ms : window + l->window_ms;
-    t->prefetch_cap = slot && sa_now_ms() < slot ? share_of(p, durable) : -1;
+    t->start_ms = slot ? slot : window;
+    /* taken up before it starts (a slot, or the next window, whose first slot's tasks are held
+     * straight from it): each member takes its share until the start, then pulls freely */
+    t->prefetch_cap = sa_now_ms() < t->start_ms ? targets_share(p, durable) : -1;
     p->n++;
     sa_log(SA_LOG_DEBUG, "pull_level", "durable=%s", durable);
     return SA_OK;
