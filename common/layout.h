@@ -22,6 +22,9 @@
 /* "<group>.<task id>": the due time, for cancel --group */
 #define SA_GROUPS_BUCKET "sendat_groups"
 #define SA_MEMBERS_BUCKET "sendat_members"
+/* keys of the members bucket that are locks of the fleet, not members (consumer/ledger/members.c)
+ */
+#define SA_MEMBERS_RESCUE_PREFIX "rescue."
 #define SA_TASK_SUBJECTS "sendat.task.*.*.*"
 #define SA_DLQ_SUBJECTS "sendat.dlq.*"
 

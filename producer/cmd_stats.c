@@ -40,6 +40,29 @@ print_levels(json_t *doc)
                                             str(l, "level"), str(l, "start"), num(l, "tasks"));
 }
 
+/* The members with an entry in the bucket (it forgets one 20 s after its last beat); one
+ * silent for over 3 s is dead or hung, and says so. */
+static void
+print_members(json_t *members)
+{
+    size_t i;
+    json_t *d;
+
+    printf("fleet members: %zu\n", json_array_size(members));
+    json_array_foreach(members, i, d)
+    {
+        json_int_t age = num(d, "beat_age_ms");
+
+        printf("  %s (instance %s): last beat %.1f s ago%s", str(d, "name"), str(d, "instance"),
+               (double)age / 1000, age > 3000 ? " (silent: dead or hung)" : "");
+        if (json_object_get(d, "held"))
+            printf(", holds %" JSON_INTEGER_FORMAT ", in flight %" JSON_INTEGER_FORMAT
+                   ", sent %" JSON_INTEGER_FORMAT,
+                   num(d, "held"), num(d, "in_flight"), num(d, "sent"));
+        putchar('\n');
+    }
+}
+
 static void
 print_fleet(json_t *doc)
 {
@@ -55,9 +78,7 @@ print_fleet(json_t *doc)
                " durables of past levels with nothing left (the server "
                "drops a slot's after a window unused, a window's after an hour)\n",
                num(doc, "idle_past_durables"));
-    printf("fleet members alive: %zu\n", json_array_size(json_object_get(doc, "members")));
-    json_array_foreach(json_object_get(doc, "members"), i, d)
-        printf("  %s (instance %s)\n", str(d, "name"), str(d, "instance"));
+    print_members(json_object_get(doc, "members"));
     if (json_is_integer(json_object_get(doc, "dead_letters")))
         printf("dead letters: %" JSON_INTEGER_FORMAT "\n", num(doc, "dead_letters"));
     if (json_is_null(sweep))

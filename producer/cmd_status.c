@@ -1,6 +1,7 @@
 /* sendat status ID: the task's history (status.c). Text prints one line per event; --json
  * prints the same events for programs. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <jansson.h>
 
@@ -14,10 +15,24 @@ static const char usage[] = "usage: sendat status ID [--json] [--server URL]\n"
                             "  cancelled, dead-lettered, and where it waits now; exit 4 for an\n"
                             "  unknown id\n";
 
+/* The key ring if one is configured and loads: it tells a waiting task's due time and
+ * not-after; status works without it. */
+static struct sa_keyring *
+optional_ring(const struct cli *c)
+{
+    const char *path = c->key_file ? c->key_file : getenv("SENDAT_KEY_FILE");
+    struct sa_keyring *ring = NULL;
+
+    if (path && *path && sa_keyring_load(&ring, path, NULL) != SA_OK)
+        ring = NULL;
+    return ring;
+}
+
 int
 cmd_status(int argc, char **argv)
 {
     struct cli cli = {0};
+    struct sa_keyring *ring;
     struct sa_nats *n = NULL;
     json_t *events = NULL;
     const char *id = NULL;
@@ -30,7 +45,9 @@ cmd_status(int argc, char **argv)
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
     events = json_array();
-    rc = status_collect(n, id, events, &err);
+    ring = optional_ring(&cli);
+    rc = status_collect(n, ring, id, events, &err);
+    sa_keyring_free(ring);
     if (rc == SA_ENOTFOUND) {
         puts(cli.json ? "{\"id\":null,\"error\":\"unknown id\"}" : "unknown id");
         code = EXIT_UNKNOWN;

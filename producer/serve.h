@@ -89,10 +89,10 @@ enum sa_code serve_reload_tokens(struct server *s, struct sa_err *err) SA_MUST_C
 
 /* serve_routes.c: answers r (method, parts, role checked there). */
 void serve_route(struct request *r);
-/* The answer with id's history as collect gives it: 200 {"id","events"}, 404 or 503. */
-void serve_history(struct request *r, const char *id,
-                   enum sa_code (*collect)(struct sa_nats *, const char *, json_t *,
-                                           struct sa_err *));
+/* The answer with id's history, as a collector returned it (rc, events, err): 200
+ * {"id","events"}, 404 or 503. */
+void serve_history(struct request *r, const char *id, enum sa_code rc, json_t *events,
+                   const struct sa_err *err);
 /* The answer to a cancel of id: 200 cancelled, 409 too late (with sent_at, sending_since or
  * finished_at), 404 unknown. */
 struct cancel_result;

@@ -104,31 +104,36 @@ task_create(struct request *r)
 }
 
 void
-serve_history(struct request *r, const char *id,
-              enum sa_code (*collect)(struct sa_nats *, const char *, json_t *, struct sa_err *))
+serve_history(struct request *r, const char *id, enum sa_code rc, json_t *events,
+              const struct sa_err *err)
 {
-    struct sa_err err = {0};
-    json_t *events = json_array();
-    enum sa_code rc = collect(r->s->n, id, events, &err);
-
     if (rc == SA_OK)
         serve_reply(r, 200, json_pack("{s:s, s:O}", "id", id, "events", events));
     else if (rc == SA_ENOTFOUND)
         serve_fail(r, 404, NULL, "unknown id");
     else
-        serve_fail(r, 503, NULL, "%s", err.msg);
-    json_decref(events);
+        serve_fail(r, 503, NULL, "%s", err->msg);
 }
 
 static void
 task_get(struct request *r, const char *id)
 {
+    struct sa_err err = {0};
+    json_t *events;
+    enum sa_code rc;
+
     if (!serve_need(r, TOKEN_READER))
         return;
-    if (!sa_layout_id_valid(id))
+    if (!sa_layout_id_valid(id)) {
         serve_fail(r, 404, NULL, "unknown id");
-    else
-        serve_history(r, id, status_collect);
+        return;
+    }
+    events = json_array();
+    pthread_rwlock_rdlock(&r->s->ring_lock); /* the held ring opens a waiting copy */
+    rc = status_collect(r->s->n, r->s->ring, id, events, &err);
+    pthread_rwlock_unlock(&r->s->ring_lock);
+    serve_history(r, id, rc, events, &err);
+    json_decref(events);
 }
 
 void

@@ -75,6 +75,17 @@ serve_series_route(struct request *r)
 }
 
 static void
+series_get(struct request *r, const char *id)
+{
+    struct sa_err err = {0};
+    json_t *events = json_array();
+    enum sa_code rc = series_events(r->s->n, id, events, &err);
+
+    serve_history(r, id, rc, events, &err);
+    json_decref(events);
+}
+
+static void
 series_delete(struct request *r, const char *id)
 {
     struct cancel_result res;
@@ -102,7 +113,7 @@ serve_series(struct request *r)
         return;
     }
     if (get)
-        serve_history(r, r->parts[1], series_events);
+        series_get(r, r->parts[1]);
     else
         series_delete(r, r->parts[1]);
 }

@@ -167,6 +167,27 @@ dead_letters(struct sa_nats *n)
     return out;
 }
 
+/* One member from its entry: name, instance, its last beat and, from the JSON after the
+ * instance id, what it holds, has in flight and has sent, retried and dead-lettered. */
+static json_t *
+member(const char *name, kvEntry *e)
+{
+    const char *value = kvEntry_ValueString(e), *space = strchr(value, ' ');
+    int64_t beat_ms = kvEntry_Created(e) / 1000000;
+    json_t *facts = space ? json_loads(space + 1, 0, NULL) : NULL;
+    json_t *out;
+    char at[40];
+
+    sa_time_format(at, sizeof(at), beat_ms);
+    out = json_pack("{s:s, s:s%, s:s, s:I}", "name", name, "instance", value,
+                    space ? (size_t)(space - value) : strlen(value), "last_beat", at, "beat_age_ms",
+                    (json_int_t)(sa_now_ms() - beat_ms));
+    if (json_is_object(facts))
+        json_object_update(out, facts);
+    json_decref(facts);
+    return out;
+}
+
 static json_t *
 members(struct sa_nats *n)
 {
@@ -179,9 +200,10 @@ members(struct sa_nats *n)
     if (kvStore_Keys(&keys, kv, NULL) == NATS_OK) {
         for (int i = 0; i < keys.Count; i++) {
             kvEntry *e = NULL;
-            if (kvStore_Get(&e, kv, keys.Keys[i]) == NATS_OK)
-                json_array_append_new(out, json_pack("{s:s, s:s}", "name", keys.Keys[i], "instance",
-                                                     kvEntry_ValueString(e)));
+            if (strncmp(keys.Keys[i], SA_MEMBERS_RESCUE_PREFIX,
+                        strlen(SA_MEMBERS_RESCUE_PREFIX)) && /* a lock, not a member */
+                kvStore_Get(&e, kv, keys.Keys[i]) == NATS_OK)
+                json_array_append_new(out, member(keys.Keys[i], e));
             kvEntry_Destroy(e);
         }
     }

@@ -14,21 +14,19 @@
 #include "task.h"
 #include "timeparse.h"
 
-/* What the task itself says: its due time and not-after, when the waiting copy opens with
- * SENDAT_KEY_FILE (status works without a key; it then knows the due time from the claim or a
- * generated id). */
+/* What the task itself says: its due time and not-after, when the waiting copy opens with the
+ * caller's key ring (status works without a key; it then knows the due time from the claim or
+ * a generated id). */
 struct facts {
     int64_t due_ms, not_after_ms;
 };
 
 static void
-open_facts(natsMsg *msg, const char *id, struct facts *f)
+open_facts(const struct sa_keyring *ring, natsMsg *msg, const char *id, struct facts *f)
 {
-    const char *path = getenv("SENDAT_KEY_FILE");
-    struct sa_keyring *ring = NULL;
     struct sa_task *t = NULL;
 
-    if (!path || !*path || sa_keyring_load(&ring, path, NULL) != SA_OK)
+    if (!ring)
         return;
     if (sa_task_open(ring, id, (const uint8_t *)natsMsg_GetData(msg),
                      (size_t)natsMsg_GetDataLength(msg), &t, NULL) == SA_OK) {
@@ -36,7 +34,6 @@ open_facts(natsMsg *msg, const char *id, struct facts *f)
         f->not_after_ms = t->not_after_ms;
     }
     sa_task_free(t);
-    sa_keyring_free(ring);
 }
 
 static void
@@ -158,7 +155,8 @@ add_dead(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
 }
 
 static enum sa_code
-task_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
+task_events(struct sa_nats *n, const struct sa_keyring *ring, const char *id, json_t *events,
+            struct sa_err *err)
 {
     struct sa_claim *list = NULL;
     struct facts f = {0};
@@ -167,7 +165,7 @@ task_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *er
     enum sa_code rc = find_task(n, id, &msg, err);
 
     if (rc == SA_OK)
-        open_facts(msg, id, &f);
+        open_facts(ring, msg, id, &f);
     if (rc == SA_ENOTFOUND)
         sa_err_clear(err);
     if (rc == SA_OK || rc == SA_ENOTFOUND)
@@ -189,9 +187,10 @@ task_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *er
 }
 
 enum sa_code
-status_collect(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
+status_collect(struct sa_nats *n, const struct sa_keyring *ring, const char *id, json_t *events,
+               struct sa_err *err)
 {
-    enum sa_code rc = task_events(n, id, events, err);
+    enum sa_code rc = task_events(n, ring, id, events, err);
 
     if (rc == SA_OK && json_array_size(events) == 0)
         rc = series_events(n, id, events, err);

@@ -5,11 +5,13 @@
 
 #include <jansson.h>
 
+#include "keyring.h"
 #include "natsconn.h"
 
 /* Appends id's events to events: the due time first, then every event in time order. A
- * series id gives the series and its occurrences. SA_ENOTFOUND if no task or series has id. */
-enum sa_code status_collect(struct sa_nats *n, const char *id, json_t *events,
-                            struct sa_err *err) SA_MUST_CHECK;
+ * series id gives the series and its occurrences. SA_ENOTFOUND if no task or series has id.
+ * ring (may be NULL) opens a waiting copy for its due time and not-after. */
+enum sa_code status_collect(struct sa_nats *n, const struct sa_keyring *ring, const char *id,
+                            json_t *events, struct sa_err *err) SA_MUST_CHECK;
 
 #endif

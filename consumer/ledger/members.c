@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
 #include "log.h"
 #include "members.h"
 #include "timeparse.h"
@@ -15,8 +16,7 @@
 #define STALE_MS 20000     /* an entry not renewed this long is a hung member (the bucket TTL) */
 #define GRACE_MS 3000      /* gone from the server and no beat this long: dead (three beats) */
 #define SETTLE_MS 5000     /* after our own reconnect, others may not have resubscribed yet */
-#define RESCUE_KEY "rescue."
-#define GONE_KEPT 64 /* dead instances remembered while their entries wait for the TTL */
+#define GONE_KEPT 64       /* dead instances remembered while their entries wait for the TTL */
 
 struct member {
     char name[64];
@@ -155,7 +155,8 @@ list(struct members *m)
         return;
     m->len = 0;
     for (int i = 0; i < keys.Count; i++)
-        if (strncmp(keys.Keys[i], RESCUE_KEY, strlen(RESCUE_KEY)) && strcmp(keys.Keys[i], m->name))
+        if (strncmp(keys.Keys[i], SA_MEMBERS_RESCUE_PREFIX, strlen(SA_MEMBERS_RESCUE_PREFIX)) &&
+            strcmp(keys.Keys[i], m->name))
             remember(m, keys.Keys[i]);
     kvKeysList_Destroy(&keys);
     for (int i = 0; i < m->len; i++)
@@ -185,8 +186,9 @@ probe_all(struct members *m, int64_t now_ms)
 }
 
 void
-members_beat(struct members *m, int64_t now_ms)
+members_beat(struct members *m, int64_t now_ms, const char *facts)
 {
+    char value[MEMBERS_INSTANCE_MAX + 256];
     uint64_t rev;
 
     if (!m->kv)
@@ -195,7 +197,9 @@ members_beat(struct members *m, int64_t now_ms)
         m->reconnects = atomic_load(&m->n->reconnects);
         atomic_store(&m->settled_ms, now_ms + SETTLE_MS);
     }
-    kvStore_PutString(&rev, m->kv, m->name, m->instance);
+    snprintf(value, sizeof(value), "%s%s%s", m->instance, facts && *facts ? " " : "",
+             facts ? facts : "");
+    kvStore_PutString(&rev, m->kv, m->name, value);
     if (now_ms >= m->next_list_ms) {
         list(m);
         m->next_list_ms = now_ms + LIST_EVERY_MS;
@@ -226,7 +230,7 @@ members_won_rescue(struct members *m, const char *dead_instance)
 
     if (!m->kv)
         return 0;
-    snprintf(key, sizeof(key), RESCUE_KEY "%s", dead_instance);
+    snprintf(key, sizeof(key), SA_MEMBERS_RESCUE_PREFIX "%s", dead_instance);
     if (kvStore_CreateString(&rev, m->kv, key, m->instance) != NATS_OK)
         return 0; /* another member won (or no answer: the bucket's TTL still ends it) */
     return 1;

@@ -26,9 +26,10 @@ struct members;
 enum sa_code members_start(struct members **out, struct sa_nats *n, const char *name,
                            const char *instance, struct sa_err *err) SA_MUST_CHECK;
 
-/* Puller thread: says "alive", re-reads the member list now and then, and probes the others;
- * those found dead wait for members_take_dead. */
-void members_beat(struct members *m, int64_t now_ms);
+/* Puller thread: says "alive" (the instance id, then a space and facts, a small JSON object
+ * for `sendat stats` and the console, may follow), re-reads the member list now and then,
+ * and probes the others; those found dead wait for members_take_dead. */
+void members_beat(struct members *m, int64_t now_ms, const char *facts);
 
 /* The number of members sharing slots (at least 1). */
 long members_fleet_size(const struct members *m);

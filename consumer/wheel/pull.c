@@ -205,14 +205,25 @@ update_backlog(struct puller *p, int64_t now)
     jsConsumerInfo_Destroy(ci);
 }
 
+/* What a beat tells `sendat stats` and the console about this member. */
+static void
+members_facts(struct consumer *c, char *out, size_t n)
+{
+    snprintf(out, n, "{\"held\":%zu,\"in_flight\":%ld,\"sent\":%ld,\"retried\":%ld,\"dead\":%ld}",
+             wheel_count(c->wheel), atomic_load(&c->counters.inflight),
+             counters_sum(c->counters.sent), counters_sum(c->counters.retried),
+             counters_sum(c->counters.dead));
+}
+
 /* Says "alive", probes the others, and hands back at once what a member found dead held: the
  * one member that wins the rescue makes the server deliver its levels' unacked tasks again. */
 static void
 beat(struct puller *p, int64_t now)
 {
-    char dead[MEMBERS_INSTANCE_MAX];
+    char dead[MEMBERS_INSTANCE_MAX], facts[160];
 
-    members_beat(p->members, now);
+    members_facts(p->c, facts, sizeof(facts));
+    members_beat(p->members, now, facts);
     while (members_take_dead(p->members, dead, sizeof(dead))) { /* also those found at start */
         if (!members_won_rescue(p->members, dead))
             continue;
@@ -339,7 +350,7 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
         return rc;
     if ((rc = members_start(&p->members, c->n, c->cfg.name, c->instance, err)) != SA_OK)
         return rc;
-    members_beat(p->members, sa_now_ms());
+    members_beat(p->members, sa_now_ms(), NULL);
     c->members = p->members; /* the sender asks it whether a claim's holder still lives */
     if (pthread_create(&p->thread, NULL, pull_loop, p) != 0)
         return sa_fail(err, SA_ENOMEM, "cannot start the puller thread");
