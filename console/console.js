@@ -7,6 +7,11 @@ const VIEWS = ['login', 'load', 'task', 'dead', 'fleet', 'group', 'series'];
 
 function token() { return sessionStorage.getItem('sendat-token'); }
 
+/* The token's role, as GET /v1/whoami said at login: buttons the role may not use are not
+ * shown (the API refuses them all the same). */
+const RANK = { reader: 1, producer: 2, admin: 3 };
+function may(role) { return (RANK[sessionStorage.getItem('sendat-role')] || 0) >= RANK[role]; }
+
 async function api(method, path) {
   const resp = await fetch('/v1' + path, {
     method, headers: { Authorization: 'Bearer ' + token() }, cache: 'no-store',
@@ -49,6 +54,7 @@ const a11yFocus = { login: 'token', task: 'task-id', group: 'group-name' };
 
 function logout(why) {
   sessionStorage.removeItem('sendat-token');
+  sessionStorage.removeItem('sendat-role');
   say('login-msg', why || '', !!why);
   location.hash = '#login';
   show('login');
@@ -58,11 +64,12 @@ async function login(ev) {
   ev.preventDefault();
   sessionStorage.setItem('sendat-token', $('token').value.trim());
   $('token').value = '';
-  const res = await api('GET', '/stats');
+  const res = await api('GET', '/whoami');
   if (res.status !== 200) {
     if (res.status !== 401) logout('Login failed: ' + errorText(res));
     return;
   }
+  sessionStorage.setItem('sendat-role', res.body.role);
   say('login-msg', '');
   location.hash = '#load';
   show('load');
@@ -117,7 +124,7 @@ async function lookUp(ev) {
                                                    errorText(res), true);
   for (const e of res.body.events) $('timeline').append(el('li', eventText(e)));
   shownTask = id;
-  $('task-actions').hidden = false;
+  $('task-actions').hidden = !may('producer');
   say('task-msg', '');
 }
 
@@ -153,8 +160,10 @@ async function loadDead() {
     show.dataset.id = d.id;
     show.dataset.action = 'show';
     show.addEventListener('click', () => showDead(d.id));
-    td.append(show, confirmButton('Replay', d.id, 'POST', '/replay', 'replayed'),
-              confirmButton('Purge', d.id, 'DELETE', '', 'purged'));
+    td.append(show);
+    if (may('admin'))
+      td.append(confirmButton('Replay', d.id, 'POST', '/replay', 'replayed'),
+                confirmButton('Purge', d.id, 'DELETE', '', 'purged'));
     tr.append(td);
     list.append(tr);
   }
@@ -189,15 +198,28 @@ function confirmButton(label, id, method, suffix, done) {
   return b;
 }
 
-/* Fleet: the live members. */
+/* Fleet: the members with an entry in the bucket, their last beat (one silent for over 3 s is
+ * dead or hung: a member beats every second) and what each holds, has in flight and sent. */
 async function loadFleet() {
   const res = await api('GET', '/stats');
   const list = $('fleet-list');
   list.replaceChildren();
   if (res.status !== 200) return say('fleet-msg', errorText(res), true);
-  for (const m of res.body.members || [])
-    list.append(el('li', m.name + (m.instance ? ' (' + m.instance + ')' : '')));
-  say('fleet-msg', (res.body.members || []).length + ' members alive');
+  const members = res.body.members || [];
+  let silent = 0;
+  for (const m of members) {
+    const tr = el('tr'), quiet = m.beat_age_ms > 3000;
+    silent += quiet;
+    const count = (v) => el('td', v === undefined ? '-' : String(v), 'num');
+    tr.append(el('td', m.name), el('td', m.instance),
+              el('td', (m.beat_age_ms / 1000).toFixed(1) + ' s ago' + (quiet ? ' (silent)' : ''),
+                 quiet ? 'bad' : undefined),
+              count(m.held), count(m.in_flight), count(m.sent));
+    list.append(tr);
+  }
+  const alive = members.length - silent;
+  say('fleet-msg', alive + (alive === 1 ? ' member' : ' members') + ' alive' +
+      (silent ? ', ' + silent + ' silent (dead or hung)' : ''), silent > 0);
 }
 
 /* Group cancel, after a confirmation. */
@@ -226,7 +248,7 @@ async function loadSeries() {
     const tr = el('tr'), td = el('td');
     tr.append(el('td', x.id), el('td', x.state));
     const verb = x.state === 'active' ? 'pause' : x.state === 'paused' ? 'resume' : null;
-    if (verb) {
+    if (verb && may('producer')) {
       const b = el('button', verb[0].toUpperCase() + verb.slice(1));
       b.type = 'button';
       b.dataset.id = x.id;
@@ -249,7 +271,13 @@ async function pauseSeries(id, verb) {
   else say('series-msg', id + ': ' + (res.status === 404 ? 'unknown' : errorText(res)), true);
 }
 
-const loaders = { load: loadLoad, dead: loadDead, fleet: loadFleet, series: loadSeries };
+function loadGroup() {
+  $('group-form').hidden = !may('producer');
+  $('group-role').hidden = may('producer');
+}
+
+const loaders = { load: loadLoad, dead: loadDead, fleet: loadFleet, series: loadSeries,
+                  group: loadGroup };
 
 document.addEventListener('DOMContentLoaded', () => {
   $('login-form').addEventListener('submit', login);

@@ -115,6 +115,15 @@ serve_history(struct request *r, const char *id, enum sa_code rc, json_t *events
         serve_fail(r, 503, NULL, "%s", err->msg);
 }
 
+/* The caller's role and token name: the console shows only the buttons the role may use. */
+static void
+whoami(struct request *r)
+{
+    if (serve_need(r, TOKEN_READER))
+        serve_reply(r, 200, json_pack("{s:s, s:s}", "role", tokens_role_name(r->role), "name",
+                                      r->who));
+}
+
 static void
 task_get(struct request *r, const char *id)
 {
@@ -198,6 +207,8 @@ serve_route(struct request *r)
         serve_task_list(r);
     else if (is(r, "GET", 1, "stats"))
         serve_stats(r);
+    else if (is(r, "GET", 1, "whoami"))
+        whoami(r);
     else if (r->n_parts >= 1 && !strcmp(r->parts[0], "series"))
         serve_series(r);
     else if (r->n_parts >= 1 && !strcmp(r->parts[0], "dead-letters"))

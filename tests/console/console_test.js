@@ -145,7 +145,9 @@ async function run() {
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused'), data: 'd', id: 'dead-one' });
   refuse.add('/refused-2');
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused-2'), data: 'd', id: 'dead-two' });
-  for (const id of ['dead-one', 'dead-two'])
+  refuse.add('/refused-3');
+  await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused-3'), data: 'd', id: 'dead-three' });
+  for (const id of ['dead-one', 'dead-two', 'dead-three'])
     await waitFor('dead letter ' + id, async () => (await api(base, tokens.reader, 'GET', '/dead-letters/' + id)).status === 200);
 
   const browser = await puppeteer.launch({
@@ -223,7 +225,10 @@ async function run() {
 
     /* Fleet, then a group cancel. */
     await go(page, 'fleet');
-    await waitText(page, '#fleet-msg', /[1-9]\d* members alive/);
+    await waitText(page, '#fleet-msg', /[1-9]\d* members? alive/);
+    await waitText(page, '#fleet-list', /s ago/); /* each member's last beat, and its counts */
+    const counts = await page.$$eval('#fleet-list td.num', (e) => e.map((x) => x.textContent));
+    if (!counts.length || counts.some((c) => !/^\d+$/.test(c))) throw new Error('fleet counts: ' + counts);
     await shots(page, 'fleet');
     await go(page, 'group');
     await page.type('#group-name', 'promo');
@@ -241,6 +246,29 @@ async function run() {
     await shots(page, 'series');
     await page.click('button[data-id="daily"][data-action="resume"]');
     await waitText(page, '#series-msg', /^daily: resumed$/);
+
+    /* A reader sees what it may do only: no cancel, replay, purge, pause or group cancel. */
+    await page.click('#logout');
+    await page.waitForSelector('#view-login:not([hidden])');
+    await page.type('#token', tokens.reader);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#view-load:not([hidden])');
+    await go(page, 'dead');
+    await page.waitForSelector('button[data-id="dead-three"][data-action="show"]');
+    if (await page.$('button[data-action="replay"], button[data-action="purge"]'))
+      throw new Error('a reader is shown replay or purge');
+    await go(page, 'task');
+    await page.$eval('#task-id', (e) => { e.value = ''; });
+    await page.type('#task-id', 'burst-0');
+    await page.keyboard.press('Enter');
+    await waitText(page, '#timeline', /due/);
+    if (!(await page.$eval('#task-actions', (e) => e.hidden))) throw new Error('a reader is shown cancel');
+    await go(page, 'series');
+    await waitText(page, '#series-list', /daily/);
+    if (await page.$('button[data-action="pause"]')) throw new Error('a reader is shown pause');
+    await go(page, 'group');
+    if (!(await page.$eval('#group-form', (e) => e.hidden))) throw new Error('a reader is shown group cancel');
+    await shots(page, 'reader-group');
 
     const left = await api(base, tokens.reader, 'GET', '/tasks/promo-0');
     if (!JSON.stringify(left.body).includes('cancel')) throw new Error('promo-0 not cancelled: ' + JSON.stringify(left.body));
