@@ -120,8 +120,8 @@ static void
 whoami(struct request *r)
 {
     if (serve_need(r, TOKEN_READER))
-        serve_reply(r, 200, json_pack("{s:s, s:s}", "role", tokens_role_name(r->role), "name",
-                                      r->who));
+        serve_reply(r, 200,
+                    json_pack("{s:s, s:s}", "role", tokens_role_name(r->role), "name", r->who));
 }
 
 static void

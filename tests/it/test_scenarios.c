@@ -131,27 +131,37 @@ cmp64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Books n webhooks to <receiver>/<name>, ids <name>-<i>, all due at due, with one
+ * `sendat schedule --batch`. */
+static void
+book_burst(const char *name, int n, int64_t due)
+{
+    char path[300], out[4096], err[4096];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s.ndjson", F.dir, name);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/%s\",\"id\":\"%s-%d\"}\n",
+                due / 1000, (int)(due % 1000), receiver_url(F.recv), name, name, i);
+    fclose(f);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+}
+
 static void
 test_10000_at_one_instant(void **state)
 {
-    char path[300], out[4096], err[4096];
     int64_t due = test_now_ms() + 8000, *late;
     struct receiver_hit h;
-    FILE *f;
     size_t n;
 
     (void)state;
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
     fx_consumer(&F, 1, NULL);
-    snprintf(path, sizeof(path), "%s/burst.ndjson", F.dir);
-    f = fopen(path, "w");
-    for (int i = 0; i < SUBSCRIBERS; i++)
-        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/burst\",\"id\":\"burst-%d\"}\n",
-                due / 1000, (int)(due % 1000), receiver_url(F.recv), i);
-    fclose(f);
-    assert_int_equal(
-        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    book_burst("burst", SUBSCRIBERS, due);
     assert_true(receiver_wait(F.recv, NULL, SUBSCRIBERS, 240000));
     n = receiver_count(F.recv);
     late = calloc(n, sizeof(*late));
@@ -176,24 +186,15 @@ test_10000_at_one_instant(void **state)
 static void
 test_burst_in_a_windows_first_slot(void **state)
 {
-    char path[300], out[4096], err[4096];
     int64_t ahead = (int64_t)(15000 * test_timeout_multiplier());
     int64_t due = ((test_now_ms() + ahead) / 10000 + 1) * 10000 + 200; /* window start + 0.2 s */
     long shares[4], total = 0;
-    FILE *f;
 
     (void)state;
     fx_start(&F, 0);
     for (int i = 0; i < 4; i++)
         fx_consumer(&F, i, NULL);
-    snprintf(path, sizeof(path), "%s/first.ndjson", F.dir);
-    f = fopen(path, "w");
-    for (int i = 0; i < BURST; i++)
-        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/first\",\"id\":\"first-%d\"}\n",
-                due / 1000, (int)(due % 1000), receiver_url(F.recv), i);
-    fclose(f);
-    assert_int_equal(
-        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    book_burst("first", BURST, due);
     assert_true(test_now_ms() < due - 2000); /* booked before the window was taken up */
     assert_true(receiver_wait(F.recv, NULL, BURST, 120000));
     assert_int_equal(fx_stop_consumers(&F), 0);
