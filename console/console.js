@@ -247,6 +247,7 @@ async function loadSeries() {
   for (const x of res.body.series) {
     const tr = el('tr'), td = el('td');
     tr.append(el('td', x.id), el('td', x.state));
+    if (x.state === 'active' || x.state === 'paused') td.append(aheadButton(x.id));
     const verb = x.state === 'active' ? 'pause' : x.state === 'paused' ? 'resume' : null;
     if (verb && may('producer')) {
       const b = el('button', verb[0].toUpperCase() + verb.slice(1));
@@ -260,6 +261,33 @@ async function loadSeries() {
     list.append(tr);
   }
   if (!res.body.series.length) say('series-msg', 'No series.');
+}
+
+function aheadButton(id) {
+  const b = el('button', 'Ahead');
+  b.type = 'button';
+  b.dataset.id = id;
+  b.dataset.action = 'ahead';
+  b.addEventListener('click', () => showAhead(id));
+  return b;
+}
+
+/* A series' next occurrences in its zone and in UTC, with `sendat preview`'s DST warnings. */
+async function showAhead(id) {
+  const res = await api('GET', '/series/' + encodeURIComponent(id) + '/ahead?n=5');
+  const list = $('series-ahead');
+  list.replaceChildren();
+  if (res.status !== 200) return say('series-msg', id + ': ' + errorText(res), true);
+  $('ahead-title').textContent = 'Next occurrences of ' + id;
+  $('ahead-title').hidden = false;
+  const warn = { gap: 'DST gap: this local time does not exist that day; fires once at the first valid instant after it',
+                 overlap: 'DST overlap: this local time happens twice that day; fires once, at the first' };
+  for (const o of res.body.ahead) {
+    const li = el('li', o.local + '  (' + o.at + ')');
+    if (o.dst) li.append(el('div', 'warning: ' + warn[o.dst], 'bad'));
+    list.append(li);
+  }
+  if (!res.body.ahead.length) list.append(el('li', 'none ahead'));
 }
 
 async function pauseSeries(id, verb) {

@@ -253,3 +253,59 @@ series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *
     events_sort(events);
     return SA_OK;
 }
+
+static json_t *
+occurrence_ahead(const char *tz, int64_t at, int flags)
+{
+    char local[64], utc[40];
+
+    sa_tz_format_local(local, sizeof(local), tz, at);
+    sa_time_format(utc, sizeof(utc), at);
+    return json_pack("{s:s, s:s, s:s?}", "at", utc, "local", local, "dst",
+                     flags & SA_CRON_GAP       ? "gap"
+                     : flags & SA_CRON_OVERLAP ? "overlap"
+                                               : NULL);
+}
+
+/* The DST flags of a series' first fire (its record keeps only the instant): the fire found
+ * from three hours before it, if that is the first one. */
+static int
+first_flags(const struct sa_cron *c, const struct series_info *s)
+{
+    int64_t at;
+    int flags = 0;
+
+    if (sa_cron_next(c, s->tz, s->first_ms - 3 * 3600 * 1000LL, &at, &flags, NULL) != SA_OK ||
+        at != s->first_ms)
+        flags = 0;
+    return flags;
+}
+
+enum sa_code
+series_ahead(struct sa_nats *n, const char *id, int max, json_t *out, struct sa_err *err)
+{
+    struct series_info s;
+    struct sa_cron *c = NULL;
+    int64_t now = sa_now_ms(), at;
+    int flags, shown = 0;
+    enum sa_code rc = series_get(n, id, &s, err);
+
+    if (rc == SA_OK)
+        rc = sa_cron_parse(&c, s.cron, err);
+    if (rc != SA_OK)
+        return rc;
+    at = s.first_ms;
+    flags = first_flags(c, &s);
+    for (int total = 0; shown < max && total < 100000; total++) {
+        if ((s.count && total >= s.count) || (s.until_ms && at > s.until_ms))
+            break;
+        if (at > now) {
+            json_array_append_new(out, occurrence_ahead(s.tz, at, flags));
+            shown++;
+        }
+        if (sa_cron_next(c, s.tz, at, &at, &flags, NULL) != SA_OK)
+            break;
+    }
+    sa_cron_free(c);
+    return SA_OK;
+}

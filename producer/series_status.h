@@ -34,6 +34,12 @@ enum sa_code series_list(struct sa_nats *n, json_t *out, struct sa_err *err) SA_
 
 /* Adds the series and its occurrences (their claim states) to events; SA_ENOTFOUND if id
  * names no series. */
+/* Appends to out the next max occurrences of series id after now (within its count and
+ * until), each {"at", "local", "dst"}: dst is "gap" (the local time does not exist that day; it
+ * fires at the first valid instant after), "overlap" (it happens twice; it fires at the first)
+ * or null, as `sendat preview` warns. */
+enum sa_code series_ahead(struct sa_nats *n, const char *id, int max, json_t *out,
+                          struct sa_err *err) SA_MUST_CHECK;
 enum sa_code series_events(struct sa_nats *n, const char *id, json_t *events,
                            struct sa_err *err) SA_MUST_CHECK;
 

@@ -57,6 +57,29 @@ series_pause_post(struct request *r, const char *id, int pause)
                               res.outcome == PAUSE_CANCELLED ? "cancelled_at" : "finished_at", at));
 }
 
+/* GET /v1/series/{id}/ahead[?n=N]: the next N (default 5, at most 100) occurrences with the
+ * DST warnings of `sendat preview`. */
+static void
+series_ahead_get(struct request *r, const char *id)
+{
+    struct sa_err err = {0};
+    int64_t max = 5;
+    json_t *ahead;
+    enum sa_code rc;
+
+    if (!serve_need(r, TOKEN_READER) || !serve_query_number(r, "n", 1, 100, &max))
+        return;
+    ahead = json_array();
+    rc = sa_layout_id_valid(id) ? series_ahead(r->s->n, id, (int)max, ahead, &err) : SA_ENOTFOUND;
+    if (rc == SA_OK)
+        serve_reply(r, 200, json_pack("{s:s, s:O}", "id", id, "ahead", ahead));
+    else if (rc == SA_ENOTFOUND)
+        serve_fail(r, 404, NULL, "unknown series");
+    else
+        serve_fail(r, 503, NULL, "%s", err.msg);
+    json_decref(ahead);
+}
+
 int
 serve_series_route(struct request *r)
 {
@@ -64,6 +87,10 @@ serve_series_route(struct request *r)
         return 0;
     if (!strcmp(r->method, "GET") && r->n_parts == 1) {
         series_list_get(r);
+        return 1;
+    }
+    if (!strcmp(r->method, "GET") && r->n_parts == 3 && !strcmp(r->parts[2], "ahead")) {
+        series_ahead_get(r, r->parts[1]);
         return 1;
     }
     if (!strcmp(r->method, "POST") && r->n_parts == 3 &&
@@ -75,7 +102,7 @@ serve_series_route(struct request *r)
 }
 
 static void
-series_get(struct request *r, const char *id)
+series_history(struct request *r, const char *id)
 {
     struct sa_err err = {0};
     json_t *events = json_array();
@@ -113,7 +140,7 @@ serve_series(struct request *r)
         return;
     }
     if (get)
-        series_get(r, r->parts[1]);
+        series_history(r, r->parts[1]);
     else
         series_delete(r, r->parts[1]);
 }

@@ -141,6 +141,8 @@ async function run() {
   for (let i = 0; i < 3; i++)
     await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/g'), data: 'g', group: 'promo', id: 'promo-' + i });
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '0 7 * * *', tz: 'UTC', webhook: hook('/s'), data: 's', id: 'daily' });
+  /* 02:30 on 14 March in New York: in 2027 that is the night the clocks jump from 2:00 to 3:00 */
+  await api(base, tokens.producer, 'POST', '/tasks', { cron: '30 2 14 3 *', tz: 'America/New_York', webhook: hook('/s'), data: 's', id: 'spring' });
   refuse.add('/refused');
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+1s', webhook: hook('/refused'), data: 'd', id: 'dead-one' });
   refuse.add('/refused-2');
@@ -246,6 +248,9 @@ async function run() {
     await shots(page, 'series');
     await page.click('button[data-id="daily"][data-action="resume"]');
     await waitText(page, '#series-msg', /^daily: resumed$/);
+    await page.click('button[data-id="spring"][data-action="ahead"]');
+    await waitText(page, '#series-ahead', /2027-03-14.*warning: DST gap/s);
+    await shots(page, 'series-ahead');
 
     /* A reader sees what it may do only: no cancel, replay, purge, pause or group cancel. */
     await page.click('#logout');
