@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the broker (nats-server) pays for sendat's work, per task (not a test):
 #
-#   bash bench/broker_cost.sh [--waiting "1000000 10000000"] [--sends 1000000] [--raw-n 1000000]
+#   bash bench/broker_cost.sh [--waiting "1000000 10000000"] [--steady 1000000] [--sends 1000000]
+#                          [--ratio 200000] [--raw-n 1000000]
 #
 #   --waiting  sizes: tasks booked 30 days ahead with `sendat schedule --batch` on a fresh server;
 #              after each, the server's RSS minus its idle RSS (streams made, nothing stored)
@@ -9,6 +10,10 @@
 #   --sends    tasks due soon, booked, then sent by 2 consumers to a local sink; afterwards the
 #              claims bucket's store folder and the RSS growth per claim record (the task
 #              stream is empty again), and the server's CPU per sent task
+#   --steady   sizes: the same booking under `init --dedupe-window 5s`, the server restarted
+#              once the window passed: RSS per task without the dedupe index (default 1000000)
+#   --ratio    sizes: `schedule --batch` against `sendat-rawjs fill` of the same message shape
+#              (one subject per message, Msg-Id, one header), fresh servers, 3 rounds (200000)
 #   --raw-n    the same number of messages of the same size published by `sendat-rawjs fill`
 #              on a fresh server, one subject per message and 100 subjects, with and without
 #              Msg-Id: what the subject layout and the dedupe window cost, and the raw CPU the
@@ -23,11 +28,15 @@ set -euo pipefail
 WAITING="1000000 10000000"
 SENDS=1000000
 RAW_N=1000000
+STEADY=1000000
+RATIO=200000
 while [ $# -gt 0 ]; do
   case $1 in
     --waiting) WAITING=$2; shift 2 ;;
     --sends) SENDS=$2; shift 2 ;;
     --raw-n) RAW_N=$2; shift 2 ;;
+    --steady) STEADY=$2; shift 2 ;;
+    --ratio) RATIO=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "broker_cost.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -106,6 +115,56 @@ waiting() {
   rm -rf "$d"
 }
 
+# ratio N: bulk scheduling against raw publish of the same message shape (one subject per
+# message, Msg-Id, one header, the sealed size), each on a fresh server, 3 rounds alternating
+ratio() {
+  local n=$1 d=$work/ratio i raw bulk file
+  mkdir -p "$d"
+  file=$d/tasks.ndjson
+  gen_tasks "$file" "$n" $(( $(now_ms) + 86400000 )) 3600000 "http://127.0.0.1:9/hook"
+  for i in 1 2 3; do
+    start_servers "$d/raw$i"
+    raw=$("$RAWJS" fill --server "$NATS_URL" --n "$n" --size "$SEALED" --subjects "$n" | grep -o '"rate":[0-9]*' | cut -d: -f2)
+    stop_servers
+    start_servers "$d/bulk$i"
+    init_sendat "$d/bulk$i"
+    schedule "$d/bulk$i" "$file"
+    bulk=$(awk -v n="$n" -v t="$(grep -o '"wall_s": [0-9.]*' "$d/bulk$i/schedule.json" | cut -d' ' -f2)" 'BEGIN{printf "%.0f", n / t}')
+    stop_servers
+    say "ratio n=$n round=$i: raw_same_shape=$raw/s bulk=$bulk/s ratio=$(awk -v a="$bulk" -v b="$raw" 'BEGIN{printf "%.2f", a / b}')" \
+      "producer=$(cat "$d/bulk$i/schedule.json")"
+    rm -rf "$d/raw$i" "$d/bulk$i"
+  done
+  rm -rf "$d"
+}
+
+# steady N: N tasks 30 days ahead under `init --dedupe-window 5s`, then the server restarted:
+# what waiting tasks cost once their Msg-Ids have left the dedupe window (a restart rebuilds
+# only the window's ids, and RSS then holds no garbage of the booking)
+steady() {
+  local n=$1 d=$work/steady-$1 b a file
+  mkdir -p "$d"
+  start_servers "$d"
+  SENDAT_NATS_URL=$NATS_URL "$SENDAT" init --dedupe-window 5s >>"$d/init.log" 2>&1
+  sleep 1
+  b=$(rss_kb "${SERVER_PIDS[0]}")
+  file=$d/tasks.ndjson
+  gen_tasks "$file" "$n" $(( $(now_ms) + 30 * 86400000 )) 86400000 "http://127.0.0.1:9/hook"
+  schedule "$d" "$file"
+  rm -f "$file"
+  sleep 6
+  stop_servers
+  rm -f "$d"/n0/*.ports
+  start_servers "$d"
+  "$RAWJS" info --server "$NATS_URL" --stream SENDAT_TASKS >"$d/info.json"
+  sleep 2
+  a=$(rss_kb "${SERVER_PIDS[0]}")
+  say "steady n=$n (dedupe window passed, server restarted): rss_MB=$((a / 1024))" \
+    "rss_B_per_task=$(per $(( (a - b) * 1024 )) "$n") stream=$(cat "$d/info.json")"
+  stop_servers
+  rm -rf "$d"
+}
+
 # sends N: N tasks due from 40 s on, over N / 10,000 s, sent to the sink by the consumers
 sends() {
   local n=$1 d=$work/send c0 c1 b a due spread file
@@ -147,6 +206,8 @@ if ((RAW_N > 0)); then
     for id in 1 0; do raw "$work/raw-$k-$id" "$RAW_N" "$k" "$id"; rm -rf "$work/raw-$k-$id"; done
   done
 fi
+for n in $RATIO; do ratio "$n"; done
 for n in $WAITING; do waiting "$n"; done
+for n in $STEADY; do steady "$n"; done
 ((SENDS > 0)) && sends "$SENDS"
 say "# results in $out"
