@@ -56,13 +56,9 @@ cluster=0
 CONSUMERS=2
 SEALED=221 # bytes of the typical sealed task (sendat-rawjs sealed, docs/performance.md)
 
-work=$(mktemp -d /tmp/sendat-cost-XXXXXX)
-mkdir -p "$work/facts"
-pids=()
 # shellcheck source=bench/lib.sh
 source "$repo/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_start sendat-cost
 
 out=$repo/bench/results/broker-$(date -u +%Y%m%dT%H%M%SZ).txt
 mkdir -p "$repo/bench/results"

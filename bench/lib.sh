@@ -1,6 +1,14 @@
 # sendat's benchmark helpers, sourced by bench/run.sh and bench/broker_cost.sh. They use the
-# caller's globals: work (a temporary folder), pids (every process started, stopped on exit by
-# cleanup), cluster (0/1), SENDAT, KEY, analyze.
+# globals work (a temporary folder) and pids (every process started, stopped on exit by
+# cleanup), both set by bench_start, and the caller's cluster (0/1), SENDAT, KEY, analyze.
+
+bench_start() { # bench_start PREFIX: a work folder /tmp/PREFIX-XXXXXX, cleaned up on exit
+  work=$(mktemp -d "/tmp/$1-XXXXXX")
+  mkdir -p "$work/facts"
+  pids=()
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+}
 
 alive() { # a child that exited but was not waited for is a zombie: not alive
   [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null

@@ -68,14 +68,9 @@ done
 command -v nats-server >/dev/null || { echo "run.sh: nats-server is not installed" >&2; exit 1; }
 
 # ---- processes ---------------------------------------------------------------------------
-work=$(mktemp -d /tmp/sendat-bench-XXXXXX)
-mkdir -p "$work/facts"
-pids=()
 # shellcheck source=bench/lib.sh
 source "$repo/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
+bench_start sendat-bench
 
 # ---- scenarios ---------------------------------------------------------------------------
 # sendat serve: one client booking one task at a time over keep-alive, then a batch of API_N
