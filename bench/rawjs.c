@@ -6,6 +6,10 @@
  *                       [--sync-seconds S] [--kv-n K] [--server-pid PID]
  *                       [--sink URL [--inflight K]]   also pull + POST + ack to URL
  *   sendat-rawjs sealed --url URL --data TEXT      size of one sealed task (no broker)
+ *   sendat-rawjs fill   --server URL --n N --size BYTES --subjects K [--msg-id 0]
+ *                       N messages (Msg-Id and one header, like a task; --msg-id 0: no
+ *                       Msg-Id) onto K subjects
+ *                       (K = N: one subject per message), left in the stream RAWJS
  *   sendat-rawjs info   --server URL --stream NAME messages, bytes, subjects of a stream
  *   sendat-rawjs claims --server URL [--dump FILE] moves and lateness from the claim records
  *                                                 (FILE: "<id> <moves> <lateness> <consumer>")
@@ -41,7 +45,7 @@
 
 struct opts {
     const char *server, *stream, *url, *data, *dump, *sink;
-    long n, kv_n, server_pid;
+    long n, kv_n, server_pid, subjects, msg_id;
     int size, replicas, batch, inflight;
     double sync_seconds;
 };
@@ -56,6 +60,7 @@ die(const char *what, natsStatus s)
 
 /* ---- async publish bookkeeping, shared by every phase that publishes asynchronously ---- */
 
+static long subject_mod;       /* fill: messages share subjects i % subject_mod; 0: one each */
 static natsMsg **originals;    /* repub phase: the pulled message to ack once its copy is stored */
 static natsConnection *ack_nc; /* and the connection its ack goes through */
 static atomic_long acked, failed;
@@ -185,7 +190,8 @@ publish_all(jsCtx *js, const char *level, long n, const char *payload, int size,
     for (long i = 0; i < n; i++) {
         natsMsg *m = NULL;
         jsPubOptions po;
-        snprintf(subject, sizeof(subject), "rawjs.%lld.%s.%ld", W, level, i);
+        snprintf(subject, sizeof(subject), "rawjs.%lld.%s.%ld", W, level,
+                 subject_mod ? i % subject_mod : i);
         jsPubOptions_Init(&po);
         s = natsMsg_Create(&m, subject, NULL, payload, size);
         if (s == NATS_OK && with_id) { /* what sendat's producer sends: a Msg-Id and one header */
@@ -528,6 +534,30 @@ cmd_sealed(const struct opts *o)
     return 0;
 }
 
+/* The stream is left for the caller to measure (RSS, store) and is replaced by the next run. */
+static int
+cmd_fill(const struct opts *o)
+{
+    natsConnection *nc = connect_to(o->server);
+    jsCtx *js = js_with_acks(nc);
+    char *payload = malloc((size_t)o->size);
+    double secs;
+
+    if (!payload)
+        die("out of memory", NATS_NO_MEMORY);
+    randombytes_buf(payload, (size_t)o->size);
+    make_stream(js, o->replicas);
+    subject_mod = o->subjects > 0 && o->subjects < o->n ? o->subjects : 0;
+    secs = publish_all(js, "f", o->n, payload, o->size, o->msg_id != 0);
+    printf("{\"n\":%ld,\"subjects\":%ld,\"size\":%d,\"secs\":%.3f,\"rate\":%.0f,\"failed\":%ld}\n",
+           o->n, subject_mod ? subject_mod : o->n, o->size, secs, (double)o->n / secs,
+           atomic_load(&failed));
+    free(payload);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return atomic_load(&failed) ? 1 : 0;
+}
+
 static int
 cmd_info(const struct opts *o)
 {
@@ -646,6 +676,7 @@ usage(void)
           "                          [--sync-seconds S] [--kv-n K] [--server-pid PID]\n"
           "                          [--sink URL [--inflight K]]\n"
           "       sendat-rawjs sealed --url URL --data TEXT\n"
+          "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
           "       sendat-rawjs info --server URL --stream NAME\n"
           "       sendat-rawjs claims --server URL [--dump FILE]\n",
           stderr);
@@ -662,6 +693,7 @@ main(int argc, char **argv)
                      .batch = 256,
                      .inflight = 256,
                      .sync_seconds = 5,
+                     .msg_id = 1,
                      .url = "http://127.0.0.1:65535/x",
                      .data = "{}"};
     int rc;
@@ -699,6 +731,10 @@ main(int argc, char **argv)
             o.inflight = atoi(v);
         else if (!strcmp(k, "--batch"))
             o.batch = atoi(v);
+        else if (!strcmp(k, "--msg-id"))
+            o.msg_id = atol(v);
+        else if (!strcmp(k, "--subjects"))
+            o.subjects = atol(v);
         else if (!strcmp(k, "--sync-seconds"))
             o.sync_seconds = atof(v);
         else
@@ -714,6 +750,8 @@ main(int argc, char **argv)
     nats_Open(-1);
     if (!strcmp(argv[1], "bench"))
         rc = cmd_bench(&o);
+    else if (!strcmp(argv[1], "fill"))
+        rc = cmd_fill(&o);
     else if (!strcmp(argv[1], "info") && o.stream)
         rc = cmd_info(&o);
     else if (!strcmp(argv[1], "claims"))

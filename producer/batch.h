@@ -9,6 +9,7 @@
 #include "schedule.h"
 
 #define BATCH_REFUSALS_KEPT 100
+#define BATCH_SEND_RUN 64 /* lines prepared before they are published in one run */
 
 struct prepared {
     struct sa_task *t;
@@ -46,7 +47,8 @@ struct batch {
         char id[SA_ID_MAX + 1];
     } * booked; /* every line published (or a series already there), for the ids printed */
     size_t n_booked, cap_booked;
-    struct prepared *kept; /* --strict: everything waits until every line passed */
+    struct prepared *kept; /* --strict: everything waits until every line passed; else
+                              up to BATCH_SEND_RUN lines, published in one run */
     size_t n_kept, cap_kept;
     int tty;
     int64_t started_ms, shown_ms;

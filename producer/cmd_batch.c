@@ -154,6 +154,23 @@ check_dups(struct batch *b)
     }
 }
 
+/* Publishes the kept lines while rc is SA_OK (with --strict: only if no line was refused)
+ * and frees them. Without --strict lines are kept BATCH_SEND_RUN at a time: published in one
+ * run, they leave in few socket writes instead of one each. */
+static enum sa_code
+publish_kept(struct batch *b, enum sa_code rc, struct sa_err *err)
+{
+    for (size_t i = 0; i < b->n_kept; i++) {
+        if (rc == SA_OK && !(b->o->strict && b->refused))
+            rc = send_prepared(b, &b->kept[i], err);
+        check_dups(b);
+        sa_task_free(b->kept[i].t);
+        free(b->kept[i].env);
+    }
+    b->n_kept = 0;
+    return rc;
+}
+
 /* One line: refused (counted), or published / kept. SA_ENATS etc. only for broker failures. */
 static enum sa_code
 one_line(struct batch *b, char *line, struct sa_err *fatal)
@@ -180,7 +197,10 @@ one_line(struct batch *b, char *line, struct sa_err *fatal)
         refuse(b, err.msg);
         return SA_OK;
     }
-    return b->o->strict ? keep(b, &p, fatal) : send_prepared(b, &p, fatal);
+    rc = keep(b, &p, fatal);
+    if (rc == SA_OK && !b->o->strict && b->n_kept >= BATCH_SEND_RUN)
+        rc = publish_kept(b, rc, fatal);
+    return rc;
 }
 
 static enum sa_code
@@ -203,31 +223,13 @@ read_all(struct batch *b, struct sa_err *err)
     return rc;
 }
 
-static enum sa_code
-publish_kept(struct batch *b, struct sa_err *err)
-{
-    enum sa_code rc = SA_OK;
-
-    for (size_t i = 0; i < b->n_kept; i++) {
-        if (rc == SA_OK && !b->refused)
-            rc = send_prepared(b, &b->kept[i], err);
-        check_dups(b);
-        sa_task_free(b->kept[i].t);
-        free(b->kept[i].env);
-    }
-    free(b->kept);
-    b->kept = NULL;
-    return rc;
-}
-
 static int
 run(struct batch *b)
 {
     struct sa_err err = {0};
     enum sa_code rc = read_all(b, &err);
 
-    if (rc == SA_OK && b->o->strict)
-        rc = publish_kept(b, &err);
+    rc = publish_kept(b, rc, &err); /* what is kept is freed in any case */
     if (rc == SA_OK)
         rc = publisher_finish(b->pub, 60000, &err);
     check_dups(b);
@@ -266,5 +268,6 @@ out:
     free(b.tmpl);
     free(b.header);
     free(b.booked);
+    free(b.kept);
     return code;
 }

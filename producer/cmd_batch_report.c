@@ -3,6 +3,8 @@
  * every line whose id was taken by something else or could not be compared (the first 100). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "batch.h"
 #include "publish.h"
@@ -61,24 +63,42 @@ line_failed(struct batch *b, long line)
     return 0;
 }
 
-/* The ids of the lines that were booked (or were already), one "LINE ID" per line on stdout,
- * or as "ids" in the JSON summary. */
-static json_t *
-booked_ids(struct batch *b, int print)
+/* One {"line":N,"id":"..."} entry; generated ids need no escaping, so most skip jansson. An id
+ * jansson refuses (not UTF-8) is left out, as it was when the summary was one jansson tree. */
+static int
+put_id(long line, const char *id, int first)
 {
-    json_t *ids = json_array();
+    json_t *str = NULL;
+
+    if (id[strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")] &&
+        !(str = json_string(id)))
+        return 0;
+    printf("%s{\"line\":%ld,\"id\":", first ? "" : ",", line);
+    if (str)
+        json_dumpf(str, stdout, JSON_ENCODE_ANY);
+    else
+        printf("\"%s\"", id);
+    putchar('}');
+    json_decref(str);
+    return 1;
+}
+
+/* The ids of the lines that were booked (or were already), one "LINE ID" per line on stdout,
+ * or as the entries of the JSON summary's "ids" array: written as they are read, one batch
+ * can hold millions. */
+static void
+booked_ids(struct batch *b, int json)
+{
+    int first = 1;
 
     for (size_t i = 0; i < b->n_booked; i++) {
         if (line_failed(b, b->booked[i].line))
             continue;
-        if (print)
+        if (!json)
             printf("%ld %s\n", b->booked[i].line, b->booked[i].id);
-        else
-            json_array_append_new(ids,
-                                  json_pack("{s:I, s:s}", "line", (json_int_t)b->booked[i].line,
-                                            "id", b->booked[i].id));
+        else if (put_id(b->booked[i].line, b->booked[i].id, first))
+            first = 0;
     }
-    return ids;
 }
 
 static void
@@ -100,9 +120,17 @@ print_json(struct batch *b, long scheduled, long already, long failed, const cha
         "already_scheduled", (json_int_t)already, "refused", (json_int_t)b->refused, "failed",
         (json_int_t)failed, "id_taken", (json_int_t)b->taken, "id_unverified",
         (json_int_t)b->unverified, "refusals", refusals, "taken", taken, "error", fatal);
-    json_object_set_new(o, "ids", booked_ids(b, 0));
-    json_dumpf(o, stdout, JSON_COMPACT);
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    size_t len = text ? strlen(text) : 0;
+
+    if (len > 1) { /* the summary without its closing brace, then the ids and the brace */
+        fwrite(text, 1, len - 1, stdout);
+        fputs(",\"ids\":[", stdout);
+        booked_ids(b, 1);
+        fputs("]}", stdout);
+    }
     putchar('\n');
+    free(text);
     json_decref(o);
 }
 
@@ -132,7 +160,7 @@ batch_summary(struct batch *b, const char *fatal)
     if (b->o->cli.json)
         print_json(b, acked + already, already, failed, fatal);
     else
-        json_decref(booked_ids(b, 1));
+        booked_ids(b, 0);
     fprintf(stderr, "sendat: scheduled %ld (%ld of them already were), refused %ld, failed %ld%s",
             acked + already, already, b->refused, failed,
             b->o->strict && b->refused ? " (--strict: nothing published)" : "");

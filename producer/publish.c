@@ -304,7 +304,12 @@ publisher_counts(struct publisher *p, long *acked, long *duplicates, long *faile
 const char *
 publisher_failure(struct publisher *p, long i)
 {
-    return i < FAILURES_KEPT ? p->failures[i] : NULL;
+    long kept;
+
+    pthread_mutex_lock(&p->lock);
+    kept = p->failed < FAILURES_KEPT ? p->failed : FAILURES_KEPT;
+    pthread_mutex_unlock(&p->lock);
+    return i >= 0 && i < kept ? p->failures[i] : NULL;
 }
 
 void
