@@ -258,7 +258,8 @@ def check_job(objs):
 # ---------------------------------------------------------------- nats
 
 def conf_permissions():
-    """{user: (publish allow list, publish deny list)} from accounts.conf (the file the tests run)."""
+    """{user: (publish allow, publish deny, subscribe allow, allow_responses)} from accounts.conf
+    (the file the tests run)."""
     text = re.sub(r"#.*", "", read("deploy", "nats", "accounts.conf"))  # subjects have no '#'
     perms = {}
     for block in re.split(r"(?=\{\s*user:)", text)[1:]:
@@ -269,7 +270,8 @@ def conf_permissions():
         if allow:
             perms[user] = (re.findall(r'"([^"]+)"', allow.group(1)),
                            re.findall(r'"([^"]+)"', deny.group(1)) if deny else None,
-                           re.findall(r'"([^"]+)"', sub.group(1)) if sub else None)
+                           re.findall(r'"([^"]+)"', sub.group(1)) if sub else None,
+                           bool(re.search(r"allow_responses:\s*true", block)))
     return perms
 
 
@@ -280,16 +282,21 @@ def check_helm_values():
     check(v.get("jetstream", {}).get("enabled") is True, "nats-values: JetStream off")
     users = v.get("merge", {}).get("accounts", {}).get("SENDAT", {}).get("users", [])
     perm = {u["user"]: u.get("permissions") for u in users}
-    helm = {u: (p["publish"].get("allow"), p["publish"].get("deny"), p.get("subscribe", {}).get("allow"))
+    helm = {u: (p["publish"].get("allow"), p["publish"].get("deny"), p.get("subscribe", {}).get("allow"),
+                p.get("allow_responses") is True)
             if p else None for u, p in perm.items()}
     conf = conf_permissions()
     check(set(conf) == {"producer", "consumer"}, "accounts.conf: roles %s" % sorted(conf))
     for user, perms in conf.items():
         check(helm.get(user) == perms, "nats-values: %s's permissions differ from accounts.conf" % user)
-    for user in ("producer", "consumer"):
-        check(conf.get(user, ([], None, None))[2] == ["_INBOX_sendat_%s.>" % user],
+    # a consumer also answers probes of its liveness (consumer/ledger/members.c)
+    for user, extra in (("producer", []), ("consumer", ["sendat.alive.*"])):
+        check(conf.get(user, ([], None, None, False))[2] == ["_INBOX_sendat_%s.>" % user] + extra,
               "accounts.conf: %s may subscribe below its own inbox prefix only" % user)
-    check(conf.get("consumer", ([], None, None))[1] == ["sendat.task.*.w.*"],
+    check(conf.get("consumer", ([], None, None, False))[3] and
+          not conf.get("producer", ([], None, None, False))[3],
+          "accounts.conf: only consumers answer requests (allow_responses)")
+    check(conf.get("consumer", ([], None, None, False))[1] == ["sendat.task.*.w.*"],
           "accounts.conf: consumers must be denied the window levels (producers' alone)")
     check("admin" in helm and helm["admin"] is None, "nats-values: admin user")
 
