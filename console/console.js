@@ -3,7 +3,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const VIEWS = ['login', 'load', 'task', 'dead', 'fleet', 'group', 'series'];
+const VIEWS = ['login', 'load', 'task', 'dead', 'delivery', 'fleet', 'group', 'series'];
 
 function token() { return sessionStorage.getItem('sendat-token'); }
 
@@ -49,7 +49,11 @@ function show(view) {
     a.toggleAttribute('aria-current', a.getAttribute('href') === '#' + view);
   if (a11yFocus[view]) $(a11yFocus[view]).focus();
   if (loaders[view]) loaders[view]();
+  clearInterval(refresher); /* the live views are read again every 5 s while shown */
+  refresher = LIVE.includes(view) ? setInterval(() => { if (token()) loaders[view](); }, 5000) : null;
 }
+const LIVE = ['load', 'delivery', 'fleet'];
+let refresher = null;
 const a11yFocus = { login: 'token', task: 'task-id', group: 'group-name' };
 
 function logout(why) {
@@ -75,32 +79,107 @@ async function login(ev) {
   show('load');
 }
 
-/* Upcoming load: tasks per level start over the next 24 h, one bar each. */
+/* The fleet's recent send rate per second: its busiest minute of the last ten (the current
+ * one included), from the members' beats; 0 if it sent nothing. */
+function recentRate(stats) {
+  const minutes = ((stats.delivery || {}).minutes || []).slice(0, 10);
+  return Math.max(0, ...minutes.map((m) => m.sent)) / 60;
+}
+
+function rateText(rate) {
+  return rate >= 1 ? rate.toFixed(1) + '/s' : Math.round(rate * 60) + '/min';
+}
+
+/* A level's capacity warning: the time the fleet needs for its tasks at the recent rate,
+ * against one slot (a window's tasks may be spread over it: "if due together"). */
+function capacityNote(l, rate, slotS) {
+  if (!rate) return null;
+  const need = l.tasks / rate;
+  if (need <= slotS) return null;
+  return (l.level === 'slot' ? '' : 'if due together: ') + 'needs ~' + Math.ceil(need) +
+    ' s at the fleet\'s recent rate (' + rateText(rate) + '), longer than a slot (' + slotS + ' s)';
+}
+
+function loadBar(l, max, note) {
+  const row = el('div', undefined, 'bar-row' + (note ? ' warn' : ''));
+  row.setAttribute('role', 'listitem');
+  const when = new Date(l.start);
+  row.append(el('span', l.later ? 'later' : when.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) +
+                ' ' + l.level));
+  const bar = el('div', undefined, 'bar ' + (l.later ? 'window' : l.level));
+  bar.style.width = (100 * l.tasks / max) + '%';
+  bar.title = (l.later ? 'after 24 h' : l.start) + ': ' + l.tasks + ' tasks';
+  row.append(bar, el('span', String(l.tasks), 'num'));
+  if (note) row.append(el('span', '\u26a0 ' + note, 'note'));
+  return row;
+}
+
+/* Upcoming load: tasks per level start over the next 24 h, one bar each, later ones in one
+ * bar; a level the fleet cannot send within a slot at its recent rate is marked. */
 async function loadLoad() {
   const res = await api('GET', '/stats');
   const chart = $('chart');
   chart.replaceChildren();
   if (res.status !== 200) return say('load-msg', errorText(res), true);
-  const now = Date.now(), end = now + 24 * 3600 * 1000;
-  const levels = (res.body.levels || []).filter((l) => Date.parse(l.start) < end);
-  const max = Math.max(1, ...levels.map((l) => l.tasks));
-  let total = 0;
-  for (const l of levels) {
-    total += l.tasks;
-    const row = el('div', undefined, 'bar-row');
-    row.setAttribute('role', 'listitem');
-    const when = new Date(l.start);
-    row.append(el('span', when.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) +
-                  ' ' + l.level));
-    const bar = el('div', undefined, 'bar ' + l.level);
-    bar.style.width = (100 * l.tasks / max) + '%';
-    bar.title = l.start + ': ' + l.tasks + ' tasks';
-    row.append(bar, el('span', String(l.tasks), 'num'));
-    chart.append(row);
+  const end = Date.now() + 24 * 3600 * 1000, all = res.body.levels || [];
+  const levels = all.filter((l) => Date.parse(l.start) < end);
+  const later = all.filter((l) => Date.parse(l.start) >= end);
+  const rows = levels.concat(later.length ? [{ later: true, tasks: later.reduce((a, l) => a + l.tasks, 0) }] : []);
+  const max = Math.max(1, ...rows.map((l) => l.tasks));
+  const rate = recentRate(res.body), slotS = ((res.body.layout || {}).slot_ms || 10000) / 1000;
+  let total = 0, warned = 0;
+  for (const l of rows) {
+    const note = l.later ? null : capacityNote(l, rate, slotS);
+    if (!l.later) total += l.tasks;
+    warned += !!note;
+    chart.append(loadBar(l, max, note));
   }
   $('load-summary').textContent = total + ' tasks in ' + levels.length +
-    ' levels starting within 24 h; ' + (res.body.tasks || 0) + ' tasks in the stream in all.';
+    ' levels starting within 24 h' + (later.length ? ', ' + rows[rows.length - 1].tasks +
+    ' later in ' + later.length + ' levels' : '') + '; ' + (res.body.tasks || 0) +
+    ' tasks in the stream in all. ' + (rate ? 'Recent send rate: ' + rateText(rate) +
+    (warned ? '; ' + warned + (warned === 1 ? ' level needs' : ' levels need') + ' longer than a slot.' : '.') :
+    'No sends in the last 10 minutes: no capacity estimate.');
   say('load-msg', levels.length ? '' : 'Nothing is due in the next 24 h.');
+}
+
+/* Recent delivery: the last hour per minute (minutes with any activity, and the current one)
+ * and both lateness distributions, from the members' beats. */
+async function loadDelivery() {
+  const res = await api('GET', '/stats');
+  if (res.status !== 200) return say('delivery-msg', errorText(res), true);
+  const d = res.body.delivery || { minutes: [], bounds_ms: [], dispatch: [], delivery: [] };
+  const tbody = $('minutes');
+  tbody.replaceChildren();
+  const sum = { sent: 0, retried: 0, dead: 0 };
+  d.minutes.forEach((m, i) => {
+    for (const k of Object.keys(sum)) sum[k] += m[k];
+    if (i > 0 && !m.sent && !m.retried && !m.dead) return;
+    const tr = el('tr');
+    tr.append(el('td', m.minute.slice(11, 16)), el('td', String(m.sent), 'num'),
+              el('td', String(m.retried), 'num'), el('td', String(m.dead), 'num'));
+    tbody.append(tr);
+  });
+  $('delivery-summary').textContent = 'The last hour: ' + sum.sent + ' sent, ' + sum.retried +
+    ' retried, ' + sum.dead + ' dead-lettered.';
+  histogram($('hist-dispatch'), d.bounds_ms, d.dispatch);
+  histogram($('hist-delivery'), d.bounds_ms, d.delivery);
+  say('delivery-msg', '');
+}
+
+function histogram(chart, bounds, counts) {
+  chart.replaceChildren();
+  const max = Math.max(1, ...counts);
+  const label = (ms) => ms >= 1000 ? ms / 1000 + ' s' : ms + ' ms';
+  counts.forEach((n, i) => {
+    const row = el('div', undefined, 'bar-row');
+    row.setAttribute('role', 'listitem');
+    row.append(el('span', i < bounds.length ? '\u2264 ' + label(bounds[i]) : '> ' + label(bounds[bounds.length - 1])));
+    const bar = el('div', undefined, 'bar');
+    bar.style.width = (100 * n / max) + '%';
+    row.append(bar, el('span', String(n), 'num'));
+    chart.append(row);
+  });
 }
 
 /* One task: its timeline and a cancel with a confirm step. */
@@ -304,8 +383,8 @@ function loadGroup() {
   $('group-role').hidden = may('producer');
 }
 
-const loaders = { load: loadLoad, dead: loadDead, fleet: loadFleet, series: loadSeries,
-                  group: loadGroup };
+const loaders = { load: loadLoad, dead: loadDead, delivery: loadDelivery, fleet: loadFleet,
+                  series: loadSeries, group: loadGroup };
 
 document.addEventListener('DOMContentLoaded', () => {
   $('login-form').addEventListener('submit', login);

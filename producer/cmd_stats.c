@@ -63,6 +63,25 @@ print_members(json_t *members)
     }
 }
 
+/* The fleet's last hour in one line: what its members' beats say they did. */
+static void
+print_hour(json_t *delivery)
+{
+    json_int_t sent = 0, retried = 0, dead = 0;
+    size_t i;
+    json_t *m;
+
+    json_array_foreach(json_object_get(delivery, "minutes"), i, m)
+    {
+        sent += num(m, "sent");
+        retried += num(m, "retried");
+        dead += num(m, "dead");
+    }
+    printf("the last hour (from the members' beats): sent %" JSON_INTEGER_FORMAT
+           ", retried %" JSON_INTEGER_FORMAT ", dead-lettered %" JSON_INTEGER_FORMAT "\n",
+           sent, retried, dead);
+}
+
 static void
 print_fleet(json_t *doc)
 {
@@ -79,6 +98,7 @@ print_fleet(json_t *doc)
                "drops a slot's after a window unused, a window's after an hour)\n",
                num(doc, "idle_past_durables"));
     print_members(json_object_get(doc, "members"));
+    print_hour(json_object_get(doc, "delivery"));
     if (json_is_integer(json_object_get(doc, "dead_letters")))
         printf("dead letters: %" JSON_INTEGER_FORMAT "\n", num(doc, "dead_letters"));
     if (json_is_null(sweep))

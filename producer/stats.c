@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lateness.h"
 #include "stats.h"
 #include "sweeprec.h"
 #include "timeparse.h"
@@ -212,6 +213,82 @@ members(struct sa_nats *n)
     return out;
 }
 
+#define HOUR_MINUTES 60
+
+struct hour {
+    json_int_t minute; /* the current wall-clock minute */
+    json_int_t sent[HOUR_MINUTES], retried[HOUR_MINUTES], dead[HOUR_MINUTES]; /* [0]: now */
+    json_int_t dispatch[LATENESS_BUCKETS + 1], delivery[LATENESS_BUCKETS + 1];
+};
+
+static void
+add_buckets(json_int_t sum[], json_t *list)
+{
+    for (size_t i = 0; i < LATENESS_BUCKETS + 1 && i < json_array_size(list); i++)
+        sum[i] += json_integer_value(json_array_get(list, i));
+}
+
+/* Adds one member's minutes and lateness (its beat's facts) to the fleet's hour, and takes
+ * them out of the member's own object. */
+static void
+add_member_hour(struct hour *h, json_t *m)
+{
+    json_int_t minute = json_integer_value(json_object_get(m, "minute"));
+    json_t *per = json_object_get(m, "per_minute");
+
+    for (size_t j = 0; j < json_array_size(per); j++) {
+        json_int_t age = h->minute - (minute - (json_int_t)j);
+        json_t *c = json_array_get(per, j);
+
+        if (age < 0 || age >= HOUR_MINUTES)
+            continue;
+        h->sent[age] += json_integer_value(json_array_get(c, 0));
+        h->retried[age] += json_integer_value(json_array_get(c, 1));
+        h->dead[age] += json_integer_value(json_array_get(c, 2));
+    }
+    add_buckets(h->dispatch, json_object_get(m, "dispatch"));
+    add_buckets(h->delivery, json_object_get(m, "delivery"));
+    for (const char **k = (const char *[]){"minute", "per_minute", "dispatch", "delivery", NULL};
+         *k; k++)
+        json_object_del(m, *k);
+}
+
+static json_t *
+int_list(const json_int_t *v, size_t n)
+{
+    json_t *out = json_array();
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(out, json_integer(v[i]));
+    return out;
+}
+
+/* The fleet's last hour from its members' beats: sent, retried and dead-lettered per minute
+ * (newest first), and the dispatch and delivery lateness by bucket (bounds_ms, then one past
+ * the last bound). */
+static json_t *
+delivery(json_t *members)
+{
+    struct hour h = {.minute = sa_now_ms() / 60000};
+    json_t *minutes = json_array(), *bounds = json_array();
+    size_t i;
+    json_t *m;
+    char at[40];
+
+    json_array_foreach(members, i, m) add_member_hour(&h, m);
+    for (int a = 0; a < HOUR_MINUTES; a++) {
+        sa_time_format(at, sizeof(at), (h.minute - a) * 60000);
+        json_array_append_new(minutes,
+                              json_pack("{s:s, s:I, s:I, s:I}", "minute", at, "sent", h.sent[a],
+                                        "retried", h.retried[a], "dead", h.dead[a]));
+    }
+    for (int b = 0; b < LATENESS_BUCKETS; b++)
+        json_array_append_new(bounds, json_integer(lateness_bounds_ms[b]));
+    return json_pack("{s:o, s:o, s:o, s:o}", "minutes", minutes, "bounds_ms", bounds, "dispatch",
+                     int_list(h.dispatch, LATENESS_BUCKETS + 1), "delivery",
+                     int_list(h.delivery, LATENESS_BUCKETS + 1));
+}
+
 static json_t *
 sweep(struct sa_nats *n)
 {
@@ -243,6 +320,10 @@ stats_collect(struct sa_nats *n, json_t **out, struct sa_err *err)
     json_object_set_new(doc, "pulling", pulling(n, doc));
     json_object_set_new(doc, "dead_letters", dead_letters(n));
     json_object_set_new(doc, "members", members(n));
+    json_object_set_new(doc, "delivery", delivery(json_object_get(doc, "members")));
+    json_object_set_new(doc, "layout",
+                        json_pack("{s:I, s:I}", "window_ms", (json_int_t)n->layout.window_ms,
+                                  "slot_ms", (json_int_t)n->layout.slot_ms));
     json_object_set_new(doc, "sweep", sweep(n));
     *out = doc;
     return SA_OK;

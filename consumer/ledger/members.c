@@ -188,7 +188,7 @@ probe_all(struct members *m, int64_t now_ms)
 void
 members_beat(struct members *m, int64_t now_ms, const char *facts)
 {
-    char value[MEMBERS_INSTANCE_MAX + 256];
+    char value[MEMBERS_INSTANCE_MAX + 1 + MEMBERS_FACTS_MAX];
     uint64_t rev;
 
     if (!m->kv)

@@ -176,9 +176,6 @@ config_load(struct config *cfg)
     return bad ? -1 : 0;
 }
 
-const long lateness_bounds_ms[LATENESS_BUCKETS] = {
-    1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 1800000};
-
 static void
 observe(struct histogram *h, int64_t ms)
 {

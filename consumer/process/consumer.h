@@ -9,6 +9,7 @@
 
 #include "jspull.h" /* how every pulled message is answered (and nats.c's acks poisoned) */
 #include "keyring.h"
+#include "lateness.h"
 #include "natsconn.h"
 #include "netpolicy.h"
 
@@ -39,8 +40,6 @@ struct config {
     struct sa_netpolicy *policy; /* SENDAT_WEBHOOK_ALLOW / _DENY (owned; freed at exit) */
 };
 
-#define LATENESS_BUCKETS 16
-
 /* A lateness histogram: cumulative buckets (see lateness_bounds_ms), count and sum. */
 struct histogram {
     atomic_long le[LATENESS_BUCKETS];
@@ -56,8 +55,6 @@ struct counters {
     struct histogram delivery; /* the receiver's acceptance minus the first due time */
     atomic_long inflight, backlog, last_pull_ok_ms;
 };
-
-extern const long lateness_bounds_ms[LATENESS_BUCKETS];
 
 /* Records one send's dispatch and delivery lateness. */
 void counters_lateness(struct counters *k, int64_t dispatch_ms, int64_t delivery_ms);

@@ -205,14 +205,24 @@ update_backlog(struct puller *p, int64_t now)
     jsConsumerInfo_Destroy(ci);
 }
 
-/* What a beat tells `sendat stats` and the console about this member. */
+/* What a beat tells `sendat stats` and the console about this member: what it holds, has in
+ * flight and has done, and its last hour minute by minute (recent.h). */
 static void
-members_facts(struct consumer *c, char *out, size_t n)
+members_facts(struct puller *p, int64_t now, char *out, size_t n)
 {
-    snprintf(out, n, "{\"held\":%zu,\"in_flight\":%ld,\"sent\":%ld,\"retried\":%ld,\"dead\":%ld}",
-             wheel_count(c->wheel), atomic_load(&c->counters.inflight),
-             counters_sum(c->counters.sent), counters_sum(c->counters.retried),
-             counters_sum(c->counters.dead));
+    struct consumer *c = p->c;
+    int len;
+
+    recent_tick(&p->recent, &c->counters, now);
+    len = snprintf(
+        out, n, "{\"held\":%zu,\"in_flight\":%ld,\"sent\":%ld,\"retried\":%ld,\"dead\":%ld,",
+        wheel_count(c->wheel), atomic_load(&c->counters.inflight), counters_sum(c->counters.sent),
+        counters_sum(c->counters.retried), counters_sum(c->counters.dead));
+    if (len < 0 || (size_t)len >= n ||
+        recent_json(&p->recent, &c->counters, out + len, n - (size_t)len - 1) < 0)
+        snprintf(out, n, "{}"); /* cannot happen with MEMBERS_FACTS_MAX: say nothing */
+    else
+        strcat(out, "}");
 }
 
 /* Says "alive", probes the others, and hands back at once what a member found dead held: the
@@ -220,9 +230,9 @@ members_facts(struct consumer *c, char *out, size_t n)
 static void
 beat(struct puller *p, int64_t now)
 {
-    char dead[MEMBERS_INSTANCE_MAX], facts[160];
+    char dead[MEMBERS_INSTANCE_MAX], facts[MEMBERS_FACTS_MAX];
 
-    members_facts(p->c, facts, sizeof(facts));
+    members_facts(p, now, facts, sizeof(facts));
     members_beat(p->members, now, facts);
     while (members_take_dead(p->members, dead, sizeof(dead))) { /* also those found at start */
         if (!members_won_rescue(p->members, dead))

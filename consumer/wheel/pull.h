@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "consumer.h"
+#include "recent.h"
 
 #define PULL_MAX_TARGETS 128
 #define PULL_INBOX_MAX 64
@@ -48,7 +49,8 @@ struct puller {
     natsSubscription *inbox; /* every level's answers: <inbox_prefix>.<request> */
     char inbox_prefix[PULL_INBOX_MAX];
     uint32_t next_req;
-    long reconnects; /* the connection's count when the requests were last made */
+    long reconnects;      /* the connection's count when the requests were last made */
+    struct recent recent; /* the last hour minute by minute, for the beats */
     pthread_t thread;
 };
 

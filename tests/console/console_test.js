@@ -232,6 +232,17 @@ async function run() {
     const counts = await page.$$eval('#fleet-list td.num', (e) => e.map((x) => x.textContent));
     if (!counts.length || counts.some((c) => !/^\d+$/.test(c))) throw new Error('fleet counts: ' + counts);
     await shots(page, 'fleet');
+    /* Recent delivery shows the replayed send; then the 30-task burst an hour ahead is marked:
+     * at the fleet's recent rate (a few sends a minute) it needs far longer than a slot. */
+    await go(page, 'delivery');
+    await waitText(page, '#delivery-summary', /The last hour: [1-9]\d* sent/);
+    const hist = await page.$$eval('#hist-delivery .num', (e) => e.map((x) => Number(x.textContent)));
+    if (hist.reduce((a, n) => a + n, 0) < 1) throw new Error('no delivery lateness: ' + hist);
+    await shots(page, 'delivery');
+    await go(page, 'load');
+    await waitText(page, '#load-summary', /needs? longer than a slot/);
+    if (!(await page.$('.bar-row.warn'))) throw new Error('no level marked with a capacity warning');
+    await shots(page, 'load-warning');
     await go(page, 'group');
     await page.type('#group-name', 'promo');
     await page.keyboard.press('Enter');
