@@ -207,6 +207,30 @@ async function lookUp(ev) {
   say('task-msg', '');
 }
 
+/* A group's tasks due in the next 24 h (the range is walked window by window), each a link
+ * to its timeline. */
+async function listGroup(ev) {
+  ev.preventDefault();
+  const name = $('member-group').value.trim(), list = $('members-of-group');
+  list.replaceChildren();
+  const from = new Date().toISOString(), to = new Date(Date.now() + 86400e3).toISOString();
+  const res = await api('GET', '/tasks?group=' + encodeURIComponent(name) + '&from=' +
+                        encodeURIComponent(from) + '&to=' + encodeURIComponent(to) + '&limit=200');
+  if (res.status !== 200) return say('task-msg', errorText(res), true);
+  for (const t of res.body.tasks) {
+    const b = el('button', t.id + '  due ' + t.due);
+    b.type = 'button';
+    b.dataset.id = t.id;
+    b.dataset.action = 'timeline';
+    b.addEventListener('click', () => { $('task-id').value = t.id; lookUp(); });
+    const li = el('li');
+    li.append(b);
+    list.append(li);
+  }
+  say('task-msg', res.body.tasks.length + ' due within 24 h in group ' + name +
+      (res.body.next_cursor ? ' (the first 200 shown)' : ''));
+}
+
 async function cancelTask() {
   $('cancel-confirm').hidden = true;
   const id = shownTask;
@@ -390,6 +414,7 @@ document.addEventListener('DOMContentLoaded', () => {
   $('login-form').addEventListener('submit', login);
   $('logout').addEventListener('click', () => logout());
   $('task-form').addEventListener('submit', lookUp);
+  $('member-form').addEventListener('submit', listGroup);
   $('cancel').addEventListener('click', () => {
     $('cancel-confirm').hidden = false;
     $('cancel-yes').focus();

@@ -192,6 +192,12 @@ async function run() {
     await page.keyboard.press('Enter'); /* the confirm button has the focus */
     await waitText(page, '#task-msg', /^to-cancel: cancelled$/);
     await waitText(page, '#timeline', /cancel/);
+    /* Lookup by group: its three tasks, each opening its timeline. */
+    await page.type('#member-group', 'promo');
+    await page.keyboard.press('Enter');
+    await waitText(page, '#task-msg', /^3 due within 24 h in group promo$/);
+    await page.click('button[data-id="promo-1"][data-action="timeline"]');
+    await waitText(page, '#timeline', /due/);
     await page.$eval('#task-id', (e) => { e.value = ''; });
     await page.type('#task-id', 'no-such-task');
     await page.keyboard.press('Enter');
