@@ -358,7 +358,7 @@ async function loadSeries() {
       b.dataset.id = x.id;
       b.dataset.action = verb;
       b.addEventListener('click', () => pauseSeries(x.id, verb));
-      td.append(b);
+      td.append(b, seriesCancelButton(x.id));
     }
     tr.append(td);
     list.append(tr);
@@ -391,6 +391,28 @@ async function showAhead(id) {
     list.append(li);
   }
   if (!res.body.ahead.length) list.append(el('li', 'none ahead'));
+}
+
+/* Cancel a series: a second click confirms (leaving the button disarms it). */
+function seriesCancelButton(id) {
+  const b = el('button', 'Cancel');
+  b.type = 'button';
+  b.dataset.id = id;
+  b.dataset.action = 'cancel';
+  b.addEventListener('click', async () => {
+    if (b.dataset.armed !== '1') {
+      b.dataset.armed = '1';
+      b.textContent = 'Really cancel?';
+      return;
+    }
+    const res = await api('DELETE', '/series/' + encodeURIComponent(id));
+    await loadSeries();
+    if (res.status === 200) say('series-msg', id + ': cancelled');
+    else if (res.status === 409) say('series-msg', id + ': too late at ' + res.body.finished_at, true);
+    else say('series-msg', id + ': ' + (res.status === 404 ? 'unknown' : errorText(res)), true);
+  });
+  b.addEventListener('blur', () => { b.dataset.armed = ''; b.textContent = 'Cancel'; });
+  return b;
 }
 
 async function pauseSeries(id, verb) {

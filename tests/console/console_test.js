@@ -268,6 +268,11 @@ async function run() {
     await page.click('button[data-id="spring"][data-action="ahead"]');
     await waitText(page, '#series-ahead', /2027-03-14.*warning: DST gap/s);
     await shots(page, 'series-ahead');
+    await page.click('button[data-id="spring"][data-action="cancel"]');
+    await waitText(page, 'button[data-id="spring"][data-action="cancel"]', /Really/);
+    await page.click('button[data-id="spring"][data-action="cancel"]');
+    await waitText(page, '#series-msg', /^spring: cancelled$/);
+    await waitText(page, '#series-list', /spring\s*cancelled/);
 
     /* A reader sees what it may do only: no cancel, replay, purge, pause or group cancel. */
     await page.click('#logout');
