@@ -18,12 +18,4 @@ void deliver_wakeup(void *d);
  * out). Held tasks not yet due are released to the fleet when stopping. */
 void deliver_run(struct deliver *d);
 
-struct held;
-struct transfer_result;
-
-/* transfer.c calls this when a transfer ends: records the outcome, then acks, retries or
- * dead-letters h, and frees it. */
-void deliver_done(struct consumer *c, struct held *h, uint64_t rev,
-                  const struct transfer_result *r);
-
 #endif

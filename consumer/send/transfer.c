@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 
-#include "deliver.h"
 #include "jspull.h"
 #include "limits.h"
 #include "transfer.h"
@@ -131,7 +130,7 @@ transfer_collect(CURLM *multi, struct consumer *c)
         curl_multi_remove_handle(multi, m->easy_handle);
         curl_easy_cleanup(m->easy_handle);
         limits_release(c->limits, x->host, x->lease);
-        deliver_done(c, x->h, x->rev, &r);
+        outcome_done(c, x->h, x->rev, &r);
         transfer_free(x);
         done++;
     }

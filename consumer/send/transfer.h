@@ -1,5 +1,5 @@
 /* One send on the multi handle, whatever the channel: the transfer carries the held task
- * from start to deliver_done, with the lists and MIME tree its easy handle points at. */
+ * from start to outcome_done, with the lists and MIME tree its easy handle points at. */
 #ifndef TRANSFER_H
 #define TRANSFER_H
 
@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 
 #include "consumer.h"
+#include "outcome.h"
 #include "wheel.h"
 
 struct transfer {
@@ -25,15 +26,6 @@ struct transfer {
     struct transfer *prev, *next; /* every send in flight, to keep their messages alive */
 };
 
-struct transfer_result {
-    int ok;        /* accepted by the receiver */
-    int permanent; /* refused for good: dead-letter now */
-    long status;   /* HTTP status or SMTP reply code, 0 if none */
-    char error[256];
-    int64_t started_ms;
-    int64_t retry_after_ms; /* from Retry-After, 0 if none */
-};
-
 /* Sets up e for the channel; on failure the caller frees x's lists. */
 enum sa_code webhook_setup(CURL *e, struct consumer *c, struct transfer *x,
                            struct sa_err *err) SA_MUST_CHECK;
@@ -48,7 +40,7 @@ void smtp_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer
 void transfer_host(const struct consumer *c, const struct sa_task *t, char *out, size_t cap);
 
 /* Adds the send of h to multi; h travels with the transfer until transfer_collect hands it to
- * deliver_done. On failure h is still the caller's. */
+ * outcome_done. On failure h is still the caller's. */
 enum sa_code transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev,
                             int64_t now_ms, const char *host, int lease,
                             struct sa_err *err) SA_MUST_CHECK;
@@ -57,7 +49,7 @@ enum sa_code transfer_start(CURLM *multi, struct consumer *c, struct held *h, ui
  * slow receiver does not let the ack wait run out (a redelivery would send it twice). */
 void transfer_touch(struct consumer *c, int64_t now_ms, int64_t interval_ms);
 
-/* Hands every finished transfer to deliver_done; returns how many finished. */
+/* Hands every finished transfer to outcome_done; returns how many finished. */
 int transfer_collect(CURLM *multi, struct consumer *c);
 
 #endif
