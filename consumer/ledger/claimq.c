@@ -1,47 +1,38 @@
-/* See claimq.h. Jobs are found again from their PubAck by the address of the message the
- * library hands back, which is the one published. */
-#include <pthread.h>
+/* See claimq.h. The publishes and their PubAcks are asyncpub.c's; a job whose PubAck came is
+ * put on the done list, which the main loop takes. */
 #include <stdlib.h>
 
+#include "asyncpub.h"
 #include "claimq.h"
-#include "log.h"
-#include "seqset.h"
 
 #define CLAIM_ACK_WAIT_MS 4000 /* a PubAck later than this is an error: read back instead */
 #define STALL_WAIT_MS 50
 
 struct claimq {
-    jsCtx *js;
-    pthread_mutex_t lock;
-    struct seqset flying; /* message address -> job */
+    struct asyncpub pub; /* its lock guards the fields below too */
     struct claim_job *done, *done_tail;
-    int pending;
+    int pending; /* sent and not yet returned by claimq_done */
     void (*wake)(void *);
     void *wake_arg;
 };
 
+/* Under pub's lock. */
 static void
-on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
+on_done(void *arg, void *val, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae)
 {
-    struct claimq *q = closure;
-    struct claim_job *job;
+    struct claimq *q = arg;
+    struct claim_job *job = val;
 
-    (void)js;
-    pthread_mutex_lock(&q->lock);
-    job = seqset_take(&q->flying, (uint64_t)(uintptr_t)msg);
-    if (job) {
-        job->ok = pa && !pae;
-        job->rev = pa ? pa->Sequence : 0;
-        job->next = NULL;
-        if (q->done_tail)
-            q->done_tail->next = job;
-        else
-            q->done = job;
-        q->done_tail = job;
-    }
-    pthread_mutex_unlock(&q->lock);
-    natsMsg_Destroy(msg);
-    if (job && q->wake)
+    (void)msg;
+    job->ok = pa && !pae;
+    job->rev = pa ? pa->Sequence : 0;
+    job->next = NULL;
+    if (q->done_tail)
+        q->done_tail->next = job;
+    else
+        q->done = job;
+    q->done_tail = job;
+    if (q->wake)
         q->wake(q->wake_arg);
 }
 
@@ -50,23 +41,17 @@ claimq_new(struct claimq **out, struct consumer *c, void (*wake)(void *), void *
            struct sa_err *err)
 {
     struct claimq *q = calloc(1, sizeof(*q));
-    jsOptions o;
-    natsStatus s;
+    enum sa_code rc;
 
     *out = NULL;
     if (!q)
         return sa_fail(err, SA_ENOMEM, "no memory for the claim pipeline");
-    jsOptions_Init(&o);
-    o.PublishAsync.AckHandler = on_ack;
-    o.PublishAsync.AckHandlerClosure = q;
-    o.PublishAsync.MaxPending = 4 * (int64_t)c->cfg.max_inflight + 64;
-    o.PublishAsync.StallWait = STALL_WAIT_MS;
-    s = natsConnection_JetStream(&q->js, c->n->nc, &o);
-    if (s != NATS_OK) {
+    rc = asyncpub_init(&q->pub, c->n->nc, 4 * (int64_t)c->cfg.max_inflight + 64, STALL_WAIT_MS,
+                       on_done, q, "JetStream context for claims", err);
+    if (rc != SA_OK) {
         free(q);
-        return sa_nats_fail(err, s, 0, "JetStream context for claims");
+        return rc;
     }
-    pthread_mutex_init(&q->lock, NULL);
     q->wake = wake;
     q->wake_arg = arg;
     *out = q;
@@ -78,9 +63,7 @@ claimq_free(struct claimq *q)
 {
     if (!q)
         return;
-    jsCtx_Destroy(q->js);
-    seqset_free(&q->flying);
-    pthread_mutex_destroy(&q->lock);
+    asyncpub_destroy(&q->pub);
     free(q);
 }
 
@@ -89,33 +72,23 @@ claimq_send(struct claimq *q, struct claim_job *job, struct sa_err *err)
 {
     natsMsg *m = NULL;
     jsPubOptions po;
-    uint64_t key;
-    natsStatus s;
-    enum seqset_put put;
     enum sa_code rc = sa_claim_message(&m, job->h->task->id, &job->rec, job->last, err);
 
     if (rc != SA_OK)
         return rc;
-    key = (uint64_t)(uintptr_t)m;
-    pthread_mutex_lock(&q->lock);
-    put = seqset_put(&q->flying, key, job); /* before the publish: its PubAck may come first */
-    q->pending += put == SEQSET_ADDED;
-    pthread_mutex_unlock(&q->lock);
-    if (put != SEQSET_ADDED) {
-        natsMsg_Destroy(m);
-        return sa_fail(err, SA_ENOMEM, "no memory for a claim in flight");
-    }
     jsPubOptions_Init(&po);
     po.MaxWait = CLAIM_ACK_WAIT_MS;
-    s = js_PublishMsgAsync(q->js, &m, &po);
-    if (s == NATS_OK)
+    pthread_mutex_lock(&q->pub.lock);
+    q->pending++; /* before the publish: its PubAck may come first */
+    pthread_mutex_unlock(&q->pub.lock);
+    rc = asyncpub_send(&q->pub, &m, &po, job, "publish claim", err);
+    if (rc == SA_OK)
         return SA_OK;
-    pthread_mutex_lock(&q->lock);
-    seqset_remove(&q->flying, key);
+    pthread_mutex_lock(&q->pub.lock);
     q->pending--;
-    pthread_mutex_unlock(&q->lock);
+    pthread_mutex_unlock(&q->pub.lock);
     natsMsg_Destroy(m);
-    return sa_nats_fail(err, s, 0, "publish claim");
+    return rc;
 }
 
 struct claim_job *
@@ -123,12 +96,12 @@ claimq_done(struct claimq *q)
 {
     struct claim_job *list;
 
-    pthread_mutex_lock(&q->lock);
+    pthread_mutex_lock(&q->pub.lock);
     list = q->done;
     for (struct claim_job *j = list; j; j = j->next)
         q->pending--;
     q->done = q->done_tail = NULL;
-    pthread_mutex_unlock(&q->lock);
+    pthread_mutex_unlock(&q->pub.lock);
     return list;
 }
 
@@ -137,32 +110,29 @@ claimq_pending(struct claimq *q)
 {
     int n;
 
-    pthread_mutex_lock(&q->lock);
+    pthread_mutex_lock(&q->pub.lock);
     n = q->pending;
-    pthread_mutex_unlock(&q->lock);
+    pthread_mutex_unlock(&q->pub.lock);
     return n;
+}
+
+/* Under pub's lock: a job still in flight goes back as failed (read back the patient way). */
+static void
+take_back(void *arg, void *val)
+{
+    struct claimq *q = arg;
+    struct claim_job *job = val;
+
+    job->ok = 0;
+    job->next = q->done;
+    q->done = job;
+    if (!q->done_tail)
+        q->done_tail = job;
 }
 
 struct claim_job *
 claimq_abandon(struct claimq *q)
 {
-    struct claim_job *list = claimq_done(q);
-    natsMsgList left = {0};
-
-    /* nats.c 3.4 crashes in this call when nothing was ever pending: ask only if something is */
-    if (claimq_pending(q) > 0 && js_PublishAsyncGetPendingList(&left, q->js) == NATS_OK) {
-        pthread_mutex_lock(&q->lock);
-        for (int i = 0; i < left.Count; i++) {
-            struct claim_job *job = seqset_take(&q->flying, (uint64_t)(uintptr_t)left.Msgs[i]);
-            if (job) {
-                job->ok = 0;
-                job->next = list;
-                list = job;
-                q->pending--;
-            }
-        }
-        pthread_mutex_unlock(&q->lock);
-        natsMsgList_Destroy(&left);
-    }
-    return list;
+    asyncpub_take_all(&q->pub, take_back, q);
+    return claimq_done(q);
 }
