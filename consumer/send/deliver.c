@@ -234,7 +234,7 @@ start(struct deliver *d, struct held *h, int64_t now)
 static int
 room(const struct deliver *d)
 {
-    return d->inflight + d->taking + (int)d->ready.len < d->c->cfg.max_inflight;
+    return d->inflight + d->taking + (int)ready_count(&d->ready) < d->c->cfg.max_inflight;
 }
 
 /* When the earliest held task should be handed out: claim_lead before its due time, unless
@@ -333,7 +333,7 @@ deliver_run(struct deliver *d)
                 sa_log(SA_LOG_INFO, "draining", "released=%zu inflight=%d",
                        wheel_release_all(d->c->wheel), d->inflight);
             }
-            if ((d->inflight == 0 && claimq_pending(d->c->claimq) == 0 && d->ready.len == 0) ||
+            if ((d->inflight == 0 && claimq_pending(d->c->claimq) == 0 && ready_count(&d->ready) == 0) ||
                 now > drain_until)
                 break;
             fire_ready(d, now); /* claimed already: sent at their due time within the drain */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "minheap.h"
 #include "wheel.h"
 
 struct ready_entry {
@@ -18,9 +19,9 @@ struct ready_entry {
     char host[256];
 };
 
+/* A zeroed struct ready is an empty one. */
 struct ready {
-    struct ready_entry *heap;
-    size_t len, cap;
+    struct minheap heap; /* of struct ready_entry, by the task's due time */
 };
 
 /* Adds a claimed task; SA_ENOMEM if the heap cannot grow (the caller sends it at once). */
@@ -32,6 +33,9 @@ int64_t ready_next_due(const struct ready *r);
 
 /* Takes the earliest entry into *out if it is due at now_ms; 1 if it did, else 0. */
 int ready_pop_due(struct ready *r, int64_t now_ms, struct ready_entry *out);
+
+/* How many wait. */
+size_t ready_count(const struct ready *r);
 
 void ready_free(struct ready *r);
 

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 
 #include "jspull.h"
+#include "minheap.h"
 #include "seqset.h"
 #include "wheel.h"
 
 struct wheel {
-    struct held **heap;
-    size_t len, cap;
+    struct minheap heap; /* of struct held *, by fire time (owner thread) */
     pthread_mutex_t lock;
     struct held *inbox, *inbox_tail;
     struct seqset held_seqs; /* every sequence posted and not yet freed (under lock) */
@@ -20,6 +20,12 @@ struct wheel {
     void *wake_arg;
     natsConnection *nc; /* held messages are answered through it */
 };
+
+static int64_t
+held_fire(const void *elem)
+{
+    return (*(struct held *const *)elem)->fire_ms;
+}
 
 enum sa_code
 wheel_new(struct wheel **out, natsConnection *nc, wheel_wakeup_fn wake, void *arg,
@@ -31,6 +37,7 @@ wheel_new(struct wheel **out, natsConnection *nc, wheel_wakeup_fn wake, void *ar
     if (!w)
         return sa_fail(err, SA_ENOMEM, "no memory for the wheel");
     pthread_mutex_init(&w->lock, NULL);
+    minheap_init(&w->heap, sizeof(struct held *), held_fire);
     w->nc = nc;
     w->wake = wake;
     w->wake_arg = arg;
@@ -59,7 +66,7 @@ wheel_free(struct wheel *w)
     if (!w)
         return;
     wheel_release_all(w);
-    free(w->heap);
+    minheap_free(&w->heap);
     seqset_free(&w->held_seqs);
     pthread_mutex_destroy(&w->lock);
     free(w);
@@ -103,54 +110,10 @@ wheel_count(struct wheel *w)
     return atomic_load(&w->count);
 }
 
-static void
-sift_up(struct wheel *w, size_t i)
-{
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        struct held *t;
-        if (w->heap[p]->fire_ms <= w->heap[i]->fire_ms)
-            break;
-        t = w->heap[p];
-        w->heap[p] = w->heap[i];
-        w->heap[i] = t;
-        i = p;
-    }
-}
-
-static void
-sift_down(struct wheel *w, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        struct held *t;
-        if (l < w->len && w->heap[l]->fire_ms < w->heap[m]->fire_ms)
-            m = l;
-        if (r < w->len && w->heap[r]->fire_ms < w->heap[m]->fire_ms)
-            m = r;
-        if (m == i)
-            return;
-        t = w->heap[m];
-        w->heap[m] = w->heap[i];
-        w->heap[i] = t;
-        i = m;
-    }
-}
-
 static int
 heap_push(struct wheel *w, struct held *h)
 {
-    if (w->len == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 1024;
-        struct held **n = realloc(w->heap, cap * sizeof(*n));
-        if (!n)
-            return -1;
-        w->heap = n;
-        w->cap = cap;
-    }
-    w->heap[w->len] = h;
-    sift_up(w, w->len++);
-    return 0;
+    return minheap_push(&w->heap, &h);
 }
 
 enum sa_code
@@ -175,7 +138,7 @@ wheel_take_inbox(struct wheel *w, struct sa_err *err)
                 w->inbox_tail = tail;
             w->inbox = h;
             pthread_mutex_unlock(&w->lock);
-            return sa_fail(err, SA_ENOMEM, "wheel cannot grow past %zu", w->len);
+            return sa_fail(err, SA_ENOMEM, "wheel cannot grow past %zu", w->heap.len);
         }
     }
     return SA_OK;
@@ -187,7 +150,7 @@ wheel_defer(struct wheel *w, struct held *h, int64_t fire_ms, struct sa_err *err
     h->fire_ms = fire_ms;
     h->deferred = 1;
     if (heap_push(w, h) != 0)
-        return sa_fail(err, SA_ENOMEM, "wheel cannot grow past %zu", w->len);
+        return sa_fail(err, SA_ENOMEM, "wheel cannot grow past %zu", w->heap.len);
     atomic_fetch_add(&w->count, 1);
     return SA_OK;
 }
@@ -195,13 +158,17 @@ wheel_defer(struct wheel *w, struct held *h, int64_t fire_ms, struct sa_err *err
 int64_t
 wheel_next_due(const struct wheel *w)
 {
-    return w->len ? w->heap[0]->fire_ms : INT64_MAX;
+    const struct held *h = wheel_peek(w);
+
+    return h ? h->fire_ms : INT64_MAX;
 }
 
 const struct held *
 wheel_peek(const struct wheel *w)
 {
-    return w->len ? w->heap[0] : NULL;
+    struct held **top = minheap_top(&w->heap);
+
+    return top ? *top : NULL;
 }
 
 struct held *
@@ -209,11 +176,8 @@ wheel_pop_due(struct wheel *w, int64_t now_ms)
 {
     struct held *h;
 
-    if (!w->len || w->heap[0]->fire_ms > now_ms)
+    if (wheel_next_due(w) > now_ms || !minheap_pop(&w->heap, &h))
         return NULL;
-    h = w->heap[0];
-    w->heap[0] = w->heap[--w->len];
-    sift_down(w, 0);
     atomic_fetch_sub(&w->count, 1);
     return h;
 }
@@ -221,11 +185,13 @@ wheel_pop_due(struct wheel *w, int64_t now_ms)
 void
 wheel_touch(struct wheel *w, int64_t now_ms, int64_t interval_ms)
 {
-    for (size_t i = 0; i < w->len; i++) {
-        if (now_ms - w->heap[i]->touched_ms < interval_ms)
+    for (size_t i = 0; i < w->heap.len; i++) {
+        struct held *h = *(struct held **)minheap_at(&w->heap, i);
+
+        if (now_ms - h->touched_ms < interval_ms)
             continue;
-        sa_jspull_ack(w->nc, w->heap[i]->msg, SA_JSPULL_PROGRESS, 0);
-        w->heap[i]->touched_ms = now_ms;
+        sa_jspull_ack(w->nc, h->msg, SA_JSPULL_PROGRESS, 0);
+        h->touched_ms = now_ms;
     }
 }
 
@@ -237,8 +203,7 @@ wheel_release_all(struct wheel *w)
     enum sa_code moved = wheel_take_inbox(w, NULL); /* what cannot move stays in the inbox */
 
     (void)moved;
-    while (w->len) {
-        h = w->heap[--w->len];
+    while (minheap_take_last(&w->heap, &h)) {
         sa_jspull_ack(w->nc, h->msg, SA_JSPULL_NAK, 0);
         held_free(h);
         n++;

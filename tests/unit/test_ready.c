@@ -33,7 +33,7 @@ test_not_before_due(void **state)
     assert_int_equal(ready_pop_due(&r, 999, &out), 0);
     assert_int_equal(ready_pop_due(&r, 1000, &out), 1);
     assert_ptr_equal(out.h, &a);
-    assert_int_equal(r.len, 0);
+    assert_int_equal(ready_count(&r), 0);
     ready_free(&r);
 }
 
@@ -53,7 +53,7 @@ test_due_order(void **state)
     (void)state;
     assert_non_null(hs);
     while (popped < N) {
-        if (pushed < N && (rand_r(&seed) % 3 || r.len == 0)) {
+        if (pushed < N && (rand_r(&seed) % 3 || ready_count(&r) == 0)) {
             hs[pushed].due_ms = clock + (int64_t)(rand_r(&seed) % 1000);
             e.h = &hs[pushed++];
             assert_int_equal(ready_push(&r, &e, NULL), SA_OK);
@@ -65,7 +65,7 @@ test_due_order(void **state)
         last = out.h->due_ms;
         popped++;
     }
-    assert_int_equal(r.len, 0);
+    assert_int_equal(ready_count(&r), 0);
     ready_free(&r);
     free(hs);
 }
