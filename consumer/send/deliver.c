@@ -333,7 +333,8 @@ deliver_run(struct deliver *d)
                 sa_log(SA_LOG_INFO, "draining", "released=%zu inflight=%d",
                        wheel_release_all(d->c->wheel), d->inflight);
             }
-            if ((d->inflight == 0 && claimq_pending(d->c->claimq) == 0 && ready_count(&d->ready) == 0) ||
+            if ((d->inflight == 0 && claimq_pending(d->c->claimq) == 0 &&
+                 ready_count(&d->ready) == 0) ||
                 now > drain_until)
                 break;
             fire_ready(d, now); /* claimed already: sent at their due time within the drain */
