@@ -56,9 +56,17 @@ const LIVE = ['load', 'delivery', 'fleet'];
 let refresher = null;
 const a11yFocus = { login: 'token', task: 'task-id', group: 'group-name' };
 
+/* What a view showed goes with the token: nothing of it stays on the page after a logout. */
+const DATA = ['chart', 'load-summary', 'timeline', 'members-of-group', 'dead-list', 'dead-detail',
+              'delivery-summary', 'minutes', 'hist-dispatch', 'hist-delivery', 'fleet-list',
+              'series-list', 'series-ahead', 'ahead-title'];
+
 function logout(why) {
   sessionStorage.removeItem('sendat-token');
   sessionStorage.removeItem('sendat-role');
+  for (const id of DATA) $(id).replaceChildren();
+  for (const id of ['dead-detail', 'task-actions', 'ahead-title']) $(id).hidden = true;
+  for (const m of document.querySelectorAll('.msg:not(#login-msg)')) m.textContent = '';
   say('login-msg', why || '', !!why);
   location.hash = '#login';
   show('login');
