@@ -289,12 +289,14 @@ async function run() {
     await page.type('#task-id', 'burst-0');
     await page.keyboard.press('Enter');
     await waitText(page, '#timeline', /due/);
-    if (!(await page.$eval('#task-actions', (e) => e.hidden))) throw new Error('a reader is shown cancel');
+    const shown = (sel) => page.$eval(sel, (e) => getComputedStyle(e).display !== 'none');
+    if (await shown('#task-actions')) throw new Error('a reader is shown cancel');
     await go(page, 'series');
     await waitText(page, '#series-list', /daily/);
     if (await page.$('button[data-action="pause"]')) throw new Error('a reader is shown pause');
     await go(page, 'group');
-    if (!(await page.$eval('#group-form', (e) => e.hidden))) throw new Error('a reader is shown group cancel');
+    if (await shown('#group-form') || !(await shown('#group-role'))) throw new Error('a reader is shown group cancel');
+    await waitText(page, '#group-role', /may read only/);
     await shots(page, 'reader-group');
 
     const left = await api(base, tokens.reader, 'GET', '/tasks/promo-0');
