@@ -187,8 +187,8 @@ sa_claim_stamp(struct sa_claim *c)
 }
 
 enum sa_code
-sa_claim_message(natsMsg **out, const char *key, struct sa_claim *c, uint64_t last,
-                 struct sa_err *err)
+sa_claim_message(natsMsg **out, const char *bucket, const char *key, struct sa_claim *c,
+                 uint64_t last, struct sa_err *err)
 {
     char buf[1024], subject[300], expect[24];
     int n;
@@ -199,7 +199,7 @@ sa_claim_message(natsMsg **out, const char *key, struct sa_claim *c, uint64_t la
     n = sa_claim_encode(c, buf, sizeof(buf));
     if (n < 0)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
-    snprintf(subject, sizeof(subject), "$KV.%s.%s", SA_CLAIMS_BUCKET, key);
+    snprintf(subject, sizeof(subject), "$KV.%s.%s", bucket, key);
     snprintf(expect, sizeof(expect), "%llu", (unsigned long long)last);
     s = natsMsg_Create(out, subject, NULL, buf, n);
     if (s == NATS_OK)

@@ -78,11 +78,11 @@ enum sa_code sa_claim_create(kvStore *kv, const char *key, const struct sa_claim
 /* Gives c a fresh random write id. */
 void sa_claim_stamp(struct sa_claim *c);
 
-/* A claim write to publish asynchronously: c stamped with a fresh write id, on the bucket's
+/* A claim write to publish asynchronously: c stamped with a fresh write id, on bucket's
  * subject for key, expecting the key's last revision to be last (0: create). The PubAck's
  * sequence is the new revision; a "wrong last sequence" error means someone wrote first. */
-enum sa_code sa_claim_message(natsMsg **out, const char *key, struct sa_claim *c, uint64_t last,
-                              struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_claim_message(natsMsg **out, const char *bucket, const char *key,
+                              struct sa_claim *c, uint64_t last, struct sa_err *err) SA_MUST_CHECK;
 
 /* Replaces the claim if its revision is still last; SA_EEXIST if someone else wrote first. */
 enum sa_code sa_claim_update(kvStore *kv, const char *key, const struct sa_claim *c, uint64_t last,

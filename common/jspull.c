@@ -49,21 +49,30 @@ sa_jspull_classify(natsMsg *msg, long *pending)
     return SA_JSPULL_CLOSED;
 }
 
-int
-sa_jspull_durable(char *out, size_t cap, natsMsg *msg)
+/* Copies the token that starts at from (up to the next dot) into out; the character after
+ * it, or NULL if there is no dot or it does not fit. */
+static const char *
+token(char *out, size_t cap, const char *from)
 {
-    const char *reply = natsMsg_GetReply(msg), *stream, *end;
+    const char *end = strchr(from, '.');
+
+    if (!end || (size_t)(end - from) >= cap)
+        return NULL;
+    memcpy(out, from, (size_t)(end - from));
+    out[end - from] = '\0';
+    return end + 1;
+}
+
+int
+sa_jspull_origin(char *stream, size_t scap, char *durable, size_t dcap, natsMsg *msg)
+{
+    const char *reply = natsMsg_GetReply(msg), *next;
 
     /* $JS.ACK.<stream>.<durable>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending> */
     if (!reply || strncmp(reply, ACK_PREFIX, strlen(ACK_PREFIX)) != 0)
         return 0;
-    stream = strchr(reply + strlen(ACK_PREFIX), '.');
-    end = stream ? strchr(stream + 1, '.') : NULL;
-    if (!end || (size_t)(end - stream - 1) >= cap)
-        return 0;
-    memcpy(out, stream + 1, (size_t)(end - stream - 1));
-    out[end - stream - 1] = '\0';
-    return 1;
+    next = token(stream, scap, reply + strlen(ACK_PREFIX));
+    return next && token(durable, dcap, next) != NULL;
 }
 
 natsStatus

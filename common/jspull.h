@@ -30,9 +30,10 @@ natsStatus sa_jspull_request(natsConnection *nc, const char *stream, const char 
  * closed request had not received), else 0. */
 enum sa_jspull_kind sa_jspull_classify(natsMsg *msg, long *pending);
 
-/* The durable a task message came from (its ack subject's consumer token), copied into out;
- * 0 if the reply subject is not a JetStream ack subject. */
-int sa_jspull_durable(char *out, size_t cap, natsMsg *msg);
+/* The stream and durable a task message came from (its ack subject's stream and consumer
+ * tokens), copied into stream and durable; 0 if the reply subject is not a JetStream ack
+ * subject or a token does not fit. */
+int sa_jspull_origin(char *stream, size_t scap, char *durable, size_t dcap, natsMsg *msg);
 
 enum sa_jspull_ack {
     SA_JSPULL_ACK,      /* done: the stream forgets it */

@@ -18,6 +18,14 @@ sa_layout_defaults(struct sa_layout *l)
     l->slot_ms = 10000;
     l->ack_wait_ms = 30000;
     l->lead_ms = 2000;
+    l->shards = 1;
+}
+
+int
+sa_layout_equal(const struct sa_layout *a, const struct sa_layout *b)
+{
+    return a->window_ms == b->window_ms && a->slot_ms == b->slot_ms &&
+           a->ack_wait_ms == b->ack_wait_ms && a->lead_ms == b->lead_ms && a->shards == b->shards;
 }
 
 enum sa_code
@@ -29,6 +37,8 @@ sa_layout_check(const struct sa_layout *l, struct sa_err *err)
                        l->slot_ms, l->window_ms);
     if (l->lead_ms < 0 || l->lead_ms >= l->slot_ms)
         return sa_fail(err, SA_EINVAL, "lead_ms %" PRId64 " must be below slot_ms", l->lead_ms);
+    if (l->shards < 1 || l->shards > SA_SHARDS_MAX)
+        return sa_fail(err, SA_EINVAL, "shards %d must be 1..%d", l->shards, SA_SHARDS_MAX);
     if (l->ack_wait_ms < l->slot_ms + l->lead_ms + 1000)
         return sa_fail(err, SA_EINVAL,
                        "ack_wait_ms %" PRId64 " must exceed slot_ms + lead_ms + 1 s",
@@ -41,22 +51,26 @@ sa_layout_format(char *out, size_t cap, const struct sa_layout *l)
 {
     return snprintf(out, cap,
                     "window_ms=%" PRId64 " slot_ms=%" PRId64 " ack_wait_ms=%" PRId64
-                    " lead_ms=%" PRId64,
-                    l->window_ms, l->slot_ms, l->ack_wait_ms, l->lead_ms);
+                    " lead_ms=%" PRId64 " shards=%d",
+                    l->window_ms, l->slot_ms, l->ack_wait_ms, l->lead_ms, l->shards);
 }
 
 enum sa_code
 sa_layout_parse(struct sa_layout *l, const char *text, struct sa_err *err)
 {
     long long w, s, a, ld;
+    int used = 0, more = 0, shards = 1;
 
-    if (sscanf(text, "window_ms=%lld slot_ms=%lld ack_wait_ms=%lld lead_ms=%lld", &w, &s, &a,
-               &ld) != 4)
+    if (sscanf(text, "window_ms=%lld slot_ms=%lld ack_wait_ms=%lld lead_ms=%lld%n", &w, &s, &a, &ld,
+               &used) != 4 ||
+        (text[used] &&
+         (sscanf(text + used, " shards=%d%n", &shards, &more) != 1 || text[used + more] != '\0')))
         return sa_fail(err, SA_EINVAL, "layout record \"%.80s\" is not understood", text);
     l->window_ms = w;
     l->slot_ms = s;
     l->ack_wait_ms = a;
     l->lead_ms = ld;
+    l->shards = shards;
     return sa_layout_check(l, err);
 }
 
@@ -87,35 +101,102 @@ fit(int n, size_t cap)
 }
 
 int
-sa_layout_window_subject(char *out, size_t cap, int64_t window, const char *id)
+sa_layout_shard_of(const struct sa_layout *l, const char *id)
 {
-    return fit(snprintf(out, cap, "sendat.task.%" PRId64 ".w.%s", window, id), cap);
+    uint32_t h = 2166136261u;
+
+    for (; *id; id++)
+        h = (h ^ (uint8_t)*id) * 16777619u;
+    return l->shards > 1 ? (int)(h % (uint32_t)l->shards) : 0;
 }
 
 int
-sa_layout_slot_subject(char *out, size_t cap, int64_t window, int64_t slot, const char *id)
+sa_layout_stream(char *out, size_t cap, int shard)
 {
-    return fit(snprintf(out, cap, "sendat.task.%" PRId64 ".%" PRId64 ".%s", window, slot, id), cap);
+    if (shard == 0)
+        return fit(snprintf(out, cap, "%s", SA_TASKS_STREAM), cap);
+    return fit(snprintf(out, cap, "%s_%d", SA_TASKS_STREAM, shard), cap);
 }
 
 int
-sa_layout_level_filter(char *out, size_t cap, int64_t window, int64_t slot)
+sa_layout_claims_bucket(char *out, size_t cap, int shard)
+{
+    if (shard == 0)
+        return fit(snprintf(out, cap, "%s", SA_CLAIMS_BUCKET), cap);
+    return fit(snprintf(out, cap, "%s_%d", SA_CLAIMS_BUCKET, shard), cap);
+}
+
+int
+sa_layout_meta_key(char *out, size_t cap, const char *base, int shard)
+{
+    if (shard == 0)
+        return fit(snprintf(out, cap, "%s", base), cap);
+    return fit(snprintf(out, cap, "%s.%d", base, shard), cap);
+}
+
+/* Every task subject of a shard is "<prefix>.<rest>"; the prefix is the only shard-specific
+ * part. */
+static int
+shard_subject(char *out, size_t cap, int shard, const char *rest)
+{
+    if (shard == 0)
+        return fit(snprintf(out, cap, "sendat.task.%s", rest), cap);
+    return fit(snprintf(out, cap, "sendat.shard.%d.%s", shard, rest), cap);
+}
+
+int
+sa_layout_stream_subjects(char *out, size_t cap, int shard)
+{
+    return shard_subject(out, cap, shard, "*.*.*");
+}
+
+int
+sa_layout_window_subject(char *out, size_t cap, int shard, int64_t window, const char *id)
+{
+    char rest[SA_SUBJECT_MAX];
+
+    if (fit(snprintf(rest, sizeof(rest), "%" PRId64 ".w.%s", window, id), sizeof(rest)) < 0)
+        return -1;
+    return shard_subject(out, cap, shard, rest);
+}
+
+int
+sa_layout_slot_subject(char *out, size_t cap, int shard, int64_t window, int64_t slot,
+                       const char *id)
+{
+    char rest[SA_SUBJECT_MAX];
+
+    if (fit(snprintf(rest, sizeof(rest), "%" PRId64 ".%" PRId64 ".%s", window, slot, id),
+            sizeof(rest)) < 0)
+        return -1;
+    return shard_subject(out, cap, shard, rest);
+}
+
+int
+sa_layout_level_filter(char *out, size_t cap, int shard, int64_t window, int64_t slot)
 {
     if (slot == 0)
-        return sa_layout_window_subject(out, cap, window, "*");
-    return sa_layout_slot_subject(out, cap, window, slot, "*");
+        return sa_layout_window_subject(out, cap, shard, window, "*");
+    return sa_layout_slot_subject(out, cap, shard, window, slot, "*");
 }
 
 int
-sa_layout_window_all_filter(char *out, size_t cap, int64_t window)
+sa_layout_window_all_filter(char *out, size_t cap, int shard, int64_t window)
 {
-    return fit(snprintf(out, cap, "sendat.task.%" PRId64 ".>", window), cap);
+    char rest[32];
+
+    snprintf(rest, sizeof(rest), "%" PRId64 ".>", window);
+    return shard_subject(out, cap, shard, rest);
 }
 
 int
-sa_layout_id_filter(char *out, size_t cap, const char *id)
+sa_layout_id_filter(char *out, size_t cap, int shard, const char *id)
 {
-    return fit(snprintf(out, cap, "sendat.task.*.*.%s", id), cap);
+    char rest[SA_SUBJECT_MAX];
+
+    if (fit(snprintf(rest, sizeof(rest), "*.*.%s", id), sizeof(rest)) < 0)
+        return -1;
+    return shard_subject(out, cap, shard, rest);
 }
 
 int
@@ -142,15 +223,38 @@ parse_ms(const char *s, size_t n, int64_t *out)
     return 0;
 }
 
-/* Splits sendat.task.<window>.<level>.<id> at its dots; -1 if it is not shaped so. */
-static int
-split_subject(const char *subject, const char **w, const char **lvl, const char **id)
+/* The shard a task subject's prefix names and where the rest begins: "sendat.task." is shard
+ * 0, "sendat.shard.<k>." (k written as sa_layout_stream writes it, 1..SA_SHARDS_MAX-1) shard
+ * k. NULL if the subject has neither. */
+static const char *
+split_prefix(const char *subject, int *shard)
 {
-    static const char prefix[] = "sendat.task.";
+    static const char task[] = "sendat.task.", sharded[] = "sendat.shard.";
+    const char *k, *dot;
+    int64_t v;
 
-    if (strncmp(subject, prefix, sizeof(prefix) - 1) != 0)
+    if (!strncmp(subject, task, sizeof(task) - 1)) {
+        *shard = 0;
+        return subject + sizeof(task) - 1;
+    }
+    if (strncmp(subject, sharded, sizeof(sharded) - 1) != 0)
+        return NULL;
+    k = subject + sizeof(sharded) - 1;
+    dot = strchr(k, '.');
+    if (!dot || dot - k > 2 || parse_ms(k, (size_t)(dot - k), &v) != 0 || v < 1 ||
+        v >= SA_SHARDS_MAX || k[0] == '0')
+        return NULL;
+    *shard = (int)v;
+    return dot + 1;
+}
+
+/* Splits <prefix>.<window>.<level>.<id> at its dots; -1 if it is not shaped so. */
+static int
+split_subject(const char *subject, int *shard, const char **w, const char **lvl, const char **id)
+{
+    *w = split_prefix(subject, shard);
+    if (!*w)
         return -1;
-    *w = subject + sizeof(prefix) - 1;
     *lvl = strchr(*w, '.');
     *id = *lvl ? strchr(*lvl + 1, '.') : NULL;
     if (!*id)
@@ -165,7 +269,7 @@ sa_layout_parse_subject(struct sa_place *p, const char *subject, struct sa_err *
 {
     const char *w, *lvl, *id;
 
-    if (split_subject(subject, &w, &lvl, &id) != 0)
+    if (split_subject(subject, &p->shard, &w, &lvl, &id) != 0)
         return sa_fail(err, SA_EINVAL, "subject %.100s is not a task subject", subject);
     if (parse_ms(w, (size_t)(lvl - 1 - w), &p->window) != 0)
         return sa_fail(err, SA_EINVAL, "subject %.100s has no window", subject);
@@ -196,9 +300,12 @@ sa_layout_level_of(const struct sa_layout *l, const char *subject, int64_t *wind
                    struct sa_err *err)
 {
     const char *w, *lvl, *id;
+    int shard;
 
-    if (split_subject(subject, &w, &lvl, &id) != 0)
+    if (split_subject(subject, &shard, &w, &lvl, &id) != 0)
         return sa_fail(err, SA_EINVAL, "not shaped sendat.task.<window>.<level>.<id>");
+    if (shard >= l->shards)
+        return sa_fail(err, SA_EINVAL, "shard %d is not one of this layout's %d", shard, l->shards);
     if (canonical_ms(w, (size_t)(lvl - 1 - w), window) != 0)
         return sa_fail(err, SA_EINVAL, "the window is not a time in ms");
     if (*window % l->window_ms != 0)

@@ -25,7 +25,10 @@
 /* keys of the members bucket that are locks of the fleet, not members (consumer/ledger/members.c)
  */
 #define SA_MEMBERS_RESCUE_PREFIX "rescue."
-#define SA_TASK_SUBJECTS "sendat.task.*.*.*"
+/* Shards (`sendat init --shards N`): shard 0 is SA_TASKS_STREAM with sendat.task.<W>.<w|S>.<id>
+ * and the bucket SA_CLAIMS_BUCKET, shard k > 0 is SENDAT_TASKS_<k> with
+ * sendat.shard.<k>.<W>.<w|S>.<id> and sendat_claims_<k>. A task's shard follows from its id. */
+#define SA_SHARDS_MAX 64
 #define SA_DLQ_SUBJECTS "sendat.dlq.*"
 
 struct sa_layout {
@@ -33,10 +36,12 @@ struct sa_layout {
     int64_t slot_ms;     /* fine level: consumers move tasks down here (default 10 s) */
     int64_t ack_wait_ms; /* JetStream AckWait of every task consumer (default 30 s) */
     int64_t lead_ms;     /* how long before its start a level is pulled (default 2 s) */
+    int shards;          /* task streams (and claims buckets), 1..SA_SHARDS_MAX (default 1) */
 };
 
 /* Where a task message sits, parsed from its subject. slot is 0 at the window level. */
 struct sa_place {
+    int shard;
     int64_t window;
     int64_t slot;
     char id[SA_ID_MAX + 1];
@@ -44,10 +49,14 @@ struct sa_place {
 
 void sa_layout_defaults(struct sa_layout *l);
 
+/* Whether two layouts have the same numbers. */
+int sa_layout_equal(const struct sa_layout *a, const struct sa_layout *b);
+
 /* Checks that the numbers fit together (slot divides window, ack wait covers a slot). */
 enum sa_code sa_layout_check(const struct sa_layout *l, struct sa_err *err) SA_MUST_CHECK;
 
-/* "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000" and back. */
+/* "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000 shards=1" and back (a record
+ * written before shards existed has no "shards=": one shard). */
 int sa_layout_format(char *out, size_t cap, const struct sa_layout *l);
 enum sa_code sa_layout_parse(struct sa_layout *l, const char *text,
                              struct sa_err *err) SA_MUST_CHECK;
@@ -55,25 +64,42 @@ enum sa_code sa_layout_parse(struct sa_layout *l, const char *text,
 int64_t sa_layout_window(const struct sa_layout *l, int64_t t_ms); /* start of t's window */
 int64_t sa_layout_slot(const struct sa_layout *l, int64_t t_ms);   /* start of t's slot */
 
-/* sendat.task.<W>.w.<id> and sendat.task.<W>.<S>.<id>. Return the length, or -1 if cap is short. */
-int sa_layout_window_subject(char *out, size_t cap, int64_t window, const char *id);
-int sa_layout_slot_subject(char *out, size_t cap, int64_t window, int64_t slot, const char *id);
+/* The shard of a task: FNV-1a of its id modulo l->shards. */
+int sa_layout_shard_of(const struct sa_layout *l, const char *id);
 
-/* Filters: one level of one window (slot 0) or one slot; everything in a window; one id
- * anywhere. */
-int sa_layout_level_filter(char *out, size_t cap, int64_t window, int64_t slot);
-int sa_layout_window_all_filter(char *out, size_t cap, int64_t window);
-int sa_layout_id_filter(char *out, size_t cap, const char *id);
+/* A shard's task stream, the subjects it stores and its claims bucket. Each of these and the
+ * subject functions below return the length, or -1 if cap is short. */
+int sa_layout_stream(char *out, size_t cap, int shard);
+int sa_layout_stream_subjects(char *out, size_t cap, int shard);
+int sa_layout_claims_bucket(char *out, size_t cap, int shard);
+
+/* A meta bucket key kept per shard: base itself for shard 0, "<base>.<k>" for shard k. */
+int sa_layout_meta_key(char *out, size_t cap, const char *base, int shard);
+
+/* <prefix>.<W>.w.<id> and <prefix>.<W>.<S>.<id>, the prefix sendat.task for shard 0 and
+ * sendat.shard.<k> for shard k. */
+int sa_layout_window_subject(char *out, size_t cap, int shard, int64_t window, const char *id);
+int sa_layout_slot_subject(char *out, size_t cap, int shard, int64_t window, int64_t slot,
+                           const char *id);
+
+/* Filters of one shard: one level of one window (slot 0) or one slot; everything in a window;
+ * one id anywhere. */
+int sa_layout_level_filter(char *out, size_t cap, int shard, int64_t window, int64_t slot);
+int sa_layout_window_all_filter(char *out, size_t cap, int shard, int64_t window);
+int sa_layout_id_filter(char *out, size_t cap, int shard, const char *id);
 
 /* Durable consumer name of a level: w<W> for the window level, s<S> for a slot. */
 int sa_layout_durable(char *out, size_t cap, int64_t window, int64_t slot);
 
-/* Parses a task subject; SA_EINVAL for anything that is not sendat.task.<W>.(w|<S>).<id>. */
+/* Parses a task subject of any shard; SA_EINVAL for anything that is not
+ * sendat.task.<W>.(w|<S>).<id> or sendat.shard.<k>.<W>.(w|<S>).<id> with k in 1..SA_SHARDS_MAX-1.
+ */
 enum sa_code sa_layout_parse_subject(struct sa_place *p, const char *subject,
                                      struct sa_err *err) SA_MUST_CHECK;
 
 /* Which level pulls subject: its window and slot (0: the window level) if both are written as
- * this layout writes them (aligned, no leading zero, the slot inside its window). Otherwise
+ * this layout writes them (aligned, no leading zero, the slot inside its window, a shard of
+ * this layout). Otherwise
  * SA_EINVAL, and err says what is wrong without quoting the subject: no durable's filter
  * matches such a subject, so no consumer ever reads it. The id is not looked at. */
 enum sa_code sa_layout_level_of(const struct sa_layout *l, const char *subject, int64_t *window,

@@ -171,11 +171,24 @@ sa_nats_bind(struct sa_nats *n, struct sa_err *err)
     enum sa_code rc;
 
     if ((rc = bind_kv(&n->meta, n->js, SA_META_BUCKET, err)) != SA_OK ||
-        (rc = bind_kv(&n->claims, n->js, SA_CLAIMS_BUCKET, err)) != SA_OK ||
         (rc = bind_kv(&n->cancel, n->js, SA_CANCEL_BUCKET, err)) != SA_OK ||
-        (rc = bind_kv(&n->series, n->js, SA_SERIES_BUCKET, err)) != SA_OK)
+        (rc = bind_kv(&n->series, n->js, SA_SERIES_BUCKET, err)) != SA_OK ||
+        (rc = sa_nats_read_layout(n, err)) != SA_OK)
         return rc;
-    return sa_nats_read_layout(n, err);
+    for (int k = 0; k < n->layout.shards; k++) {
+        char bucket[64];
+
+        sa_layout_claims_bucket(bucket, sizeof(bucket), k);
+        if (!n->claims[k] && (rc = bind_kv(&n->claims[k], n->js, bucket, err)) != SA_OK)
+            return rc;
+    }
+    return SA_OK;
+}
+
+kvStore *
+sa_nats_claims(const struct sa_nats *n, const char *id)
+{
+    return n->claims[sa_layout_shard_of(&n->layout, id)];
 }
 
 enum sa_code
@@ -213,7 +226,8 @@ sa_nats_close(struct sa_nats *n)
 {
     if (!n)
         return;
-    kvStore_Destroy(n->claims);
+    for (int k = 0; k < SA_SHARDS_MAX; k++)
+        kvStore_Destroy(n->claims[k]);
     kvStore_Destroy(n->cancel);
     kvStore_Destroy(n->meta);
     kvStore_Destroy(n->series);

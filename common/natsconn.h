@@ -14,7 +14,7 @@
 struct sa_nats {
     natsConnection *nc;
     jsCtx *js;
-    kvStore *claims;
+    kvStore *claims[SA_SHARDS_MAX]; /* one per shard of the layout (sa_nats_claims) */
     kvStore *cancel;
     kvStore *meta;
     kvStore *series;
@@ -44,6 +44,9 @@ enum sa_code sa_nats_new_inbox(const struct sa_nats *n, char *out, size_t cap,
 
 /* Binds the buckets and reads the layout; SA_ENOTFOUND with "run sendat init" if absent. */
 enum sa_code sa_nats_bind(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
+
+/* The claims bucket of task id's shard. */
+kvStore *sa_nats_claims(const struct sa_nats *n, const char *id);
 
 /* Reads the layout record from the bound meta bucket into n->layout. */
 enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;

@@ -61,7 +61,7 @@ unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine, struct
         return series_cancel(n, id, out, err);
     }
     if (rc == SA_OK)
-        rc = sa_claim_create(n->claims, id, mine, NULL, err);
+        rc = sa_claim_create(sa_nats_claims(n, id), id, mine, NULL, err);
     if (rc == SA_EEXIST) {
         *r = ROUND_AGAIN;
         return SA_OK;
@@ -77,7 +77,7 @@ one_round(struct sa_nats *n, const char *id, int64_t deadline, struct cancel_res
           enum round *r, struct sa_err *err)
 {
     struct sa_claim c = {0}, mine = {.state = SA_CLAIM_CANCELLED, .at_ms = sa_now_ms()};
-    enum sa_code rc = sa_claim_get(n->claims, id, &c, err);
+    enum sa_code rc = sa_claim_get(sa_nats_claims(n, id), id, &c, err);
 
     snprintf(mine.consumer, sizeof(mine.consumer), "sendat cancel");
     *r = ROUND_DECIDED;
@@ -103,7 +103,7 @@ one_round(struct sa_nats *n, const char *id, int64_t deadline, struct cancel_res
         *r = ROUND_AGAIN;
         return SA_OK;
     default: /* retrying or dead: no send is under way, so cancel takes the claim over */
-        rc = sa_claim_update(n->claims, id, &mine, c.revision, NULL, err);
+        rc = sa_claim_update(sa_nats_claims(n, id), id, &mine, c.revision, NULL, err);
         if (rc == SA_EEXIST) {
             *r = ROUND_AGAIN;
             return SA_OK;

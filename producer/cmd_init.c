@@ -1,7 +1,7 @@
-/* sendat init: creates the task and dead-letter streams, the claims, cancel and meta buckets,
- * and writes the layout once. Safe to run from many places at once: every create accepts an
- * existing object, and the layout record is create-if-absent, so the first writer's numbers
- * hold for the whole cluster. */
+/* sendat init: writes the layout once, then creates the task streams and claims buckets of
+ * its shards, the dead-letter stream and the other buckets. Safe to run from many places at
+ * once: every create accepts an existing object, and the layout record is create-if-absent, so
+ * the first writer's numbers (the shard count among them) hold for the whole cluster. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +16,7 @@ struct init_opts {
     struct cli cli;
     struct sa_layout layout;
     int layout_given;
+    int shards_given;
     int replicas;
     int64_t dedupe_ms;
     int64_t claims_ttl_ms;
@@ -24,15 +25,17 @@ struct init_opts {
 };
 
 static const char usage[] =
-    "usage: sendat init [--server URL] [--replicas N] [--window DUR] [--slot DUR]\n"
+    "usage: sendat init [--server URL] [--replicas N] [--shards N] [--window DUR] [--slot DUR]\n"
     "                   [--ack-wait DUR] [--lead DUR] [--dedupe-window DUR]\n"
     "                   [--claims-ttl DUR] [--dlq-max-age DUR] [--dlq-max-bytes SIZE]\n"
     "  creates streams and buckets; idempotent. DUR is like 250ms, 10s, 10m, 2h, 7d.\n"
-    "  defaults: replicas 1, window 10m, slot 10s, ack-wait 30s, lead 2s,\n"
+    "  defaults: replicas 1, shards 1 (1-64 task streams, each with its claims bucket;\n"
+    "            JetStream places their leaders), window 10m, slot 10s, ack-wait 30s, lead 2s,\n"
     "            dedupe-window 1h, claims-ttl 7d (at least 1h; 0s: for ever), dlq-max-age 30d,\n"
     "            dlq-max-bytes 1G\n"
     "  SIZE is bytes, or with K, M or G (1024-based); a full dead-letter stream drops its oldest.\n"
-    "  the layout (window, slot, ack-wait, lead) is written once; later runs keep it.\n";
+    "  the layout (shards, window, slot, ack-wait, lead) is written once; later runs keep it\n"
+    "  and refuse different numbers (a task's shard follows from its id: no resharding).\n";
 
 static int
 parse_dur(const char *flag, const char *text, int64_t *out)
@@ -61,10 +64,23 @@ parse_size(const char *flag, const char *text, int64_t *out)
 }
 
 static int
+parse_shards(const char *text, int *out)
+{
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+
+    if (end == text || *end || v < 1 || v > SA_SHARDS_MAX)
+        return cli_error(EXIT_USAGE, "init: --shards: want a number from 1 to %d", SA_SHARDS_MAX);
+    *out = (int)v;
+    return EXIT_OK;
+}
+
+static int
 parse_opts(struct init_opts *o, int argc, char **argv)
 {
     static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
                                          {"replicas", required_argument, NULL, 'r'},
+                                         {"shards", required_argument, NULL, 'n'},
                                          {"window", required_argument, NULL, 'w'},
                                          {"slot", required_argument, NULL, 's'},
                                          {"ack-wait", required_argument, NULL, 'a'},
@@ -86,6 +102,10 @@ parse_opts(struct init_opts *o, int argc, char **argv)
             o->replicas = atoi(optarg);
             if (o->replicas != 1 && o->replicas != 3 && o->replicas != 5)
                 rc = cli_error(EXIT_USAGE, "init: --replicas must be 1, 3 or 5");
+            break;
+        case 'n':
+            o->shards_given = 1;
+            rc = parse_shards(optarg, &o->layout.shards);
             break;
         case 'w':
             o->layout_given = 1;
@@ -211,26 +231,79 @@ add_bucket(jsCtx *js, const char *name, int history, int64_t ttl_ms, int replica
     return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, name);
 }
 
+/* Writes o's layout if there is none (the first init's numbers hold) and leaves the one in
+ * force in n->layout and o->layout. Numbers given that differ from the record are refused,
+ * the shard count with its own reason. */
 static int
-write_layout(struct sa_nats *n, const struct init_opts *o)
+settle_layout(struct sa_nats *n, struct init_opts *o)
 {
-    char text[160], cursor[32];
+    char text[160];
     struct sa_err err = {0};
-    natsStatus s;
     uint64_t rev;
 
     sa_layout_format(text, sizeof(text), &o->layout);
-    s = kvStore_CreateString(&rev, n->meta, "layout", text);
-    if (s != NATS_OK && sa_nats_read_layout(n, &err) != SA_OK)
+    if (kvStore_CreateString(&rev, n->meta, "layout", text) == NATS_OK) {
+        n->layout = o->layout;
+        return EXIT_OK;
+    }
+    if (sa_nats_read_layout(n, &err) != SA_OK)
         return cli_error(EXIT_FAIL, "init: layout: %s", err.msg);
-    if (s != NATS_OK && o->layout_given && memcmp(&n->layout, &o->layout, sizeof(o->layout)) != 0) {
+    if (o->shards_given && n->layout.shards != o->layout.shards)
+        return cli_error(EXIT_USAGE,
+                         "init: this cluster has %d shard(s), not %d: a task's shard follows "
+                         "from its id, so the count cannot change (resharding is not "
+                         "supported; start a new cluster or account for another count)",
+                         n->layout.shards, o->layout.shards);
+    o->layout.shards = n->layout.shards;
+    if (o->layout_given && !sa_layout_equal(&n->layout, &o->layout)) {
         sa_layout_format(text, sizeof(text), &n->layout);
         return cli_error(EXIT_USAGE, "init: the layout is already %s and cannot change", text);
     }
-    snprintf(cursor, sizeof(cursor), "%" PRId64, sa_layout_window(&o->layout, sa_now_ms()));
-    /* The first init sets where catch-up starts. */
-    kvStore_CreateString(&rev, n->meta, "cursor", cursor);
+    o->layout = n->layout;
     return EXIT_OK;
+}
+
+/* Shard k's task stream and claims bucket, and where its catch-up starts (the first init's
+ * window). */
+static enum sa_code
+add_shard(struct sa_nats *n, int k, const struct init_opts *o, struct sa_err *err)
+{
+    char stream[32], subjects[SA_SUBJECT_MAX], bucket[64], key[32], cursor[32];
+    enum sa_code rc;
+    uint64_t rev;
+
+    sa_layout_stream(stream, sizeof(stream), k);
+    sa_layout_stream_subjects(subjects, sizeof(subjects), k);
+    sa_layout_claims_bucket(bucket, sizeof(bucket), k);
+    if ((rc = add_stream(n->js, stream, subjects, 1, o, err)) != SA_OK ||
+        (rc = add_bucket(n->js, bucket, 32, o->claims_ttl_ms, o->replicas, err)) != SA_OK)
+        return rc;
+    sa_layout_meta_key(key, sizeof(key), "cursor", k);
+    snprintf(cursor, sizeof(cursor), "%" PRId64, sa_layout_window(&o->layout, sa_now_ms()));
+    kvStore_CreateString(&rev, n->meta, key, cursor); /* an existing cursor stays */
+    return SA_OK;
+}
+
+static enum sa_code
+add_all(struct sa_nats *n, const struct init_opts *o, struct sa_err *err)
+{
+    enum sa_code rc = SA_OK;
+
+    for (int k = 0; k < o->layout.shards && rc == SA_OK; k++)
+        rc = add_shard(n, k, o, err);
+    if (rc == SA_OK)
+        rc = add_stream(n->js, SA_DLQ_STREAM, SA_DLQ_SUBJECTS, 0, o, err);
+    if (rc == SA_OK)
+        rc = add_bucket(n->js, SA_CANCEL_BUCKET, 1, 0, o->replicas, err);
+    if (rc == SA_OK)
+        rc = add_bucket(n->js, SA_SERIES_BUCKET, 1, 0, o->replicas, err);
+    if (rc == SA_OK) /* group members live as long as their claims could */
+        rc = add_bucket(n->js, SA_GROUPS_BUCKET, 1, o->claims_ttl_ms, o->replicas, err);
+    if (rc == SA_OK) /* fleet members beat every second; the TTL forgets the dead */
+        rc = add_bucket(n->js, SA_MEMBERS_BUCKET, 1, 20000, o->replicas, err);
+    if (rc == SA_OK) /* fleet-wide provider limits: a lease outlives no holder by more than 60 s */
+        rc = add_bucket(n->js, SA_LEASES_BUCKET, 1, 60000, o->replicas, err);
+    return rc;
 }
 
 int
@@ -253,28 +326,12 @@ cmd_init(int argc, char **argv)
         return cli_error(EXIT_USAGE, "init: %s", err.msg);
     if (sa_nats_connect(&n, o.cli.server, "sendat-init", SA_INBOX_PRODUCER, &err) != SA_OK)
         return cli_error(EXIT_FAIL, "%s", err.msg);
-    rc = add_stream(n->js, SA_TASKS_STREAM, SA_TASK_SUBJECTS, 1, &o, &err);
-    if (rc == SA_OK)
-        rc = add_stream(n->js, SA_DLQ_STREAM, SA_DLQ_SUBJECTS, 0, &o, &err);
-    if (rc == SA_OK)
-        rc = add_bucket(n->js, SA_CLAIMS_BUCKET, 32, o.claims_ttl_ms, o.replicas, &err);
-    if (rc == SA_OK)
-        rc = add_bucket(n->js, SA_CANCEL_BUCKET, 1, 0, o.replicas, &err);
-    if (rc == SA_OK)
-        rc = add_bucket(n->js, SA_META_BUCKET, 1, 0, o.replicas, &err);
-    if (rc == SA_OK)
-        rc = add_bucket(n->js, SA_SERIES_BUCKET, 1, 0, o.replicas, &err);
-    if (rc == SA_OK) /* group members live as long as their claims could */
-        rc = add_bucket(n->js, SA_GROUPS_BUCKET, 1, o.claims_ttl_ms, o.replicas, &err);
-    if (rc == SA_OK) /* fleet members say "alive" every 5 s; the TTL forgets the dead */
-        rc = add_bucket(n->js, SA_MEMBERS_BUCKET, 1, 20000, o.replicas, &err);
-    if (rc == SA_OK) /* fleet-wide provider limits: a lease outlives no holder by more than 60 s */
-        rc = add_bucket(n->js, SA_LEASES_BUCKET, 1, 60000, o.replicas, &err);
+    rc = add_bucket(n->js, SA_META_BUCKET, 1, 0, o.replicas, &err);
     if (rc == SA_OK && js_KeyValue(&n->meta, n->js, SA_META_BUCKET) != NATS_OK)
         rc = sa_fail(&err, SA_ENATS, "bucket %s cannot be bound", SA_META_BUCKET);
-    code = rc == SA_OK ? EXIT_OK : cli_error(EXIT_FAIL, "init: %s", err.msg);
-    if (code == EXIT_OK)
-        code = write_layout(n, &o);
+    code = rc == SA_OK ? settle_layout(n, &o) : cli_error(EXIT_FAIL, "init: %s", err.msg);
+    if (code == EXIT_OK && add_all(n, &o, &err) != SA_OK)
+        code = cli_error(EXIT_FAIL, "init: %s", err.msg);
     cli_close(n);
     if (code == EXIT_OK)
         puts("ok");

@@ -20,6 +20,21 @@ str(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
+/* With more than one shard: each shard's stream, its tasks and the server that leads it. */
+static void
+print_shards(json_t *shards)
+{
+    size_t i;
+    json_t *d;
+
+    if (json_array_size(shards) < 2)
+        return;
+    printf("shards: %zu (stream: tasks, leader)\n", json_array_size(shards));
+    json_array_foreach(shards, i, d)
+        printf("  %-16s %" JSON_INTEGER_FORMAT " %s\n", str(d, "stream"), num(d, "tasks"),
+               str(d, "leader") ? str(d, "leader") : "-");
+}
+
 static void
 print_levels(json_t *doc)
 {
@@ -34,6 +49,7 @@ print_levels(json_t *doc)
     printf("in levels starting within a minute / an hour / a day: %" JSON_INTEGER_FORMAT
            " / %" JSON_INTEGER_FORMAT " / %" JSON_INTEGER_FORMAT "\n",
            num(within, "minute"), num(within, "hour"), num(within, "day"));
+    print_shards(json_object_get(doc, "shards"));
     if (json_array_size(levels) > 0)
         printf("oldest level with tasks: %s\n", str(json_array_get(levels, 0), "start"));
     json_array_foreach(levels, i, l) printf("  %-6s %s  %" JSON_INTEGER_FORMAT "\n",
@@ -88,10 +104,12 @@ print_fleet(json_t *doc)
     json_t *d, *sweep = json_object_get(doc, "sweep");
     size_t i;
 
-    printf("levels being pulled (level start: pending, unacked, pull requests waiting):\n");
-    json_array_foreach(json_object_get(doc, "pulling"), i, d) printf(
-        "  %-6s %s  %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT "\n",
-        str(d, "level"), str(d, "start"), num(d, "pending"), num(d, "unacked"), num(d, "waiting"));
+    printf("levels being pulled (shard, level start: pending, unacked, pull requests waiting):\n");
+    json_array_foreach(json_object_get(doc, "pulling"), i, d)
+        printf("  %2" JSON_INTEGER_FORMAT " %-6s %s  %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT
+               " %" JSON_INTEGER_FORMAT "\n",
+               num(d, "shard"), str(d, "level"), str(d, "start"), num(d, "pending"),
+               num(d, "unacked"), num(d, "waiting"));
     if (num(doc, "idle_past_durables"))
         printf("  and %" JSON_INTEGER_FORMAT
                " durables of past levels with nothing left (the server "
@@ -103,12 +121,16 @@ print_fleet(json_t *doc)
         printf("dead letters: %" JSON_INTEGER_FORMAT "\n", num(doc, "dead_letters"));
     if (json_is_null(sweep))
         printf("unread tasks: not swept yet\n");
-    else
+    else if (json_object_get(sweep, "next_seq"))
         printf("unread tasks dead-lettered: %" JSON_INTEGER_FORMAT
                " (last sweep %s, at sequence %" JSON_INTEGER_FORMAT ", %" JSON_INTEGER_FORMAT
                " looked at)\n",
                num(sweep, "found"), str(sweep, "last_run"), num(sweep, "next_seq"),
                num(sweep, "checked"));
+    else
+        printf("unread tasks dead-lettered: %" JSON_INTEGER_FORMAT
+               " (the shard swept longest ago: %s; %" JSON_INTEGER_FORMAT " looked at)\n",
+               num(sweep, "found"), str(sweep, "last_run"), num(sweep, "checked"));
 }
 
 int

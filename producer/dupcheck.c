@@ -88,15 +88,18 @@ same_task(const struct sa_keyring *ring, const struct sa_task *t, natsMsg *m, ui
     return rc;
 }
 
+/* The message at seq in the stream of id's shard. */
 static enum sa_code
-stored_at(struct sa_nats *n, uint64_t seq, natsMsg **m, struct sa_err *err)
+stored_at(struct sa_nats *n, const char *id, uint64_t seq, natsMsg **m, struct sa_err *err)
 {
     jsDirectGetMsgOptions o;
+    char stream[32];
     natsStatus s;
 
     jsDirectGetMsgOptions_Init(&o);
     o.Sequence = seq;
-    s = js_DirectGetMsg(m, n->js, SA_TASKS_STREAM, NULL, &o);
+    sa_layout_stream(stream, sizeof(stream), sa_layout_shard_of(&n->layout, id));
+    s = js_DirectGetMsg(m, n->js, stream, NULL, &o);
     if (s == NATS_NOT_FOUND)
         return SA_ENOTFOUND;
     return s == NATS_OK
@@ -109,7 +112,7 @@ dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring, const struct s
                 uint64_t seq, struct sa_err *err)
 {
     natsMsg *m = NULL;
-    enum sa_code rc = stored_at(n, seq, &m, err);
+    enum sa_code rc = stored_at(n, t->id, seq, &m, err);
 
     if (rc == SA_ENOTFOUND) { /* acked since: moved down, retried, or finished */
         rc = find_task(n, t->id, &m, err);

@@ -34,19 +34,20 @@ first_found(struct sa_nats *n, const char *stream, char (*subjects)[SA_SUBJECT_M
 enum sa_code
 find_task(struct sa_nats *n, const char *id, natsMsg **msg, struct sa_err *err)
 {
-    char subjects[3][SA_SUBJECT_MAX];
+    char subjects[3][SA_SUBJECT_MAX], stream[32];
     int64_t due = sa_layout_id_due(id);
-    int count = 0;
+    int count = 0, shard = sa_layout_shard_of(&n->layout, id);
 
     *msg = NULL;
     if (due > 0) {
         int64_t w = sa_layout_window(&n->layout, due);
-        sa_layout_window_subject(subjects[count++], SA_SUBJECT_MAX, w, id);
-        sa_layout_slot_subject(subjects[count++], SA_SUBJECT_MAX, w,
+        sa_layout_window_subject(subjects[count++], SA_SUBJECT_MAX, shard, w, id);
+        sa_layout_slot_subject(subjects[count++], SA_SUBJECT_MAX, shard, w,
                                sa_layout_slot(&n->layout, due), id);
     }
-    sa_layout_id_filter(subjects[count++], SA_SUBJECT_MAX, id);
-    return first_found(n, SA_TASKS_STREAM, subjects, count, msg, err);
+    sa_layout_id_filter(subjects[count++], SA_SUBJECT_MAX, shard, id);
+    sa_layout_stream(stream, sizeof(stream), shard);
+    return first_found(n, stream, subjects, count, msg, err);
 }
 
 enum sa_code

@@ -154,7 +154,10 @@ race_all(struct sa_nats *n, const struct ids *l, struct race *r, struct sa_err *
     if ((s = natsConnection_JetStream(&js, n->nc, &o)) != NATS_OK)
         return sa_nats_fail(err, s, 0, "JetStream context");
     for (size_t i = 0; i < l->len && rc == SA_OK; i++) {
-        rc = sa_claim_message(&msg, l->id[i], &mine, 0, err);
+        char bucket[64];
+
+        sa_layout_claims_bucket(bucket, sizeof(bucket), sa_layout_shard_of(&n->layout, l->id[i]));
+        rc = sa_claim_message(&msg, bucket, l->id[i], &mine, 0, err);
         if (rc == SA_OK && (s = js_PublishMsgAsync(js, &msg, NULL)) != NATS_OK)
             rc = sa_nats_fail(err, s, 0, "publish a cancel claim");
         natsMsg_Destroy(msg); /* NULL once taken */
@@ -189,7 +192,7 @@ resolve_one(struct sa_nats *n, const char *id, struct cancel_result *one, struct
 {
     struct sa_claim c = {0};
 
-    if (sa_claim_get(n->claims, id, &c, NULL) == SA_OK &&
+    if (sa_claim_get(sa_nats_claims(n, id), id, &c, NULL) == SA_OK &&
         (c.state == SA_CLAIM_CANCELLED || c.state == SA_CLAIM_SENT)) {
         one->outcome = c.state == SA_CLAIM_CANCELLED ? CANCEL_DONE : CANCEL_SENT;
         return SA_OK;

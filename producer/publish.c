@@ -49,7 +49,8 @@ build_msg(natsMsg **msg, const struct sa_layout *l, const struct sa_task *t, con
     int64_t at = t->due_ms > now ? t->due_ms : now;
     natsStatus s;
 
-    sa_layout_window_subject(subject, sizeof(subject), sa_layout_window(l, at), t->id);
+    sa_layout_window_subject(subject, sizeof(subject), sa_layout_shard_of(l, t->id),
+                             sa_layout_window(l, at), t->id);
     snprintf(sched, sizeof(sched), "%" PRId64, now);
     s = natsMsg_Create(msg, subject, NULL, (const char *)env, (int)len);
     if (s == NATS_OK)

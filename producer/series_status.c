@@ -63,8 +63,8 @@ occurrence_state(struct sa_nats *n, const char *occ_id, int series_cancelled, in
     natsMsg *m = NULL;
 
     *settled = 1;
-    if (sa_claim_get(n->claims, occ_id, &c, NULL) == SA_OK && c.state != SA_CLAIM_SENDING &&
-        c.state != SA_CLAIM_RETRYING)
+    if (sa_claim_get(sa_nats_claims(n, occ_id), occ_id, &c, NULL) == SA_OK &&
+        c.state != SA_CLAIM_SENDING && c.state != SA_CLAIM_RETRYING)
         return sa_claim_state_text(&c);
     if (series_cancelled)
         return "cancelled"; /* a copy still in the stream is dropped when a consumer meets it */

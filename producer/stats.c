@@ -70,39 +70,70 @@ starting_within(const struct level *lv, int count, int64_t now, int64_t ahead_ms
     return n;
 }
 
+/* One shard's stream: its per-subject counts added to lv, and its figures in shards[]. */
+static enum sa_code
+shard_backlog(struct sa_nats *n, int k, struct level *lv, int *count, json_t *shards,
+              uint64_t *msgs, uint64_t *bytes, struct sa_err *err)
+{
+    jsOptions o;
+    jsStreamInfo *si = NULL;
+    struct sa_place p;
+    char stream[32], subjects[SA_SUBJECT_MAX];
+    natsStatus s;
+
+    sa_layout_stream(stream, sizeof(stream), k);
+    sa_layout_stream_subjects(subjects, sizeof(subjects), k);
+    jsOptions_Init(&o);
+    o.Stream.Info.SubjectsFilter = subjects;
+    s = js_GetStreamInfo(&si, n->js, stream, &o, NULL);
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, stream);
+    for (int i = 0; si->State.Subjects && i < si->State.Subjects->Count; i++) {
+        const jsStreamStateSubject *sub = &si->State.Subjects->List[i];
+        if (sa_layout_parse_subject(&p, sub->Subject, NULL) == SA_OK)
+            *count = add_level(lv, *count, &p, sub->Msgs);
+    }
+    *msgs += si->State.Msgs;
+    *bytes += si->State.Bytes;
+    json_array_append_new(
+        shards,
+        json_pack("{s:i, s:s, s:I, s:I, s:s?}", "shard", k, "stream", stream, "tasks",
+                  (json_int_t)si->State.Msgs, "bytes", (json_int_t)si->State.Bytes, "leader",
+                  si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : NULL));
+    jsStreamInfo_Destroy(si);
+    return SA_OK;
+}
+
 static enum sa_code
 backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
 {
     struct level *lv = calloc(LEVELS_MAX, sizeof(*lv));
-    jsOptions o;
-    jsStreamInfo *si = NULL;
-    struct sa_place p;
-    natsStatus s;
+    json_t *shards = json_array();
+    uint64_t msgs = 0, bytes = 0;
+    enum sa_code rc = SA_OK;
     int count = 0;
 
-    if (!lv)
-        return sa_fail(err, SA_ENOMEM, "stats: no memory");
-    jsOptions_Init(&o);
-    o.Stream.Info.SubjectsFilter = "sendat.task.>";
-    s = js_GetStreamInfo(&si, n->js, SA_TASKS_STREAM, &o, NULL);
-    if (s != NATS_OK) {
+    if (!lv || !shards) {
         free(lv);
-        return sa_nats_fail(err, s, 0, "stats");
+        json_decref(shards);
+        return sa_fail(err, SA_ENOMEM, "stats: no memory");
     }
-    for (int i = 0; si->State.Subjects && i < si->State.Subjects->Count; i++) {
-        const jsStreamStateSubject *sub = &si->State.Subjects->List[i];
-        if (sa_layout_parse_subject(&p, sub->Subject, NULL) == SA_OK)
-            count = add_level(lv, count, &p, sub->Msgs);
+    for (int k = 0; k < n->layout.shards && rc == SA_OK; k++)
+        rc = shard_backlog(n, k, lv, &count, shards, &msgs, &bytes, err);
+    if (rc != SA_OK) {
+        free(lv);
+        json_decref(shards);
+        return rc;
     }
-    json_object_set_new(doc, "tasks", json_integer((json_int_t)si->State.Msgs));
-    json_object_set_new(doc, "bytes", json_integer((json_int_t)si->State.Bytes));
+    json_object_set_new(doc, "tasks", json_integer((json_int_t)msgs));
+    json_object_set_new(doc, "bytes", json_integer((json_int_t)bytes));
+    json_object_set_new(doc, "shards", shards);
     json_object_set_new(doc, "starting_within",
                         json_pack("{s:I, s:I, s:I}", "minute",
                                   starting_within(lv, count, sa_now_ms(), 60000), "hour",
                                   starting_within(lv, count, sa_now_ms(), 3600000), "day",
                                   starting_within(lv, count, sa_now_ms(), 86400000)));
     json_object_set_new(doc, "levels", levels_json(lv, count));
-    jsStreamInfo_Destroy(si);
     free(lv);
     return SA_OK;
 }
@@ -125,34 +156,45 @@ by_start(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The level durables in time order; past ones with nothing left are only counted in doc. */
-static json_t *
-pulling(struct sa_nats *n, json_t *doc)
+/* One shard's level durables in time order, added to out; past ones with nothing left are
+ * only counted in *idle. */
+static void
+shard_pulling(struct sa_nats *n, int k, json_t *out, json_int_t *idle)
 {
     jsConsumerInfoList *list = NULL;
-    json_t *out = json_array();
-    json_int_t idle = 0;
-    char at[40];
+    char at[40], stream[32];
 
-    if (js_Consumers(&list, n->js, SA_TASKS_STREAM, NULL, NULL) != NATS_OK || !list)
-        return out;
+    sa_layout_stream(stream, sizeof(stream), k);
+    if (js_Consumers(&list, n->js, stream, NULL, NULL) != NATS_OK || !list)
+        return;
     qsort(list->List, (size_t)list->Count, sizeof(list->List[0]), by_start);
     for (int i = 0; i < list->Count; i++) {
         jsConsumerInfo *ci = list->List[i];
         if (durable_start(ci) < sa_now_ms() - n->layout.window_ms && !ci->NumPending &&
             !ci->NumAckPending) {
-            idle++;
+            (*idle)++;
             continue;
         }
         sa_time_format(at, sizeof(at), durable_start(ci));
         json_array_append_new(
-            out, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}", "durable", ci->Name, "level",
-                           ci->Name && ci->Name[0] == 's' ? "slot" : "window", "start", at,
+            out, json_pack("{s:i, s:s, s:s, s:s, s:I, s:I, s:I}", "shard", k, "durable", ci->Name,
+                           "level", ci->Name && ci->Name[0] == 's' ? "slot" : "window", "start", at,
                            "pending", (json_int_t)ci->NumPending, "unacked",
                            (json_int_t)ci->NumAckPending, "waiting", (json_int_t)ci->NumWaiting));
     }
-    json_object_set_new(doc, "idle_past_durables", json_integer(idle));
     jsConsumerInfoList_Destroy(list);
+}
+
+/* The level durables of every shard, each shard's in time order. */
+static json_t *
+pulling(struct sa_nats *n, json_t *doc)
+{
+    json_t *out = json_array();
+    json_int_t idle = 0;
+
+    for (int k = 0; k < n->layout.shards; k++)
+        shard_pulling(n, k, out, &idle);
+    json_object_set_new(doc, "idle_past_durables", json_integer(idle));
     return out;
 }
 
@@ -289,22 +331,57 @@ delivery(json_t *members)
                      int_list(h.delivery, LATENESS_BUCKETS + 1));
 }
 
+/* One shard's sweep record, or NULL if it was never swept. */
+static json_t *
+sweep_shard(struct sa_nats *n, int k, struct sa_sweep_record *r)
+{
+    kvEntry *e = NULL;
+    json_t *out = NULL;
+    char at[40], key[32];
+
+    sa_layout_meta_key(key, sizeof(key), SA_SWEEP_KEY, k);
+    if (kvStore_Get(&e, n->meta, key) == NATS_OK &&
+        sa_sweep_record_parse(r, kvEntry_ValueString(e), NULL) == SA_OK) {
+        sa_time_format(at, sizeof(at), r->last_run_ms);
+        out = json_pack("{s:i, s:I, s:s, s:I, s:I}", "shard", k, "found", (json_int_t)r->found,
+                        "last_run", at, "next_seq", (json_int_t)r->next_seq, "checked",
+                        (json_int_t)r->checked);
+    }
+    kvEntry_Destroy(e);
+    return out;
+}
+
+/* The sweep of one shard as it is; of several, what they found and looked at in all, the
+ * oldest last run (a shard not swept yet: null), and each shard's record under "shards". */
 static json_t *
 sweep(struct sa_nats *n)
 {
     struct sa_sweep_record r;
-    kvEntry *e = NULL;
-    json_t *out = json_null();
+    json_t *shards = json_array(), *out;
+    json_int_t found = 0, checked = 0;
+    int64_t oldest = INT64_MAX;
     char at[40];
 
-    if (kvStore_Get(&e, n->meta, SA_SWEEP_KEY) == NATS_OK &&
-        sa_sweep_record_parse(&r, kvEntry_ValueString(e), NULL) == SA_OK) {
-        sa_time_format(at, sizeof(at), r.last_run_ms);
-        out = json_pack("{s:I, s:s, s:I, s:I}", "found", (json_int_t)r.found, "last_run", at,
-                        "next_seq", (json_int_t)r.next_seq, "checked", (json_int_t)r.checked);
+    for (int k = 0; k < n->layout.shards; k++) {
+        json_t *one = sweep_shard(n, k, &r);
+        if (!one) {
+            json_decref(shards);
+            return json_null();
+        }
+        found += (json_int_t)r.found;
+        checked += (json_int_t)r.checked;
+        oldest = r.last_run_ms < oldest ? r.last_run_ms : oldest;
+        json_array_append_new(shards, one);
     }
-    kvEntry_Destroy(e);
-    return out;
+    if (n->layout.shards == 1) {
+        out = json_incref(json_array_get(shards, 0));
+        json_object_del(out, "shard");
+        json_decref(shards);
+        return out;
+    }
+    sa_time_format(at, sizeof(at), oldest);
+    return json_pack("{s:I, s:s, s:I, s:o}", "found", found, "last_run", at, "checked", checked,
+                     "shards", shards);
 }
 
 enum sa_code
@@ -322,8 +399,9 @@ stats_collect(struct sa_nats *n, json_t **out, struct sa_err *err)
     json_object_set_new(doc, "members", members(n));
     json_object_set_new(doc, "delivery", delivery(json_object_get(doc, "members")));
     json_object_set_new(doc, "layout",
-                        json_pack("{s:I, s:I}", "window_ms", (json_int_t)n->layout.window_ms,
-                                  "slot_ms", (json_int_t)n->layout.slot_ms));
+                        json_pack("{s:I, s:I, s:i}", "window_ms", (json_int_t)n->layout.window_ms,
+                                  "slot_ms", (json_int_t)n->layout.slot_ms, "shards",
+                                  n->layout.shards));
     json_object_set_new(doc, "sweep", sweep(n));
     *out = doc;
     return SA_OK;

@@ -1,8 +1,8 @@
-/* Listing tasks by due time. Each window of the range is walked with direct gets "next by
- * subject" (sendat.task.<W>.>, its window and slot levels alike), every task opened with the
- * key ring for its due time, and the window's tasks sorted by (due, id). A page reads whole
- * windows: the cursor "<due_ms>.<id>" names the last task given, and the next page starts again
- * at its window and skips what is not after it. A task moving down to its slot can be seen
+/* Listing tasks by due time. Each window of the range is walked in every shard with direct
+ * gets "next by subject" (sendat.task.<W>.>, its window and slot levels alike), every task opened
+ * with the key ring for its due time, and the window's tasks sorted by (due, id). A page reads
+ * whole windows: the cursor "<due_ms>.<id>" names the last task given, and the next page starts
+ * again at its window and skips what is not after it. A task moving down to its slot can be seen
  * twice in a walk; the copies sort side by side and are given once. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -101,26 +101,27 @@ keep(struct walk *w, const struct sa_place *p, const struct sa_task *t, struct s
     return SA_OK;
 }
 
-/* Reads window's tasks due in [from, to] (of group, if not NULL) into w. */
+/* Reads the tasks of window in shard k due in [from, to] (of group, if not NULL) into w. */
 static enum sa_code
-read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, int64_t from,
-            int64_t to, const char *group, struct walk *w, struct sa_err *err)
+read_shard_window(struct sa_nats *n, const struct sa_keyring *ring, int k, int64_t window,
+                  int64_t from, int64_t to, const char *group, struct walk *w, struct sa_err *err)
 {
-    char filter[SA_SUBJECT_MAX];
+    char filter[SA_SUBJECT_MAX], stream[32];
     jsDirectGetMsgOptions o;
     natsMsg *m = NULL;
     natsStatus s;
     uint64_t seq = 0;
     enum sa_code rc = SA_OK;
 
-    snprintf(filter, sizeof(filter), "sendat.task.%" PRId64 ".>", window);
+    sa_layout_window_all_filter(filter, sizeof(filter), k, window);
+    sa_layout_stream(stream, sizeof(stream), k);
     jsDirectGetMsgOptions_Init(&o);
     o.NextBySubject = filter;
     while (rc == SA_OK) {
         struct sa_place p;
         struct sa_task *t = NULL;
         o.Sequence = seq + 1;
-        if ((s = js_DirectGetMsg(&m, n->js, SA_TASKS_STREAM, NULL, &o)) != NATS_OK)
+        if ((s = js_DirectGetMsg(&m, n->js, stream, NULL, &o)) != NATS_OK)
             return s == NATS_NOT_FOUND ? SA_OK : sa_nats_fail(err, s, 0, "direct get of a window");
         seq = natsMsg_GetSequence(m);
         if (sa_layout_parse_subject(&p, natsMsg_GetSubject(m), NULL) == SA_OK &&
@@ -132,6 +133,18 @@ read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, in
         natsMsg_Destroy(m);
         m = NULL;
     }
+    return rc;
+}
+
+/* Reads window's tasks of every shard due in [from, to] (of group, if not NULL) into w. */
+static enum sa_code
+read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, int64_t from,
+            int64_t to, const char *group, struct walk *w, struct sa_err *err)
+{
+    enum sa_code rc = SA_OK;
+
+    for (int k = 0; k < n->layout.shards && rc == SA_OK; k++)
+        rc = read_shard_window(n, ring, k, window, from, to, group, w, err);
     return rc;
 }
 

@@ -11,7 +11,8 @@
 struct claimq {
     struct asyncpub pub; /* its lock guards the fields below too */
     struct claim_job *done, *done_tail;
-    int pending; /* sent and not yet returned by claimq_done */
+    int pending;                    /* sent and not yet returned by claimq_done */
+    const struct sa_layout *layout; /* which claims bucket a task's id writes to */
     void (*wake)(void *);
     void *wake_arg;
 };
@@ -54,6 +55,7 @@ claimq_new(struct claimq **out, struct consumer *c, void (*wake)(void *), void *
     }
     q->wake = wake;
     q->wake_arg = arg;
+    q->layout = &c->n->layout;
     *out = q;
     return SA_OK;
 }
@@ -70,9 +72,14 @@ claimq_free(struct claimq *q)
 enum sa_code
 claimq_send(struct claimq *q, struct claim_job *job, struct sa_err *err)
 {
+    const char *id = job->h->task->id;
+    char bucket[64];
     natsMsg *m = NULL;
     jsPubOptions po;
-    enum sa_code rc = sa_claim_message(&m, job->h->task->id, &job->rec, job->last, err);
+    enum sa_code rc;
+
+    sa_layout_claims_bucket(bucket, sizeof(bucket), sa_layout_shard_of(q->layout, id));
+    rc = sa_claim_message(&m, bucket, id, &job->rec, job->last, err);
 
     if (rc != SA_OK)
         return rc;

@@ -19,7 +19,7 @@ enum sa_code
 claims_read_ttl(struct consumer *c, struct sa_err *err)
 {
     kvStatus *st = NULL;
-    natsStatus s = kvStore_Status(&st, c->n->claims);
+    natsStatus s = kvStore_Status(&st, c->n->claims[0]); /* every shard's alike */
 
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "read the claims bucket's TTL");
@@ -90,7 +90,8 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
     if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once)
         return TAKE_UNKNOWN;
     claims_fill(&mine, c, h, SA_CLAIM_SENDING);
-    rc = sa_claim_update(c->n->claims, h->task->id, &mine, cur->revision, rev, &err);
+    rc = sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id, &mine, cur->revision, rev,
+                         &err);
     if (rc == SA_OK)
         return TAKE_SEND;
     return rc == SA_EEXIST ? TAKE_SKIP : TAKE_LATER;
@@ -104,7 +105,7 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
 {
     struct sa_err err = {0};
 
-    if (sa_claim_get(c->n->claims, h->task->id, seen, &err) != SA_OK) {
+    if (sa_claim_get(sa_nats_claims(c->n, h->task->id), h->task->id, seen, &err) != SA_OK) {
         sa_log(SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
         return TAKE_LATER;
     }
@@ -130,7 +131,7 @@ claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *
     enum sa_code rc;
 
     claims_fill(&mine, c, h, SA_CLAIM_SENDING);
-    rc = sa_claim_create(c->n->claims, h->task->id, &mine, rev, &err);
+    rc = sa_claim_create(sa_nats_claims(c->n, h->task->id), h->task->id, &mine, rev, &err);
     if (rc == SA_OK)
         return TAKE_SEND;
     if (rc != SA_EEXIST) {
@@ -163,8 +164,10 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
     for (int64_t until = sa_now_ms() + OUTCOME_PATIENCE_MS; sa_now_ms() < until;) {
         struct timespec pause = {0, 200 * 1000000L};
         sa_err_clear(&err);
-        enum sa_code rc = rev ? sa_claim_update(c->n->claims, h->task->id, &mine, rev, NULL, &err)
-                              : sa_claim_create(c->n->claims, h->task->id, &mine, NULL, &err);
+        enum sa_code rc = rev ? sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id,
+                                                &mine, rev, NULL, &err)
+                              : sa_claim_create(sa_nats_claims(c->n, h->task->id), h->task->id,
+                                                &mine, NULL, &err);
         if (rc == SA_OK || rc == SA_EEXIST || rc == SA_EINVAL)
             return;
         nanosleep(&pause, NULL);

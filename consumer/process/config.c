@@ -60,6 +60,10 @@ static const char usage[] =
     "  SENDAT_SWEEP_INTERVAL      how often the fleet looks for tasks no level will read (bad\n"
     "                             subjects, windows behind the catch-up cursor) and dead-letters\n"
     "                             them; one member per turn (default 60s; off: never)\n"
+    "  SENDAT_SHARDS              the shards this consumer pulls and sweeps: numbers and ranges\n"
+    "                             like \"0,2,4-7\" (default: every shard of `sendat init "
+    "--shards`;\n"
+    "                             a shard nobody serves is never sent)\n"
     "  SENDAT_HTTP_ADDR           /healthz, /readyz, /metrics: host:port, :port or off (default "
     ":8080;\n"
     "                             8 connections per client, idle ones closed after 10 s)\n"
@@ -124,6 +128,38 @@ policy_load(struct sa_netpolicy **out)
     return -1;
 }
 
+/* SENDAT_SHARDS: "0,2,4-7" as bits (0: unset, every shard). Whether each shard exists is known
+ * only once the layout is read (consumer_serve). */
+static int
+env_shards(uint64_t *out)
+{
+    const char *v = getenv("SENDAT_SHARDS"), *p = v;
+
+    *out = 0;
+    if (!v || !*v)
+        return 0;
+    while (*p) {
+        char *end = NULL;
+        long from = strtol(p, &end, 10), to = from;
+
+        if (end != p && *end == '-') {
+            p = end + 1;
+            to = strtol(p, &end, 10);
+        }
+        if (end == p || (*end && *end != ',') || from < 0 || to < from || to >= SA_SHARDS_MAX) {
+            fprintf(stderr,
+                    "sendat-consumer: SENDAT_SHARDS=%s: want shard numbers 0-%d and ranges like "
+                    "\"0,2,4-7\"\n",
+                    v, SA_SHARDS_MAX - 1);
+            return -1;
+        }
+        for (long k = from; k <= to; k++)
+            *out |= 1ULL << k;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
 static int
 env_dur_or_off(const char *name, int64_t def, int64_t *out)
 {
@@ -161,6 +197,7 @@ config_load(struct config *cfg)
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
     bad |= env_dur_or_off("SENDAT_SWEEP_INTERVAL", 60000, &cfg->sweep_interval_ms);
     bad |= env_dur("SENDAT_UNKNOWN_KEY_WAIT", KEYWAIT_GIVE_UP_MS, &cfg->key_wait_ms);
+    bad |= env_shards(&cfg->shards);
     bad |= smtp_config_load(&cfg->smtp);
     bad |= policy_load(&cfg->policy);
     if (!cfg->key_file || !*cfg->key_file) {

@@ -36,6 +36,7 @@ struct config {
     int max_host_connections;  /* connections to one host at once, 0: no cap */
     int64_t sweep_interval_ms; /* a turn at the sweep for unread tasks, 0: off */
     int64_t key_wait_ms;       /* how long a task sealed with an unknown key id circulates */
+    uint64_t shards;           /* SENDAT_SHARDS: bit k set serves shard k (0: every shard) */
     struct smtp_config smtp;
     struct sa_netpolicy *policy; /* SENDAT_WEBHOOK_ALLOW / _DENY (owned; freed at exit) */
 };
@@ -77,6 +78,7 @@ struct consumer {
     struct config cfg;
     char instance[24];     /* random per process: a restart under the same name is another holder */
     int64_t claims_ttl_ms; /* the claims bucket's TTL, read at start (0: claims kept for ever) */
+    uint64_t served;       /* the shards this member pulls and sweeps (bit k: shard k) */
     struct wheel *wheel;
     struct cancel_set *cancels;
     struct signer *signer;     /* webhook signing keys (SENDAT_WEBHOOK_SECRET) */

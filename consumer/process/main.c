@@ -100,10 +100,26 @@ setup_local(struct consumer *c, struct sa_err *err)
     return 0;
 }
 
+/* The shards of SENDAT_SHARDS, or every shard; SA_EINVAL for one the cluster does not have. */
+static enum sa_code
+choose_shards(struct consumer *c, struct sa_err *err)
+{
+    int shards = c->n->layout.shards;
+    uint64_t all = shards >= 64 ? ~0ULL : (1ULL << shards) - 1, extra = c->cfg.shards & ~all;
+
+    if (extra)
+        return sa_fail(err, SA_EINVAL,
+                       "SENDAT_SHARDS names shard %d, but `sendat init` made %d shard(s) (0-%d)",
+                       __builtin_ctzll(extra), shards, shards - 1);
+    c->served = c->cfg.shards ? c->cfg.shards : all;
+    return SA_OK;
+}
+
 static int
 setup(struct consumer *c, struct sa_err *err)
 {
-    if (claims_read_ttl(c, err) != SA_OK || deliver_new(&the_deliver, c, err) != SA_OK ||
+    if (choose_shards(c, err) != SA_OK || claims_read_ttl(c, err) != SA_OK ||
+        deliver_new(&the_deliver, c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
         wheel_new(&c->wheel, c->n->nc, deliver_wakeup, the_deliver, err) != SA_OK ||
@@ -188,8 +204,8 @@ run(struct consumer *c)
     if (sweep_start(&sweep, c, c->cfg.sweep_interval_ms, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "no_sweep", "error=\"%s\"", err.msg); /* sends go on without it */
     atomic_store(&c->started, 1);
-    sa_log(SA_LOG_INFO, "started", "consumer=%s claims_ttl_ms=%" PRId64, c->cfg.name,
-           c->claims_ttl_ms);
+    sa_log(SA_LOG_INFO, "started", "consumer=%s claims_ttl_ms=%" PRId64 " shards=%d serving=%d",
+           c->cfg.name, c->claims_ttl_ms, c->n->layout.shards, __builtin_popcountll(c->served));
     deliver_run(the_deliver); /* returns once stopping and drained */
     sweep_stop(sweep);
     pull_join(&p);

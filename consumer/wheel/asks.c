@@ -50,7 +50,7 @@ batch_for(struct puller *p, struct target *t, int64_t now, long room, int64_t *u
 
     if (sharing && t->fetched >= t->prefetch_cap && now >= t->share_again_ms) {
         t->share_again_ms = now + SHARE_AGAIN_MS; /* tasks still moving in raise the share */
-        t->prefetch_cap = targets_share(p, t->durable);
+        t->prefetch_cap = targets_share(p, t);
         sharing = t->prefetch_cap >= 0;
     }
     if (sharing) {
@@ -73,11 +73,11 @@ ask(struct puller *p, struct target *t, long batch, int64_t now)
     natsStatus s;
 
     snprintf(reply, sizeof(reply), "%s.%" PRIu32, p->inbox_prefix, ++p->next_req);
-    s = sa_jspull_request(p->c->n->nc, SA_TASKS_STREAM, t->durable, reply, (int)batch,
-                          ASK_EXPIRES_MS, ASK_HEARTBEAT_MS);
+    s = sa_jspull_request(p->c->n->nc, t->sv->stream, t->durable, reply, (int)batch, ASK_EXPIRES_MS,
+                          ASK_HEARTBEAT_MS);
     if (s != NATS_OK) {
-        sa_log(SA_LOG_DEBUG, "pull_request_failed", "durable=%s error=\"%s\"", t->durable,
-               natsStatus_GetText(s));
+        sa_log(SA_LOG_DEBUG, "pull_request_failed", "stream=%s durable=%s error=\"%s\"",
+               t->sv->stream, t->durable, natsStatus_GetText(s));
         t->retry_ms = now + ASK_AGAIN_MS;
         return;
     }
@@ -117,12 +117,12 @@ asks_send(struct puller *p, int64_t now)
 static struct target *
 by_durable(struct puller *p, natsMsg *msg)
 {
-    char durable[32];
+    char stream[32], durable[32];
 
-    if (!sa_jspull_durable(durable, sizeof(durable), msg))
+    if (!sa_jspull_origin(stream, sizeof(stream), durable, sizeof(durable), msg))
         return NULL;
     for (int i = 0; i < p->n; i++)
-        if (!strcmp(p->t[i].durable, durable))
+        if (!strcmp(p->t[i].durable, durable) && !strcmp(p->t[i].sv->stream, stream))
             return &p->t[i];
     return NULL; /* a level dropped since: its task is handled all the same */
 }
@@ -155,8 +155,8 @@ status(struct puller *p, natsMsg *msg, enum sa_jspull_kind kind, int64_t now)
     if (kind != SA_JSPULL_CLOSED)
         return; /* expired: asked again at once */
     natsMsgHeader_Get(msg, "Description", &why);
-    sa_log(SA_LOG_WARN, "pull_request_refused", "durable=%s reason=\"%s\"", t->durable,
-           why ? why : "-");
+    sa_log(SA_LOG_WARN, "pull_request_refused", "stream=%s durable=%s reason=\"%s\"", t->sv->stream,
+           t->durable, why ? why : "-");
     /* a durable deleted to hand a dead member's tasks back is made again at once */
     t->retry_ms = now + (why && strstr(why, "Deleted") ? ASK_SOON_MS : ASK_AGAIN_MS);
 }

@@ -5,7 +5,7 @@
 #include "lookup.h"
 
 int
-lookup_holds_tasks(struct puller *p, const char *filter)
+lookup_holds_tasks(struct puller *p, const struct served *sv, const char *filter)
 {
     jsDirectGetMsgOptions o;
     natsMsg *m = NULL;
@@ -14,20 +14,20 @@ lookup_holds_tasks(struct puller *p, const char *filter)
     jsDirectGetMsgOptions_Init(&o);
     o.Sequence = 1;
     o.NextBySubject = filter;
-    s = js_DirectGetMsg(&m, p->c->n->js, SA_TASKS_STREAM, NULL, &o);
+    s = js_DirectGetMsg(&m, p->c->n->js, sv->stream, NULL, &o);
     natsMsg_Destroy(m);
     return s != NATS_NOT_FOUND; /* on doubt, pull: an empty level costs an open request */
 }
 
 enum level_state
-lookup_level_undone(struct puller *p, int64_t w, int64_t s)
+lookup_level_undone(struct puller *p, const struct served *sv, int64_t w, int64_t s)
 {
     jsConsumerInfo *ci = NULL;
     char durable[32];
     enum level_state state;
 
     sa_layout_durable(durable, sizeof(durable), w, s);
-    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) != NATS_OK)
+    if (js_GetConsumerInfo(&ci, p->c->n->js, sv->stream, durable, NULL, NULL) != NATS_OK)
         return LEVEL_UNKNOWN;
     state = ci->NumPending > 0 || ci->NumAckPending > 0 ? LEVEL_UNDONE : LEVEL_DONE;
     jsConsumerInfo_Destroy(ci);
@@ -35,13 +35,13 @@ lookup_level_undone(struct puller *p, int64_t w, int64_t s)
 }
 
 int
-lookup_slot_holds_tasks(struct puller *p, int64_t w, int64_t s)
+lookup_slot_holds_tasks(struct puller *p, const struct served *sv, int64_t w, int64_t s)
 {
     char filter[SA_SUBJECT_MAX];
-    enum level_state state = lookup_level_undone(p, w, s);
+    enum level_state state = lookup_level_undone(p, sv, w, s);
 
     if (state != LEVEL_UNKNOWN)
         return state == LEVEL_UNDONE;
-    sa_layout_level_filter(filter, sizeof(filter), w, s);
-    return lookup_holds_tasks(p, filter);
+    sa_layout_level_filter(filter, sizeof(filter), sv->shard, w, s);
+    return lookup_holds_tasks(p, sv, filter);
 }

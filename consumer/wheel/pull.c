@@ -82,13 +82,11 @@ move_down(struct puller *p, natsMsg *msg, const struct sa_task *t, int64_t now)
     struct relay_meta m;
     char subject[SA_SUBJECT_MAX], msgid[SA_SUBJECT_MAX];
     struct sa_err err = {0};
-    const struct sa_layout *l = &p->c->n->layout;
-    int64_t slot = sa_layout_slot(l, t->due_ms);
 
     relay_meta_read(msg, &m);
     m.moves++;
     m.moved_ms = now;
-    sa_layout_slot_subject(subject, sizeof(subject), sa_layout_window(l, t->due_ms), slot, t->id);
+    relay_subject(p->c, subject, sizeof(subject), t->due_ms, t->id);
     sa_layout_move_msgid(msgid, sizeof(msgid), t->id, relay_seq(msg));
     if (mover_send(p->c->mover, &msg, subject, msgid, &m, &err) == SA_OK)
         return; /* acked once the moved copy is stored */
@@ -192,17 +190,24 @@ next_activation(const struct sa_layout *l, int64_t now)
     return sa_layout_slot(l, now + l->lead_ms) + l->slot_ms - l->lead_ms;
 }
 
-/* Tasks in the current window fleet-wide, for the backlog gauge. */
+/* Tasks in the current window fleet-wide, of the shards this member serves, for the backlog
+ * gauge. A shard whose durable does not answer keeps the gauge as it was. */
 static void
 update_backlog(struct puller *p, int64_t now)
 {
-    jsConsumerInfo *ci = NULL;
     char durable[32];
+    long backlog = 0;
 
     sa_layout_durable(durable, sizeof(durable), sa_layout_window(&p->c->n->layout, now), 0);
-    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
-        atomic_store(&p->c->counters.backlog, (long)(ci->NumPending + (uint64_t)ci->NumAckPending));
-    jsConsumerInfo_Destroy(ci);
+    for (int k = 0; k < p->nsv; k++) {
+        jsConsumerInfo *ci = NULL;
+
+        if (js_GetConsumerInfo(&ci, p->c->n->js, p->sv[k].stream, durable, NULL, NULL) != NATS_OK)
+            return;
+        backlog += (long)(ci->NumPending + (uint64_t)ci->NumAckPending);
+        jsConsumerInfo_Destroy(ci);
+    }
+    atomic_store(&p->c->counters.backlog, backlog);
 }
 
 /* What a beat tells `sendat stats` and the console about this member: what it holds, has in
@@ -348,6 +353,19 @@ open_inbox(struct puller *p, struct sa_err *err)
         s = natsSubscription_SetPendingLimits(p->inbox, -1, -1);
     return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "subscribe to the pull inbox");
 }
+/* The shards in c->served, each with its stream's name. */
+static void
+serve_shards(struct puller *p)
+{
+    for (int k = 0; k < p->c->n->layout.shards; k++) {
+        if (!(p->c->served >> k & 1))
+            continue;
+        p->sv[p->nsv].shard = k;
+        sa_layout_stream(p->sv[p->nsv].stream, sizeof(p->sv[p->nsv].stream), k);
+        p->nsv++;
+    }
+}
+
 enum sa_code
 pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
 {
@@ -355,6 +373,7 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
 
     memset(p, 0, sizeof(*p));
     p->c = c;
+    serve_shards(p);
     p->reconnects = atomic_load(&c->n->reconnects);
     if ((rc = open_inbox(p, err)) != SA_OK)
         return rc;

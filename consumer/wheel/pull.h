@@ -10,12 +10,25 @@
 #include "consumer.h"
 #include "recent.h"
 
-#define PULL_MAX_TARGETS 128
+#define PULL_MAX_TARGETS 1024
 #define PULL_INBOX_MAX 64
+#define PULL_QUIET_WINDOWS 8
 
-/* One level being pulled: a window's window level (slot 0) or one slot, through a durable
- * pull consumer shared by the whole fleet. */
+/* One shard this member serves (all, or those in SENDAT_SHARDS): its stream and what the
+ * puller knows of it. */
+struct served {
+    int shard;
+    char stream[32];
+    int64_t done_until_ms;             /* levels ending before this were seen drained */
+    int64_t next_slot_ms;              /* the first slot not yet taken up */
+    int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
+    int quiet_next;
+};
+
+/* One level being pulled: a window's window level (slot 0) or one slot of one shard, through
+ * a durable pull consumer shared by the whole fleet. */
 struct target {
+    struct served *sv;
     int64_t window;
     int64_t slot;
     int64_t start_ms; /* when the level starts: its window, or its slot */
@@ -31,22 +44,18 @@ struct target {
     int64_t share_again_ms; /* its share, once taken, is read again from this time */
 };
 
-#define PULL_QUIET_WINDOWS 8
-
 struct puller {
     struct consumer *c;
+    struct served sv[SA_SHARDS_MAX];
+    int nsv;
     struct target t[PULL_MAX_TARGETS];
     int n;
     int64_t next_refresh_ms;
     int64_t next_probe_ms;
-    int64_t done_until_ms; /* levels ending before this were seen drained */
     int64_t next_member_ms;
-    int64_t next_slot_ms;       /* the first slot not yet taken up */
     int64_t next_key_reload_ms; /* a task with an unknown key id may ask for a reload from then */
-    int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
-    int quiet_next;
-    struct members *members; /* fleet membership: shares of a slot, members found dead */
-    natsSubscription *inbox; /* every level's answers: <inbox_prefix>.<request> */
+    struct members *members;    /* fleet membership: shares of a slot, members found dead */
+    natsSubscription *inbox;    /* every level's answers: <inbox_prefix>.<request> */
     char inbox_prefix[PULL_INBOX_MAX];
     uint32_t next_req;
     long reconnects;      /* the connection's count when the requests were last made */
@@ -54,7 +63,7 @@ struct puller {
     pthread_t thread;
 };
 
-/* Starts the thread. */
+/* Starts the thread, serving the shards in c->served. */
 enum sa_code pull_start(struct puller *p, struct consumer *c, struct sa_err *err) SA_MUST_CHECK;
 
 /* Joins the thread once c->stopping is set. */
@@ -64,8 +73,8 @@ void pull_join(struct puller *p);
 void pull_close(struct puller *p);
 
 /* targets.c: keeping the set of levels to pull. */
-int targets_find(const struct puller *p, int64_t window, int64_t slot);
-enum sa_code targets_add(struct puller *p, int64_t window, int64_t slot,
+int targets_find(const struct puller *p, const struct served *sv, int64_t window, int64_t slot);
+enum sa_code targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot,
                          struct sa_err *err) SA_MUST_CHECK;
 void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
@@ -75,8 +84,8 @@ void targets_close(struct puller *p);
  * so the server delivers them again now instead of after the ack wait. Live members' held
  * copies come back too and are settled by their holders. Returns how many levels. */
 int targets_redeliver(struct puller *p);
-/* This member's share of the level before it starts (-1: none), see targets.c. */
-long targets_share(struct puller *p, const char *durable);
+/* This member's share of level t before it starts (-1: none), see targets.c. */
+long targets_share(struct puller *p, const struct target *t);
 /* asks.c: the pull requests open on the server. asks_send asks every level without an open
  * request that the limits allow and returns how long the puller may wait for a message;
  * asks_answer counts a task against its level and returns 1, or takes in a status (destroys

@@ -15,7 +15,7 @@ relay_subject(const struct consumer *c, char *out, size_t cap, int64_t due_ms, c
     const struct sa_layout *l = &c->n->layout;
     int64_t w = sa_layout_window(l, due_ms);
 
-    sa_layout_slot_subject(out, cap, w, sa_layout_slot(l, due_ms), id);
+    sa_layout_slot_subject(out, cap, sa_layout_shard_of(l, id), w, sa_layout_slot(l, due_ms), id);
 }
 
 /* A header's decimal value in 0..max, else 0 (as if it were absent). These headers are not

@@ -1,8 +1,9 @@
 /* Invariant 5 (nothing is dropped silently) for messages nobody reads: a subject the layout
  * never writes (no durable's filter matches it) or a window the catch-up cursor has passed.
- * One fleet member at a time walks the task stream by sequence, from the record "sweep" in
- * the meta bucket on (compare-and-set on its revision), so each message is looked at once in
- * its life; dead letter first, and only after its PubAck the delete (invariant 1). */
+ * For each shard it serves, one fleet member at a time walks the shard's task stream by
+ * sequence, from the shard's record in the meta bucket on ("sweep", "sweep.<k>"; compare-and-set
+ * on its revision), so each message is looked at once in its life; dead letter first, and only
+ * after its PubAck the delete (invariant 1). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,7 +18,6 @@
 #include "timeparse.h"
 
 #define SWEEP_MAX_PER_RUN 20000 /* ~2 s of direct gets on loopback; the rest next time */
-#define TASKS_ALL "sendat.task.>"
 
 struct sweep {
     struct consumer *c;
@@ -31,6 +31,9 @@ struct sweep {
 /* One turn: the record as it will be written, and what the walk found. */
 struct run {
     struct sweep *s;
+    char stream[32];              /* the shard's task stream */
+    char key[32], cursor_key[32]; /* its sweep record and catch-up cursor in the meta bucket */
+    char subjects[SA_SUBJECT_MAX];
     struct sa_sweep_record rec;
     uint64_t rev;
     int64_t now;
@@ -108,7 +111,7 @@ settle(struct run *r, natsMsg *m, const char *why)
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "seq=%" PRIu64 " error=\"%s\"", seq, err.msg);
         return -1;
     }
-    s = js_DeleteMsg(c->n->js, SA_TASKS_STREAM, seq, NULL, &jerr);
+    s = js_DeleteMsg(c->n->js, r->stream, seq, NULL, &jerr);
     if (s != NATS_OK && jerr != JSNoMessageFoundErr) { /* gone already: nothing left to do */
         sa_nats_fail(&err, s, jerr, "delete");
         sa_log(SA_LOG_ERROR, "unread_delete_failed", "seq=%" PRIu64 " error=\"%s\"", seq, err.msg);
@@ -149,8 +152,8 @@ walk(struct run *r)
 
         jsDirectGetMsgOptions_Init(&o);
         o.Sequence = seq;
-        o.NextBySubject = TASKS_ALL;
-        if (js_DirectGetMsg(&m, r->s->c->n->js, SA_TASKS_STREAM, NULL, &o) != NATS_OK)
+        o.NextBySubject = r->subjects;
+        if (js_DirectGetMsg(&m, r->s->c->n->js, r->stream, NULL, &o) != NATS_OK)
             break; /* the end of the stream, or no answer: again next turn */
         got = natsMsg_GetSequence(m);
         n++;
@@ -177,7 +180,7 @@ claim(struct run *r)
     kvStore *meta = r->s->c->n->meta;
     kvEntry *e = NULL;
     char text[200];
-    natsStatus s = kvStore_Get(&e, meta, SA_SWEEP_KEY);
+    natsStatus s = kvStore_Get(&e, meta, r->key);
     uint64_t rev = 0;
 
     sa_sweep_record_init(&r->rec);
@@ -194,42 +197,60 @@ claim(struct run *r)
     r->passed = r->rec.cursor;
     r->rec.last_run_ms = r->now;
     sa_sweep_record_format(text, sizeof(text), &r->rec);
-    s = rev ? kvStore_UpdateString(&r->rev, meta, SA_SWEEP_KEY, text, rev)
-            : kvStore_CreateString(&r->rev, meta, SA_SWEEP_KEY, text);
+    s = rev ? kvStore_UpdateString(&r->rev, meta, r->key, text, rev)
+            : kvStore_CreateString(&r->rev, meta, r->key, text);
     return s == NATS_OK ? 0 : -1; /* refused: another member took the turn first */
 }
 
 static int64_t
-read_cursor(struct consumer *c)
+read_cursor(struct consumer *c, const char *key)
 {
     kvEntry *e = NULL;
     int64_t cursor = 0;
 
-    if (kvStore_Get(&e, c->n->meta, "cursor") == NATS_OK)
+    if (kvStore_Get(&e, c->n->meta, key) == NATS_OK)
         cursor = strtoll(kvEntry_ValueString(e), NULL, 10);
     kvEntry_Destroy(e);
     return cursor;
 }
 
+/* One shard's turn: its share of the turn's time (until), its own record and cursor. */
 static void
-turn(struct sweep *s)
+turn_shard(struct sweep *s, int k, int64_t until)
 {
     int64_t now = sa_now_ms();
-    struct run r = {.s = s, .now = now, .until = now + s->interval_ms / 2};
+    struct run r = {.s = s, .now = now, .until = until};
     char text[200];
     uint64_t rev, from;
 
+    sa_layout_stream(r.stream, sizeof(r.stream), k);
+    sa_layout_stream_subjects(r.subjects, sizeof(r.subjects), k);
+    sa_layout_meta_key(r.key, sizeof(r.key), SA_SWEEP_KEY, k);
+    sa_layout_meta_key(r.cursor_key, sizeof(r.cursor_key), "cursor", k);
     if (claim(&r) != 0)
         return;
-    r.rec.cursor = read_cursor(s->c); /* what the next turn may take as passed by everyone */
+    r.rec.cursor = read_cursor(s->c, r.cursor_key); /* what the next turn may take as passed */
     from = r.rec.next_seq;
     walk(&r);
     sa_sweep_record_format(text, sizeof(text), &r.rec);
-    if (kvStore_UpdateString(&rev, s->c->n->meta, SA_SWEEP_KEY, text, r.rev) != NATS_OK)
-        sa_log(SA_LOG_WARN, "sweep_not_recorded", "error=\"the record changed during the turn\"");
+    if (kvStore_UpdateString(&rev, s->c->n->meta, r.key, text, r.rev) != NATS_OK)
+        sa_log(SA_LOG_WARN, "sweep_not_recorded",
+               "stream=%s error=\"the record changed during the turn\"", r.stream);
     sa_log(r.found ? SA_LOG_INFO : SA_LOG_DEBUG, "sweep",
-           "from=%" PRIu64 " next=%" PRIu64 " found=%" PRIu64 " ms=%" PRId64, from, r.rec.next_seq,
-           r.found, sa_now_ms() - r.now);
+           "stream=%s from=%" PRIu64 " next=%" PRIu64 " found=%" PRIu64 " ms=%" PRId64, r.stream,
+           from, r.rec.next_seq, r.found, sa_now_ms() - r.now);
+}
+
+/* A turn at every shard this member serves, within half an interval in all, so the next
+ * member's turn never overlaps. */
+static void
+turn(struct sweep *s)
+{
+    int64_t until = sa_now_ms() + s->interval_ms / 2;
+
+    for (int k = 0; k < s->c->n->layout.shards && !stopping(s); k++)
+        if (s->c->served >> k & 1)
+            turn_shard(s, k, until);
 }
 
 static void *

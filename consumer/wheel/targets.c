@@ -22,10 +22,10 @@
 #define SLOT_INACTIVE_MIN_MS 120000
 
 int
-targets_find(const struct puller *p, int64_t window, int64_t slot)
+targets_find(const struct puller *p, const struct served *sv, int64_t window, int64_t slot)
 {
     for (int i = 0; i < p->n; i++)
-        if (p->t[i].window == window && p->t[i].slot == slot)
+        if (p->t[i].sv == sv && p->t[i].window == window && p->t[i].slot == slot)
             return i;
     return -1;
 }
@@ -39,7 +39,7 @@ slot_inactive_ns(const struct sa_layout *l)
 }
 
 static natsStatus
-ensure_durable(struct consumer *c, const char *durable, const char *filter)
+ensure_durable(struct consumer *c, const char *stream, const char *durable, const char *filter)
 {
     jsConsumerConfig cc;
     jsConsumerInfo *ci = NULL;
@@ -56,14 +56,13 @@ ensure_durable(struct consumer *c, const char *durable, const char *filter)
     cc.MaxAckPending = c->cfg.max_ack_pending;
     cc.MaxWaiting = 512;
     cc.InactiveThreshold = durable[0] == 's' ? slot_inactive_ns(&c->n->layout) : INACTIVE_NS;
-    if (js_GetConsumerInfo(&ci, c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
+    if (js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {
         jsConsumerInfo_Destroy(ci); /* another member made it: adding it again costs the server */
         return NATS_OK;             /* a scan of the stream (~0.2 s with a million tasks) */
     }
-    s = js_AddConsumer(&ci, c->n->js, SA_TASKS_STREAM, &cc, NULL, &jerr);
+    s = js_AddConsumer(&ci, c->n->js, stream, &cc, NULL, &jerr);
     jsConsumerInfo_Destroy(ci);
-    if (s != NATS_OK &&
-        js_GetConsumerInfo(&ci, c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK) {
+    if (s != NATS_OK && js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {
         jsConsumerInfo_Destroy(ci); /* made by another fleet member with other limits: use it */
         s = NATS_OK;
     }
@@ -79,17 +78,17 @@ redeliver_one(struct puller *p, struct target *t)
     int unacked = 0;
     natsStatus s;
 
-    if (js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, t->durable, NULL, NULL) == NATS_OK)
+    if (js_GetConsumerInfo(&ci, p->c->n->js, t->sv->stream, t->durable, NULL, NULL) == NATS_OK)
         unacked = ci->NumAckPending > 0;
     jsConsumerInfo_Destroy(ci);
     if (!unacked)
         return 0;
-    sa_layout_level_filter(filter, sizeof(filter), t->window, t->slot);
-    js_DeleteConsumer(p->c->n->js, SA_TASKS_STREAM, t->durable, NULL, NULL);
-    s = ensure_durable(p->c, t->durable, filter);
+    sa_layout_level_filter(filter, sizeof(filter), t->sv->shard, t->window, t->slot);
+    js_DeleteConsumer(p->c->n->js, t->sv->stream, t->durable, NULL, NULL);
+    s = ensure_durable(p->c, t->sv->stream, t->durable, filter);
     if (s != NATS_OK) /* the next refresh makes it; its tasks wait in the stream */
-        sa_log(SA_LOG_WARN, "redeliver_failed", "durable=%s error=\"%s\"", t->durable,
-               natsStatus_GetText(s));
+        sa_log(SA_LOG_WARN, "redeliver_failed", "stream=%s durable=%s error=\"%s\"", t->sv->stream,
+               t->durable, natsStatus_GetText(s));
     t->req = 0; /* the request died with the durable: ask the new one at once */
     t->retry_ms = 0;
     return 1;
@@ -112,13 +111,13 @@ targets_redeliver(struct puller *p)
  * fill theirs and leave the slowest short once pulls got fast: 2247 against 2683 of 10,000 over 4.)
  */
 long
-targets_share(struct puller *p, const char *durable)
+targets_share(struct puller *p, const struct target *t)
 {
     jsConsumerInfo *ci = NULL;
     long share = -1, fleet = members_fleet_size(p->members);
 
     if (fleet > 1 &&
-        js_GetConsumerInfo(&ci, p->c->n->js, SA_TASKS_STREAM, durable, NULL, NULL) == NATS_OK)
+        js_GetConsumerInfo(&ci, p->c->n->js, t->sv->stream, t->durable, NULL, NULL) == NATS_OK)
         share = (long)((ci->NumPending + (uint64_t)ci->NumAckPending + (uint64_t)fleet - 1) /
                        (uint64_t)fleet);
     jsConsumerInfo_Destroy(ci);
@@ -126,24 +125,25 @@ targets_share(struct puller *p, const char *durable)
 }
 
 enum sa_code
-targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
+targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, struct sa_err *err)
 {
     const struct sa_layout *l = &p->c->n->layout;
     struct target *t;
     char durable[32], filter[SA_SUBJECT_MAX];
     natsStatus s;
 
-    if (targets_find(p, window, slot) >= 0)
+    if (targets_find(p, sv, window, slot) >= 0)
         return SA_OK;
     if (p->n == PULL_MAX_TARGETS)
         return sa_fail(err, SA_ERETRY, "already pulling %d levels", PULL_MAX_TARGETS);
     sa_layout_durable(durable, sizeof(durable), window, slot);
-    sa_layout_level_filter(filter, sizeof(filter), window, slot);
+    sa_layout_level_filter(filter, sizeof(filter), sv->shard, window, slot);
     t = &p->t[p->n];
-    s = ensure_durable(p->c, durable, filter);
+    s = ensure_durable(p->c, sv->stream, durable, filter);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, durable);
     memset(t, 0, sizeof(*t)); /* no request open yet: asks.c makes one */
+    t->sv = sv;
     snprintf(t->durable, sizeof(t->durable), "%s", durable);
     t->window = window;
     t->slot = slot;
@@ -151,20 +151,21 @@ targets_add(struct puller *p, int64_t window, int64_t slot, struct sa_err *err)
     t->start_ms = slot ? slot : window;
     /* taken up before it starts (a slot, or the next window, whose first slot's tasks are held
      * straight from it): each member takes its share until the start, then pulls freely */
-    t->prefetch_cap = sa_now_ms() < t->start_ms ? targets_share(p, durable) : -1;
+    t->prefetch_cap = sa_now_ms() < t->start_ms ? targets_share(p, t) : -1;
     p->n++;
-    sa_log(SA_LOG_DEBUG, "pull_level", "durable=%s", durable);
+    sa_log(SA_LOG_DEBUG, "pull_level", "stream=%s durable=%s", sv->stream, durable);
     return SA_OK;
 }
 
 static void
-add_logged(struct puller *p, int64_t window, int64_t slot)
+add_logged(struct puller *p, struct served *sv, int64_t window, int64_t slot)
 {
     struct sa_err err = {0};
 
-    if (targets_add(p, window, slot, &err) != SA_OK)
-        sa_log(SA_LOG_WARN, "pull_level_failed", "window=%" PRId64 " slot=%" PRId64 " error=\"%s\"",
-               window, slot, err.msg);
+    if (targets_add(p, sv, window, slot, &err) != SA_OK)
+        sa_log(SA_LOG_WARN, "pull_level_failed",
+               "stream=%s window=%" PRId64 " slot=%" PRId64 " error=\"%s\"", sv->stream, window,
+               slot, err.msg);
 }
 
 /* Every slot from the last one taken up to the one starting within the lead, so a slot is
@@ -172,24 +173,25 @@ add_logged(struct puller *p, int64_t window, int64_t slot)
  * thread was held up for longer than a slot. A slot already over is pulled only if it still
  * holds tasks. */
 static void
-add_slots(struct puller *p, int64_t now_ms)
+add_slots(struct puller *p, struct served *sv, int64_t now_ms)
 {
     const struct sa_layout *l = &p->c->n->layout;
-    int64_t to = sa_layout_slot(l, now_ms + l->lead_ms), s = p->next_slot_ms;
+    int64_t to = sa_layout_slot(l, now_ms + l->lead_ms), s = sv->next_slot_ms;
     struct sa_err err = {0};
 
     if (!s || s < to - 1000 * l->slot_ms)
         s = sa_layout_slot(
             l, now_ms); /* first time, or too far behind: the catch-up probe covers it */
     for (; s <= to; s += l->slot_ms) {
-        if (s + l->slot_ms <= now_ms && !lookup_slot_holds_tasks(p, sa_layout_window(l, s), s))
+        if (s + l->slot_ms <= now_ms && !lookup_slot_holds_tasks(p, sv, sa_layout_window(l, s), s))
             continue;
-        if (targets_add(p, sa_layout_window(l, s), s, &err) != SA_OK) {
-            sa_log(SA_LOG_WARN, "pull_level_failed", "slot=%" PRId64 " error=\"%s\"", s, err.msg);
+        if (targets_add(p, sv, sa_layout_window(l, s), s, &err) != SA_OK) {
+            sa_log(SA_LOG_WARN, "pull_level_failed", "stream=%s slot=%" PRId64 " error=\"%s\"",
+                   sv->stream, s, err.msg);
             break; /* again on the next refresh, from this slot */
         }
     }
-    p->next_slot_ms = s;
+    sv->next_slot_ms = s;
 }
 
 void
@@ -197,9 +199,11 @@ targets_refresh(struct puller *p, int64_t now_ms)
 {
     const struct sa_layout *l = &p->c->n->layout;
 
-    add_logged(p, sa_layout_window(l, now_ms), 0);
-    add_logged(p, sa_layout_window(l, now_ms + l->lead_ms), 0);
-    add_slots(p, now_ms);
+    for (int k = 0; k < p->nsv; k++) {
+        add_logged(p, &p->sv[k], sa_layout_window(l, now_ms), 0);
+        add_logged(p, &p->sv[k], sa_layout_window(l, now_ms + l->lead_ms), 0);
+        add_slots(p, &p->sv[k], now_ms);
+    }
 }
 
 void
@@ -207,7 +211,7 @@ targets_reap(struct puller *p, int64_t now_ms)
 {
     for (int i = 0; i < p->n; i++) {
         struct target *t = &p->t[i];
-        if (t->end_ms > now_ms || lookup_level_undone(p, t->window, t->slot) != LEVEL_DONE)
+        if (t->end_ms > now_ms || lookup_level_undone(p, t->sv, t->window, t->slot) != LEVEL_DONE)
             continue;
         p->t[i--] = p->t[--p->n]; /* its open request expires on the server */
     }

@@ -110,7 +110,7 @@ publish_raw(const char *id, const void *data, int len)
 {
     char subject[SA_SUBJECT_MAX];
 
-    sa_layout_window_subject(subject, sizeof(subject), test_now_ms() / 10000 * 10000, id);
+    sa_layout_window_subject(subject, sizeof(subject), 0, test_now_ms() / 10000 * 10000, id);
     assert_int_equal(js_Publish(NULL, js, subject, data, len, NULL, NULL), NATS_OK);
 }
 

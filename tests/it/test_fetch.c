@@ -128,11 +128,11 @@ static void
 take(struct pfx *f, natsMsg *m, int *seen, int *next_req, int *closed)
 {
     enum sa_jspull_kind kind = sa_jspull_classify(m, NULL);
-    char durable[32];
+    char stream[32], durable[32];
     int k = -1;
 
     if (kind == SA_JSPULL_TASK) {
-        assert_true(sa_jspull_durable(durable, sizeof(durable), m));
+        assert_true(sa_jspull_origin(stream, sizeof(stream), durable, sizeof(durable), m));
         assert_string_equal(durable, "d");
         assert_int_equal(sscanf(natsMsg_GetSubject(m), "ft.%d", &k), 1);
         assert_true(k >= 0 && k < LOADED);

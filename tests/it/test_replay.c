@@ -79,7 +79,7 @@ replay_raw(natsMsg *captured, const char *id, const char *msgid)
 
     jsPubOptions_Init(&po);
     po.MsgId = msgid;
-    sa_layout_window_subject(subject, sizeof(subject), test_now_ms() / 10000 * 10000, id);
+    sa_layout_window_subject(subject, sizeof(subject), 0, test_now_ms() / 10000 * 10000, id);
     assert_int_equal(js_Publish(NULL, js, subject, natsMsg_GetData(captured),
                                 natsMsg_GetDataLength(captured), &po, NULL),
                      NATS_OK);

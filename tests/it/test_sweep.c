@@ -141,7 +141,7 @@ test_unread_tasks_are_dead_lettered(void **state)
     }
     assert_true(wait_until(stats_count, (void *)(intptr_t)N_JUNK, 10000));
     assert_true(receiver_wait(F.recv, "/ok", 1, 30000));
-    sa_layout_id_filter(subject, sizeof(subject), later);
+    sa_layout_id_filter(subject, sizeof(subject), 0, later);
     assert_true(in_stream(subject)); /* well-formed and due later: the sweep leaves it */
     assert_int_equal(fx_stop_consumers(&F), 0);
     jsCtx_Destroy(js);

@@ -37,9 +37,9 @@ test_subjects(void **state)
     struct sa_place p;
 
     (void)state;
-    assert_true(sa_layout_window_subject(s, sizeof(s), 600000, "abc") > 0);
+    assert_true(sa_layout_window_subject(s, sizeof(s), 0, 600000, "abc") > 0);
     assert_string_equal(s, "sendat.task.600000.w.abc");
-    sa_layout_slot_subject(s, sizeof(s), 600000, 610000, "abc");
+    sa_layout_slot_subject(s, sizeof(s), 0, 600000, 610000, "abc");
     assert_string_equal(s, "sendat.task.600000.610000.abc");
     assert_int_equal(sa_layout_parse_subject(&p, s, NULL), SA_OK);
     assert_int_equal(p.window, 600000);
@@ -47,15 +47,116 @@ test_subjects(void **state)
     assert_string_equal(p.id, "abc");
     assert_int_equal(sa_layout_parse_subject(&p, "sendat.task.600000.w.x-1", NULL), SA_OK);
     assert_int_equal(p.slot, 0);
-    sa_layout_level_filter(s, sizeof(s), 600000, 0);
+    sa_layout_level_filter(s, sizeof(s), 0, 600000, 0);
     assert_string_equal(s, "sendat.task.600000.w.*");
-    sa_layout_window_all_filter(s, sizeof(s), 600000);
+    sa_layout_window_all_filter(s, sizeof(s), 0, 600000);
     assert_string_equal(s, "sendat.task.600000.>");
     sa_layout_durable(s, sizeof(s), 600000, 610000);
     assert_string_equal(s, "s610000");
     sa_layout_durable(s, sizeof(s), 600000, 0);
     assert_string_equal(s, "w600000");
-    assert_int_equal(sa_layout_window_subject(s, 10, 600000, "abc"), -1);
+    assert_int_equal(sa_layout_window_subject(s, 10, 0, 600000, "abc"), -1);
+}
+
+/* Shard k > 0 has its own stream, subjects and claims bucket; parsing finds the shard again. */
+static void
+test_shard_names(void **state)
+{
+    char s[SA_SUBJECT_MAX];
+    struct sa_place p;
+
+    (void)state;
+    sa_layout_stream(s, sizeof(s), 0);
+    assert_string_equal(s, "SENDAT_TASKS");
+    sa_layout_stream(s, sizeof(s), 3);
+    assert_string_equal(s, "SENDAT_TASKS_3");
+    sa_layout_claims_bucket(s, sizeof(s), 0);
+    assert_string_equal(s, "sendat_claims");
+    sa_layout_claims_bucket(s, sizeof(s), 12);
+    assert_string_equal(s, "sendat_claims_12");
+    sa_layout_stream_subjects(s, sizeof(s), 0);
+    assert_string_equal(s, "sendat.task.*.*.*");
+    sa_layout_stream_subjects(s, sizeof(s), 3);
+    assert_string_equal(s, "sendat.shard.3.*.*.*");
+    sa_layout_meta_key(s, sizeof(s), "cursor", 0);
+    assert_string_equal(s, "cursor");
+    sa_layout_meta_key(s, sizeof(s), "cursor", 5);
+    assert_string_equal(s, "cursor.5");
+    sa_layout_slot_subject(s, sizeof(s), 3, 600000, 610000, "abc");
+    assert_string_equal(s, "sendat.shard.3.600000.610000.abc");
+    assert_int_equal(sa_layout_parse_subject(&p, s, NULL), SA_OK);
+    assert_int_equal(p.shard, 3);
+    assert_int_equal(p.window, 600000);
+    assert_int_equal(p.slot, 610000);
+    assert_string_equal(p.id, "abc");
+    sa_layout_window_subject(s, sizeof(s), 0, 600000, "abc");
+    assert_int_equal(sa_layout_parse_subject(&p, s, NULL), SA_OK);
+    assert_int_equal(p.shard, 0);
+    sa_layout_level_filter(s, sizeof(s), 7, 600000, 0);
+    assert_string_equal(s, "sendat.shard.7.600000.w.*");
+    sa_layout_window_all_filter(s, sizeof(s), 7, 600000);
+    assert_string_equal(s, "sendat.shard.7.600000.>");
+    sa_layout_id_filter(s, sizeof(s), 7, "abc");
+    assert_string_equal(s, "sendat.shard.7.*.*.abc");
+    for (const char **bad =
+             (const char *[]){"sendat.shard.0.600000.w.a", "sendat.shard.01.600000.w.a",
+                              "sendat.shard.64.600000.w.a", "sendat.shard.x.600000.w.a",
+                              "sendat.shard.600000.w.a", "sendat.shard..600000.w.a", NULL};
+         *bad; bad++)
+        assert_int_equal(sa_layout_parse_subject(&p, *bad, NULL), SA_EINVAL);
+}
+
+/* The shard follows from the id alone, stays in range, and spreads ids evenly. */
+static void
+test_shard_of(void **state)
+{
+    struct sa_layout l;
+    char id[SA_ID_MAX + 1];
+    int count[5] = {0};
+
+    (void)state;
+    sa_layout_defaults(&l);
+    assert_int_equal(sa_layout_shard_of(&l, "anything"), 0);
+    l.shards = 5;
+    for (int i = 0; i < 10000; i++) {
+        sa_layout_id_new(id, sizeof(id), 1700000000000LL + i);
+        int k = sa_layout_shard_of(&l, id);
+        assert_true(k >= 0 && k < 5);
+        assert_int_equal(sa_layout_shard_of(&l, id), k);
+        count[k]++;
+    }
+    for (int k = 0; k < 5; k++)
+        assert_true(count[k] > 1700 && count[k] < 2300);
+}
+
+/* A record without "shards=" (written before shards existed) is one shard; with it, N. */
+static void
+test_layout_shards_record(void **state)
+{
+    struct sa_layout l;
+    char text[160];
+
+    (void)state;
+    assert_int_equal(
+        sa_layout_parse(&l, "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000", NULL),
+        SA_OK);
+    assert_int_equal(l.shards, 1);
+    l.shards = 8;
+    sa_layout_format(text, sizeof(text), &l);
+    assert_string_equal(text,
+                        "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000 shards=8");
+    assert_int_equal(sa_layout_parse(&l, text, NULL), SA_OK);
+    assert_int_equal(l.shards, 8);
+    assert_int_equal(sa_layout_parse(&l,
+                                     "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 "
+                                     "lead_ms=2000 shards=0",
+                                     NULL),
+                     SA_EINVAL);
+    assert_int_equal(sa_layout_parse(&l,
+                                     "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 "
+                                     "lead_ms=2000 shards=3 junk",
+                                     NULL),
+                     SA_EINVAL);
 }
 
 static void
@@ -139,7 +240,7 @@ test_layout_record(void **state)
     (void)state;
     sa_layout_format(text, sizeof(text), &L);
     assert_int_equal(sa_layout_parse(&l2, text, NULL), SA_OK);
-    assert_memory_equal(&l2, &L, sizeof(L));
+    assert_true(sa_layout_equal(&l2, &L));
     assert_int_equal(
         sa_layout_parse(&l2, "window_ms=600000 slot_ms=7000 ack_wait_ms=30000 lead_ms=2000", NULL),
         SA_EINVAL);
@@ -172,9 +273,15 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_floor),        cmocka_unit_test(test_subjects),
-        cmocka_unit_test(test_bad_subjects), cmocka_unit_test(test_level_of),
-        cmocka_unit_test(test_ids),          cmocka_unit_test(test_layout_record),
+        cmocka_unit_test(test_floor),
+        cmocka_unit_test(test_subjects),
+        cmocka_unit_test(test_shard_names),
+        cmocka_unit_test(test_shard_of),
+        cmocka_unit_test(test_layout_shards_record),
+        cmocka_unit_test(test_bad_subjects),
+        cmocka_unit_test(test_level_of),
+        cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_layout_record),
         cmocka_unit_test(test_msgids),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
