@@ -16,6 +16,7 @@
 #include "log.h"
 #include "members.h"
 #include "mover.h"
+#include "prepare.h"
 #include "pull.h"
 #include "relay.h"
 #include "retry.h"
@@ -381,15 +382,22 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
         return rc;
     members_beat(p->members, sa_now_ms(), NULL);
     c->members = p->members; /* the sender asks it whether a claim's holder still lives */
-    if (pthread_create(&p->thread, NULL, pull_loop, p) != 0)
-        return sa_fail(err, SA_ENOMEM, "cannot start the puller thread");
-    return SA_OK;
+    if ((rc = prepare_start(&p->prepare, c, err)) == SA_OK &&
+        pthread_create(&p->thread, NULL, pull_loop, p) != 0)
+        rc = sa_fail(err, SA_ENOMEM, "cannot start the puller thread");
+    if (rc != SA_OK) {
+        prepare_stop(p->prepare);
+        p->prepare = NULL;
+    }
+    return rc;
 }
 
 void
 pull_join(struct puller *p)
 {
     pthread_join(p->thread, NULL);
+    prepare_stop(p->prepare);
+    p->prepare = NULL;
 }
 
 void

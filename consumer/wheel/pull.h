@@ -10,6 +10,8 @@
 #include "consumer.h"
 #include "recent.h"
 
+struct prepare;
+
 #define PULL_MAX_TARGETS 1024
 #define PULL_INBOX_MAX 64
 #define PULL_QUIET_WINDOWS 8
@@ -55,6 +57,7 @@ struct puller {
     int64_t next_member_ms;
     int64_t next_key_reload_ms; /* a task with an unknown key id may ask for a reload from then */
     struct members *members;    /* fleet membership: shares of a slot, members found dead */
+    struct prepare *prepare;    /* the threads that make level durables ahead of their time */
     natsSubscription *inbox;    /* every level's answers: <inbox_prefix>.<request> */
     char inbox_prefix[PULL_INBOX_MAX];
     uint32_t next_req;

@@ -11,15 +11,9 @@
 #include "log.h"
 #include "lookup.h"
 #include "members.h"
+#include "prepare.h"
 #include "pull.h"
 #include "timeparse.h"
-
-/* Window durables nobody pulled for an hour go away; slot durables after a window (at least
- * two minutes) without a pull request: a slot is over in seconds, and hundreds of empty
- * durables of past slots held the server's memory for an hour (issue 12). A durable gone too
- * early costs nothing but its re-creation: the tasks stay in the stream. */
-#define INACTIVE_NS (3600LL * 1000000000LL)
-#define SLOT_INACTIVE_MIN_MS 120000
 
 int
 targets_find(const struct puller *p, const struct served *sv, int64_t window, int64_t slot)
@@ -30,51 +24,11 @@ targets_find(const struct puller *p, const struct served *sv, int64_t window, in
     return -1;
 }
 
-static int64_t
-slot_inactive_ns(const struct sa_layout *l)
-{
-    int64_t ms = l->window_ms > SLOT_INACTIVE_MIN_MS ? l->window_ms : SLOT_INACTIVE_MIN_MS;
-
-    return ms * 1000000LL;
-}
-
-static natsStatus
-ensure_durable(struct consumer *c, const char *stream, const char *durable, const char *filter)
-{
-    jsConsumerConfig cc;
-    jsConsumerInfo *ci = NULL;
-    jsErrCode jerr = 0;
-    natsStatus s;
-
-    jsConsumerConfig_Init(&cc);
-    cc.Durable = durable;
-    cc.FilterSubject = filter;
-    cc.AckPolicy = js_AckExplicit;
-    cc.DeliverPolicy = js_DeliverAll;
-    cc.AckWait = c->n->layout.ack_wait_ms * 1000000LL;
-    cc.MaxDeliver = -1;
-    cc.MaxAckPending = c->cfg.max_ack_pending;
-    cc.MaxWaiting = 512;
-    cc.InactiveThreshold = durable[0] == 's' ? slot_inactive_ns(&c->n->layout) : INACTIVE_NS;
-    if (js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {
-        jsConsumerInfo_Destroy(ci); /* another member made it: adding it again costs the server */
-        return NATS_OK;             /* a scan of the stream (~0.2 s with a million tasks) */
-    }
-    s = js_AddConsumer(&ci, c->n->js, stream, &cc, NULL, &jerr);
-    jsConsumerInfo_Destroy(ci);
-    if (s != NATS_OK && js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {
-        jsConsumerInfo_Destroy(ci); /* made by another fleet member with other limits: use it */
-        s = NATS_OK;
-    }
-    return s;
-}
-
 /* Deletes and makes t's durable again if anything of it is unacked: 1 if it did. */
 static int
 redeliver_one(struct puller *p, struct target *t)
 {
     jsConsumerInfo *ci = NULL;
-    char filter[SA_SUBJECT_MAX];
     int unacked = 0;
     natsStatus s;
 
@@ -83,9 +37,8 @@ redeliver_one(struct puller *p, struct target *t)
     jsConsumerInfo_Destroy(ci);
     if (!unacked)
         return 0;
-    sa_layout_level_filter(filter, sizeof(filter), t->sv->shard, t->window, t->slot);
     js_DeleteConsumer(p->c->n->js, t->sv->stream, t->durable, NULL, NULL);
-    s = ensure_durable(p->c, t->sv->stream, t->durable, filter);
+    s = prepare_durable(p->c, t->sv->shard, t->sv->stream, t->window, t->slot);
     if (s != NATS_OK) /* the next refresh makes it; its tasks wait in the stream */
         sa_log(SA_LOG_WARN, "redeliver_failed", "stream=%s durable=%s error=\"%s\"", t->sv->stream,
                t->durable, natsStatus_GetText(s));
@@ -129,17 +82,17 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
 {
     const struct sa_layout *l = &p->c->n->layout;
     struct target *t;
-    char durable[32], filter[SA_SUBJECT_MAX];
-    natsStatus s;
+    char durable[32];
+    natsStatus s = NATS_OK;
 
     if (targets_find(p, sv, window, slot) >= 0)
         return SA_OK;
     if (p->n == PULL_MAX_TARGETS)
         return sa_fail(err, SA_ERETRY, "already pulling %d levels", PULL_MAX_TARGETS);
     sa_layout_durable(durable, sizeof(durable), window, slot);
-    sa_layout_level_filter(filter, sizeof(filter), sv->shard, window, slot);
     t = &p->t[p->n];
-    s = ensure_durable(p->c, sv->stream, durable, filter);
+    if (!prepare_ready(p->prepare, sv->shard, window, slot)) /* a past level, or the maker late */
+        s = prepare_durable(p->c, sv->shard, sv->stream, window, slot);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, durable);
     memset(t, 0, sizeof(*t)); /* no request open yet: asks.c makes one */
@@ -168,10 +121,19 @@ add_logged(struct puller *p, struct served *sv, int64_t window, int64_t slot)
                slot, err.msg);
 }
 
+/* A level still to start whose durable the maker (prepare.c) has not made yet: the refresh
+ * waits for it rather than make it on this thread. */
+static int
+not_made_yet(struct puller *p, struct served *sv, int64_t window, int64_t slot, int64_t now_ms)
+{
+    return (slot ? slot : window) > now_ms && targets_find(p, sv, window, slot) < 0 &&
+           !prepare_ready(p->prepare, sv->shard, window, slot);
+}
+
 /* Every slot from the last one taken up to the one starting within the lead, so a slot is
  * never skipped: not when adding it failed (the broker was electing a leader), not when this
- * thread was held up for longer than a slot. A slot already over is pulled only if it still
- * holds tasks. */
+ * thread was held up for longer than a slot, not while the maker is late with its durable. A
+ * slot already over is pulled only if it still holds tasks. */
 static void
 add_slots(struct puller *p, struct served *sv, int64_t now_ms)
 {
@@ -182,7 +144,7 @@ add_slots(struct puller *p, struct served *sv, int64_t now_ms)
     if (!s || s < to - 1000 * l->slot_ms)
         s = sa_layout_slot(
             l, now_ms); /* first time, or too far behind: the catch-up probe covers it */
-    for (; s <= to; s += l->slot_ms) {
+    for (; s <= to && !not_made_yet(p, sv, sa_layout_window(l, s), s, now_ms); s += l->slot_ms) {
         if (s + l->slot_ms <= now_ms && !lookup_slot_holds_tasks(p, sv, sa_layout_window(l, s), s))
             continue;
         if (targets_add(p, sv, sa_layout_window(l, s), s, &err) != SA_OK) {
@@ -200,8 +162,10 @@ targets_refresh(struct puller *p, int64_t now_ms)
     const struct sa_layout *l = &p->c->n->layout;
 
     for (int k = 0; k < p->nsv; k++) {
+        int64_t next = sa_layout_window(l, now_ms + l->lead_ms);
         add_logged(p, &p->sv[k], sa_layout_window(l, now_ms), 0);
-        add_logged(p, &p->sv[k], sa_layout_window(l, now_ms + l->lead_ms), 0);
+        if (!not_made_yet(p, &p->sv[k], next, 0, now_ms))
+            add_logged(p, &p->sv[k], next, 0);
         add_slots(p, &p->sv[k], now_ms);
     }
 }

@@ -36,6 +36,8 @@ struct fx {
 void fx_start(struct fx *f, int clustered);
 /* The --ack-wait fx_start gives init ("5s"; a test may set another before fx_start). */
 extern const char *fx_ack_wait;
+/* The --shards fx_start gives init (NULL: none, one shard; a test may set one before fx_start). */
+extern const char *fx_shards;
 void fx_stop(struct fx *f);
 
 /* The usual end of a test: every consumer exits 0 on SIGTERM (drained), then fx_stop. */

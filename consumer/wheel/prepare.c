@@ -1,0 +1,192 @@
+/* Level durables made ahead of their time, one thread per served shard (prepare.h). Each
+ * thread remembers the levels it made in a small ring and looks ahead every PASS_MS. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "prepare.h"
+#include "timeparse.h"
+
+#define READY_MAX 32
+#define PASS_MS 250
+
+/* Window durables nobody pulled for an hour go away; slot durables after a window (at least
+ * two minutes) without a pull request: a slot is over in seconds, and hundreds of empty
+ * durables of past slots held the server's memory for an hour (issue 12). A durable gone too
+ * early costs nothing but its re-creation: the tasks stay in the stream. */
+#define INACTIVE_NS (3600LL * 1000000000LL)
+#define SLOT_INACTIVE_MIN_MS 120000
+
+struct level {
+    int64_t window, slot;
+};
+
+struct maker {
+    struct prepare *pr;
+    int shard;
+    char stream[32];
+    pthread_mutex_t lock; /* guards ready and next */
+    struct level ready[READY_MAX];
+    int next;
+    pthread_t thread;
+};
+
+struct prepare {
+    struct consumer *c;
+    atomic_int stop;
+    int n;
+    struct maker m[SA_SHARDS_MAX];
+};
+
+static int64_t
+slot_inactive_ns(const struct sa_layout *l)
+{
+    int64_t ms = l->window_ms > SLOT_INACTIVE_MIN_MS ? l->window_ms : SLOT_INACTIVE_MIN_MS;
+
+    return ms * 1000000LL;
+}
+
+natsStatus
+prepare_durable(struct consumer *c, int shard, const char *stream, int64_t window, int64_t slot)
+{
+    jsConsumerConfig cc;
+    jsConsumerInfo *ci = NULL;
+    jsErrCode jerr = 0;
+    char durable[32], filter[SA_SUBJECT_MAX];
+    natsStatus s;
+
+    sa_layout_durable(durable, sizeof(durable), window, slot);
+    sa_layout_level_filter(filter, sizeof(filter), shard, window, slot);
+    if (js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {
+        jsConsumerInfo_Destroy(ci); /* another member made it: adding it again costs the server */
+        return NATS_OK;             /* a scan of the stream (~0.2 s with a million tasks) */
+    }
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = durable;
+    cc.FilterSubject = filter;
+    cc.AckPolicy = js_AckExplicit;
+    cc.DeliverPolicy = js_DeliverAll;
+    cc.AckWait = c->n->layout.ack_wait_ms * 1000000LL;
+    cc.MaxDeliver = -1;
+    cc.MaxAckPending = c->cfg.max_ack_pending;
+    cc.MaxWaiting = 512;
+    cc.InactiveThreshold = slot ? slot_inactive_ns(&c->n->layout) : INACTIVE_NS;
+    s = js_AddConsumer(&ci, c->n->js, stream, &cc, NULL, &jerr);
+    jsConsumerInfo_Destroy(ci);
+    if (s != NATS_OK && js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {
+        jsConsumerInfo_Destroy(ci); /* made by another fleet member with other limits: use it */
+        s = NATS_OK;
+    }
+    return s;
+}
+
+static int
+made(struct maker *m, int64_t window, int64_t slot)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < READY_MAX && !found; i++)
+        found = m->ready[i].window == window && m->ready[i].slot == slot;
+    pthread_mutex_unlock(&m->lock);
+    return found;
+}
+
+static void
+make(struct maker *m, int64_t window, int64_t slot)
+{
+    natsStatus s;
+
+    if (made(m, window, slot))
+        return;
+    s = prepare_durable(m->pr->c, m->shard, m->stream, window, slot);
+    if (s != NATS_OK) { /* looked at again next pass; the puller makes it itself if need be */
+        sa_log(SA_LOG_DEBUG, "prepare_failed", "stream=%s window=%lld slot=%lld error=\"%s\"",
+               m->stream, (long long)window, (long long)slot, natsStatus_GetText(s));
+        return;
+    }
+    pthread_mutex_lock(&m->lock);
+    m->ready[m->next++ % READY_MAX] = (struct level){window, slot};
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The windows and slots starting from now to PREPARE_AHEAD_SLOTS slots past the lead. */
+static void
+pass(struct maker *m)
+{
+    const struct sa_layout *l = &m->pr->c->n->layout;
+    int64_t now = sa_now_ms(), to = now + l->lead_ms + PREPARE_AHEAD_SLOTS * l->slot_ms;
+
+    for (int64_t w = sa_layout_window(l, now); w <= to && !atomic_load(&m->pr->stop);
+         w += l->window_ms)
+        make(m, w, 0);
+    for (int64_t s = sa_layout_slot(l, now); s <= to && !atomic_load(&m->pr->stop); s += l->slot_ms)
+        make(m, sa_layout_window(l, s), s);
+}
+
+static void *
+loop(void *arg)
+{
+    struct maker *m = arg;
+    struct timespec ts = {0, PASS_MS * 1000000L};
+
+    while (!atomic_load(&m->pr->stop) && !atomic_load(&m->pr->c->stopping)) {
+        pass(m);
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+enum sa_code
+prepare_start(struct prepare **out, struct consumer *c, struct sa_err *err)
+{
+    struct prepare *pr = calloc(1, sizeof(*pr));
+
+    *out = NULL;
+    if (!pr)
+        return sa_fail(err, SA_ENOMEM, "no memory for the durable makers");
+    pr->c = c;
+    for (int k = 0; k < c->n->layout.shards; k++) {
+        struct maker *m;
+        if (!(c->served >> k & 1))
+            continue;
+        m = &pr->m[pr->n];
+        m->pr = pr;
+        m->shard = k;
+        sa_layout_stream(m->stream, sizeof(m->stream), k);
+        pthread_mutex_init(&m->lock, NULL);
+        if (pthread_create(&m->thread, NULL, loop, m) != 0) {
+            pthread_mutex_destroy(&m->lock);
+            *out = pr;
+            return sa_fail(err, SA_ENOMEM, "cannot start a durable maker thread");
+        }
+        pr->n++;
+    }
+    *out = pr;
+    return SA_OK;
+}
+
+int
+prepare_ready(struct prepare *pr, int shard, int64_t window, int64_t slot)
+{
+    for (int i = 0; pr && i < pr->n; i++)
+        if (pr->m[i].shard == shard)
+            return made(&pr->m[i], window, slot);
+    return 0;
+}
+
+void
+prepare_stop(struct prepare *pr)
+{
+    if (!pr)
+        return;
+    atomic_store(&pr->stop, 1);
+    for (int i = 0; i < pr->n; i++) {
+        pthread_join(pr->m[i].thread, NULL);
+        pthread_mutex_destroy(&pr->m[i].lock);
+    }
+    free(pr);
+}

@@ -1,0 +1,307 @@
+/* Shards (`sendat init --shards N`) with real processes. On a loopback 3-node cluster: three
+ * shards whose streams are led by three different servers, tasks spread over all of them and
+ * each delivered once (cancel and status reach every shard), then the leader of one shard
+ * killed mid-run with nothing lost. On one server: the shard count is written once and a
+ * different one is refused, and consumers split the shards between them with SENDAT_SHARDS. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "layout.h"
+
+#define SHARDS 3
+#define TASKS_MAX 600
+
+static struct fx F;
+static int seen[TASKS_MAX];
+static int n_tasks;
+
+/* How many distinct tasks arrived (seen[] gets each one's count); paths are /s/<k>. */
+static int
+count_distinct(void)
+{
+    int distinct = 0;
+
+    memset(seen, 0, sizeof(seen));
+    for (size_t i = 0; i < receiver_count(F.recv); i++) {
+        struct receiver_hit h;
+        int k = -1;
+        if (receiver_hit_copy(F.recv, i, &h) != 0)
+            continue;
+        if (sscanf(h.path, "/s/%d", &k) == 1 && k >= 0 && k < n_tasks && seen[k]++ == 0)
+            distinct++;
+        receiver_hit_free(&h);
+    }
+    return distinct;
+}
+
+/* arg: how many distinct tasks to wait for. */
+static int
+arrived(void *arg)
+{
+    return count_distinct() >= *(int *)arg;
+}
+
+/* Books n webhooks with ids s-<k> (first first + k), due evenly over span_ms from start. */
+static void
+book(int first, int n, int64_t start, int64_t span_ms)
+{
+    char path[300], out[256], err[4096];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/shards-%d.ndjson", F.dir, first);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < n; i++) {
+        int64_t due = start + (int64_t)i * span_ms / n;
+        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/s/%d\",\"id\":\"s-%d\"}\n",
+                due / 1000, (int)(due % 1000), receiver_url(F.recv), first + i, first + i);
+    }
+    fclose(f);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    n_tasks = first + n;
+}
+
+static void
+connect_js(natsConnection **nc, jsCtx **js)
+{
+    assert_int_equal(natsd_connect(nc, F.clustered ? F.cluster.urls : F.srv.url, NULL, NULL),
+                     NATS_OK);
+    assert_int_equal(natsConnection_JetStream(js, *nc, NULL), NATS_OK);
+}
+
+/* Messages stored in shard k's stream. */
+static int64_t
+stored(jsCtx *js, int k)
+{
+    jsStreamInfo *si = NULL;
+    char stream[32];
+    int64_t n = -1;
+
+    sa_layout_stream(stream, sizeof(stream), k);
+    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK)
+        n = (int64_t)si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    return n;
+}
+
+/* The node leading shard k's stream (0..2), or -1. */
+static int
+leader_of(jsCtx *js, int k)
+{
+    jsStreamInfo *si = NULL;
+    char stream[32];
+    int leader = -1;
+
+    sa_layout_stream(stream, sizeof(stream), k);
+    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK && si->Cluster &&
+        si->Cluster->Leader)
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
+                leader = i;
+    jsStreamInfo_Destroy(si);
+    return leader;
+}
+
+/* JetStream places the leaders; an operator who wants them apart steps one down (as `nats
+ * stream cluster step-down` does) until they are. Returns 1 once the three differ. */
+static int
+leaders_apart(jsCtx *js, natsConnection *nc)
+{
+    for (int round = 0; round < 30; round++) {
+        int l[SHARDS], clash = -1;
+        for (int k = 0; k < SHARDS; k++)
+            l[k] = leader_of(js, k);
+        for (int k = 0; k < SHARDS && clash < 0; k++)
+            for (int j = 0; j < k; j++)
+                if (l[k] < 0 || l[k] == l[j])
+                    clash = k;
+        if (clash < 0)
+            return 1;
+        char subject[80], stream[32];
+        natsMsg *reply = NULL;
+        sa_layout_stream(stream, sizeof(stream), clash);
+        snprintf(subject, sizeof(subject), "$JS.API.STREAM.LEADER.STEPDOWN.%s", stream);
+        natsConnection_Request(&reply, nc, subject, NULL, 0, 5000);
+        natsMsg_Destroy(reply);
+        usleep(1000 * 1000);
+    }
+    return 0;
+}
+
+struct said {
+    const char *id, *word;
+};
+
+/* arg: struct said; 1 once `sendat status ID` says word (e.g. "cancelled"). A claim is
+ * written after the receiver's answer, so a test waits for it. */
+static int
+status_says(void *arg)
+{
+    const struct said *s = arg;
+    char out[8192], err[512];
+
+    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", (char *)s->id, NULL) != 0)
+        return 0;
+    if (!strstr(out, s->word))
+        fprintf(stderr, "status %s: %s\n", s->id, out);
+    return strstr(out, s->word) != NULL;
+}
+
+/* Tasks book into all three shards, each arrives once; a cancel in every shard holds. */
+static void
+spread_and_once(jsCtx *js)
+{
+    struct sa_layout l;
+    int per[SHARDS] = {0}, cancelled[SHARDS], want = 300, total = 0;
+    char id[32];
+
+    sa_layout_defaults(&l);
+    l.shards = SHARDS;
+    book(0, 300, test_now_ms() + 6000, 3000);
+    for (int k = 0; k < SHARDS; k++) {
+        per[k] = (int)stored(js, k);
+        total += per[k];
+        fprintf(stderr, "shard %d holds %d tasks\n", k, per[k]);
+        assert_true(per[k] > 50); /* 300 ids over 3 shards: each gets its part */
+        cancelled[k] = -1;
+    }
+    assert_int_equal(total, 300);
+    for (int i = 0; i < 300; i++) { /* one task of each shard cancelled */
+        snprintf(id, sizeof(id), "s-%d", i);
+        int k = sa_layout_shard_of(&l, id);
+        if (cancelled[k] >= 0)
+            continue;
+        char out[256], err[512];
+        assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", id, NULL), 0);
+        cancelled[k] = i;
+    }
+    fx_consumer(&F, 0, NULL);
+    fx_consumer(&F, 1, NULL);
+    want -= SHARDS;
+    assert_true(wait_until(arrived, &want, 90000));
+    usleep(1500 * 1000); /* a cancelled task would have arrived by now */
+    count_distinct();
+    for (int i = 0; i < 300; i++) {
+        int is_cancelled = 0;
+        for (int k = 0; k < SHARDS; k++)
+            is_cancelled |= cancelled[k] == i;
+        assert_int_equal(seen[i], is_cancelled ? 0 : 1);
+    }
+    for (int k = 0; k < SHARDS; k++) {
+        snprintf(id, sizeof(id), "s-%d", cancelled[k]);
+        assert_true(wait_until(status_says, &(struct said){id, "cancelled"}, 20000));
+    }
+    for (int i = 0; i < 300; i++) /* the first task not cancelled */
+        if (seen[i]) {
+            snprintf(id, sizeof(id), "s-%d", i);
+            break;
+        }
+    assert_true(wait_until(status_says, &(struct said){id, "sent"}, 20000));
+}
+
+static void
+test_three_shards_three_leaders(void **state)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    char out[8192], err[512];
+    int victim, want;
+
+    (void)state;
+    fx_shards = "3";
+    fx_start(&F, 1);
+    connect_js(&nc, &js);
+    assert_true(leaders_apart(js, nc));
+    spread_and_once(js);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "stats", NULL), 0);
+    assert_non_null(strstr(out, "SENDAT_TASKS_2"));
+    /* the leader of shard 1 killed while its tasks are due */
+    book(300, 300, test_now_ms() + 4000, 6000);
+    victim = leader_of(js, 1);
+    assert_true(victim >= 0);
+    want = 300 - SHARDS + 60;
+    assert_true(wait_until(arrived, &want, 60000));
+    fprintf(stderr, "killing %s, the leader of shard 1\n", F.cluster.node[victim].name);
+    natsd_kill(&F.cluster.node[victim]);
+    want = 600 - SHARDS;
+    assert_true(wait_until(arrived, &want, 180000));
+    count_distinct();
+    for (int i = 300; i < 600; i++)
+        assert_true(seen[i] >= 1); /* none lost; a resend keeps its webhook-id */
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_shards = NULL;
+    fx_finish(&F);
+}
+
+/* Consumers that split the shards between them: the one serving shards 0-1 sends none of
+ * shard 2's tasks, the one serving shard 2 sends them. A shard count given again differently
+ * is refused, and a consumer naming a shard that does not exist does not start. */
+static void
+test_split_by_env(void **state)
+{
+    char out[512], err[1024], id[32];
+    char *only01[] = {"SENDAT_SHARDS=0-1", NULL}, *only2[] = {"SENDAT_SHARDS=2", NULL},
+         *bad[] = {"SENDAT_SHARDS=0,5", NULL};
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    struct sa_layout l;
+    int want = 0, all = 120;
+
+    (void)state;
+    fx_shards = "3";
+    fx_start(&F, 0);
+    fx_shards = NULL;
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--shards", "2", NULL), 2);
+    assert_non_null(strstr(err, "has 3 shard(s), not 2"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", NULL), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--shards", "3", NULL), 0);
+    fx_consumer(&F, 2, bad);
+    assert_int_equal(proc_wait(&F.consumers[2], 30000), 1);
+    assert_true(proc_count_lines(F.consumers[2].err_path, "SENDAT_SHARDS names shard 5") > 0);
+    book(0, 120, test_now_ms() + 3000, 2000);
+    connect_js(&nc, &js);
+    for (int k = 0; k < SHARDS; k++)
+        assert_true(stored(js, k) > 0);
+    sa_layout_defaults(&l);
+    l.shards = SHARDS;
+    for (int i = 0; i < 120; i++) {
+        snprintf(id, sizeof(id), "s-%d", i);
+        want += sa_layout_shard_of(&l, id) != 2;
+    }
+    fx_consumer(&F, 0, only01);
+    assert_true(wait_until(arrived, &want, 60000));
+    usleep(2000 * 1000); /* shard 2's tasks are due by now: none may come from this member */
+    assert_int_equal(count_distinct(), want);
+    assert_true(stored(js, 2) > 0);
+    fx_consumer(&F, 1, only2);
+    assert_true(wait_until(arrived, &all, 60000));
+    count_distinct();
+    for (int i = 0; i < 120; i++)
+        assert_int_equal(seen[i], 1);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_finish(&F);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_split_by_env),
+                                       cmocka_unit_test(test_three_shards_three_leaders)};
+
+    return FX_RUN(tests);
+}
