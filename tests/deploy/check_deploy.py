@@ -296,7 +296,8 @@ def check_helm_values():
     check(conf.get("consumer", ([], None, None, False))[3] and
           not conf.get("producer", ([], None, None, False))[3],
           "accounts.conf: only consumers answer requests (allow_responses)")
-    check(conf.get("consumer", ([], None, None, False))[1] == ["sendat.task.*.w.*"],
+    check(conf.get("consumer", ([], None, None, False))[1] ==
+          ["sendat.task.*.w.*", "sendat.shard.*.*.w.*"],
           "accounts.conf: consumers must be denied the window levels (producers' alone)")
     check("admin" in helm and helm["admin"] is None, "nats-values: admin user")
 
@@ -336,7 +337,31 @@ def check_nats_configs():
     bare = {k: v for k, v in os.environ.items() if k not in PASSWORDS}
     rc, out = nats_test(os.path.join(nats_dir, "n1.conf"), bare)
     check(rc != 0 and "SENDAT_ADMIN_PASSWORD" in out, "n1.conf starts without passwords set")
+    check_shard_permissions(env)
     check_tls_config(env)
+
+
+def check_shard_permissions(env):
+    """shard-permissions.sh N: the stream and bucket names of shards 1..N-1 beside shard 0's,
+    in a file nats-server accepts."""
+    script = os.path.join(DEPLOY, "nats", "shard-permissions.sh")
+    text = subprocess.run(["bash", script, "4"], check=True, capture_output=True,
+                          text=True).stdout
+    def naming(pattern, lines):
+        return len([l for l in lines if l.lstrip().startswith('"') and re.search(pattern, l)])
+    base = naming(r"SENDAT_TASKS\b|sendat_claims\b", read("deploy", "nats", "accounts.conf").split("\n"))
+    for k in (1, 2, 3):
+        got = naming(r"(SENDAT_TASKS|sendat_claims)_%d\b" % k, text.split("\n"))
+        check(base > 0 and got == base, "shard-permissions.sh: shard %d in %d of %d" % (k, got, base))
+    check(subprocess.run(["bash", script, "0"], capture_output=True).returncode == 2,
+          "shard-permissions.sh 0 is refused")
+    with tempfile.TemporaryDirectory() as d:
+        for name in os.listdir(os.path.join(DEPLOY, "nats")):
+            shutil.copy(os.path.join(DEPLOY, "nats", name), d)
+        with open(os.path.join(d, "accounts.conf"), "w") as f:
+            f.write(text)
+        rc, out = nats_test(os.path.join(d, "n1.conf"), env)
+        check(rc == 0, "nats-server -t with shard-permissions.sh 4: %s" % out.strip())
 
 
 def check_tls_config(env):
