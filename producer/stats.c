@@ -79,6 +79,7 @@ shard_backlog(struct sa_nats *n, int k, struct level *lv, int *count, json_t *sh
     jsStreamInfo *si = NULL;
     struct sa_place p;
     char stream[32], subjects[SA_SUBJECT_MAX];
+    json_t *one;
     natsStatus s;
 
     sa_layout_stream(stream, sizeof(stream), k);
@@ -95,11 +96,11 @@ shard_backlog(struct sa_nats *n, int k, struct level *lv, int *count, json_t *sh
     }
     *msgs += si->State.Msgs;
     *bytes += si->State.Bytes;
-    json_array_append_new(
-        shards,
-        json_pack("{s:i, s:s, s:I, s:I, s:s?}", "shard", k, "stream", stream, "tasks",
-                  (json_int_t)si->State.Msgs, "bytes", (json_int_t)si->State.Bytes, "leader",
-                  si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : NULL));
+    one = json_pack("{s:i, s:s, s:I, s:I}", "shard", k, "stream", stream, "tasks",
+                    (json_int_t)si->State.Msgs, "bytes", (json_int_t)si->State.Bytes);
+    if (si->Cluster && si->Cluster->Leader) /* a single server leads nothing */
+        json_object_set_new(one, "leader", json_string(si->Cluster->Leader));
+    json_array_append_new(shards, one);
     jsStreamInfo_Destroy(si);
     return SA_OK;
 }
