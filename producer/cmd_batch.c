@@ -67,6 +67,8 @@ prepare(struct batch *b, const struct sched_opts *o, struct prepared *p, struct 
 enum sa_code
 batch_booked(struct batch *b, long line, const char *id, struct sa_err *err)
 {
+    size_t len;
+
     if (b->n_booked == b->cap_booked) {
         size_t cap = b->cap_booked ? b->cap_booked * 2 : 1024;
         struct booked *grown = realloc(b->booked, cap * sizeof(*grown));
@@ -75,8 +77,10 @@ batch_booked(struct batch *b, long line, const char *id, struct sa_err *err)
         b->booked = grown;
         b->cap_booked = cap;
     }
+    len = strnlen(id, SA_ID_MAX); /* as snprintf would cut it, without its formatting per id */
     b->booked[b->n_booked].line = line;
-    snprintf(b->booked[b->n_booked].id, sizeof(b->booked[0].id), "%s", id);
+    memcpy(b->booked[b->n_booked].id, id, len);
+    b->booked[b->n_booked].id[len] = '\0';
     b->n_booked++;
     return SA_OK;
 }
