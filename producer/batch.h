@@ -50,6 +50,7 @@ struct batch {
     struct prepared *kept; /* --strict: everything waits until every line passed; else
                               up to BATCH_SEND_RUN lines, published in one run */
     size_t n_kept, cap_kept;
+    char *flat; /* INPUT_LINE_MAX + 1 bytes: the strings of a line batch_line_flat took */
     int tty;
     int64_t started_ms, shown_ms;
 };
@@ -59,6 +60,13 @@ struct batch {
 enum sa_code batch_template(struct batch *b, struct sa_err *err) SA_MUST_CHECK;
 /* The task object of a line; NULL with err set for a bad line, NULL without for the CSV header. */
 json_t *batch_line_json(struct batch *b, char *line, struct sa_err *err);
+/* Fills a zeroed o from a flat NDJSON line without jansson: one object whose keys are known
+ * and unique, its values strings, true/false or lists of strings, its text ASCII (escapes
+ * may name any character but U+0000). o's strings are copies in buf, which must hold
+ * strlen(line) + 1 bytes and outlive o. Returns 1 with o set as batch_line_json and
+ * batch_opts_from_json would set it; 0 (o zeroed again) for any other line, bad or not:
+ * those go to jansson, which accepts them or says why not. */
+int batch_line_flat(struct sched_opts *o, const char *line, char *buf);
 /* Points o's fields at obj's strings (obj must outlive o). Unknown keys are refused. */
 enum sa_code batch_opts_from_json(struct sched_opts *o, json_t *obj,
                                   struct sa_err *err) SA_MUST_CHECK;

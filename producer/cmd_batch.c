@@ -37,22 +37,19 @@ refuse(struct batch *b, const char *why)
 }
 
 static enum sa_code
-prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
+prepare(struct batch *b, const struct sched_opts *o, struct prepared *p, struct sa_err *err)
 {
-    struct sched_opts o = {0};
-    enum sa_code rc = batch_opts_from_json(&o, obj, err);
+    enum sa_code rc = schedule_check(o, err);
     int64_t now = sa_now_ms();
 
     memset(p, 0, sizeof(*p));
     p->line = b->line;
-    if (rc == SA_OK)
-        rc = schedule_check(&o, err);
-    if (rc == SA_OK && !o.id && !o.cron)
+    if (rc == SA_OK && !o->id && !o->cron)
         b->no_id++;
     if (rc == SA_OK)
         rc = sa_task_new(&p->t, err);
     if (rc == SA_OK)
-        rc = schedule_build_task(p->t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0,
+        rc = schedule_build_task(p->t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0,
                                  now, err);
     if (rc == SA_OK && p->t->cron)
         rc = series_register(b->n, p->t, err); /* SA_EEXIST: scheduled already, publish nothing */
@@ -70,6 +67,8 @@ prepare(struct batch *b, json_t *obj, struct prepared *p, struct sa_err *err)
 enum sa_code
 batch_booked(struct batch *b, long line, const char *id, struct sa_err *err)
 {
+    size_t len;
+
     if (b->n_booked == b->cap_booked) {
         size_t cap = b->cap_booked ? b->cap_booked * 2 : 1024;
         struct booked *grown = realloc(b->booked, cap * sizeof(*grown));
@@ -78,8 +77,10 @@ batch_booked(struct batch *b, long line, const char *id, struct sa_err *err)
         b->booked = grown;
         b->cap_booked = cap;
     }
+    len = strnlen(id, SA_ID_MAX); /* as snprintf would cut it, without its formatting per id */
     b->booked[b->n_booked].line = line;
-    snprintf(b->booked[b->n_booked].id, sizeof(b->booked[0].id), "%s", id);
+    memcpy(b->booked[b->n_booked].id, id, len);
+    b->booked[b->n_booked].id[len] = '\0';
     b->n_booked++;
     return SA_OK;
 }
@@ -171,21 +172,29 @@ publish_kept(struct batch *b, enum sa_code rc, struct sa_err *err)
     return rc;
 }
 
-/* One line: refused (counted), or published / kept. SA_ENATS etc. only for broker failures. */
+/* One line: refused (counted), or published / kept. SA_ENATS etc. only for broker failures.
+ * A flat NDJSON line is read without jansson (batch_line_flat); every other line, bad ones
+ * too, goes through jansson, which gives the reasons. */
 static enum sa_code
 one_line(struct batch *b, char *line, struct sa_err *fatal)
 {
     struct sa_err err = {0};
+    struct sched_opts o = {0};
     struct prepared p;
-    json_t *obj = batch_line_json(b, line, &err);
-    enum sa_code rc;
+    json_t *obj = NULL;
+    enum sa_code rc = SA_OK;
 
-    if (!obj) {
-        if (err.code != SA_OK)
-            refuse(b, err.msg);
-        return SA_OK; /* a refusal, or the CSV header */
+    if (b->tmpl || !batch_line_flat(&o, line, b->flat)) {
+        obj = batch_line_json(b, line, &err);
+        if (!obj) {
+            if (err.code != SA_OK)
+                refuse(b, err.msg);
+            return SA_OK; /* a refusal, or the CSV header */
+        }
+        rc = batch_opts_from_json(&o, obj, &err);
     }
-    rc = prepare(b, obj, &p, &err);
+    if (rc == SA_OK)
+        rc = prepare(b, &o, &p, &err);
     json_decref(obj);
     if (rc == SA_EEXIST) {
         b->series_again++;
@@ -254,6 +263,11 @@ batch_run(const struct sched_opts *o)
     if ((code = cli_keyring(&o->cli, &b.ring)) != EXIT_OK ||
         (code = cli_connect(&o->cli, &b.n)) != EXIT_OK)
         goto out;
+    b.flat = malloc(INPUT_LINE_MAX + 1);
+    if (!b.flat) {
+        code = cli_error(EXIT_FAIL, "schedule: no memory to read a line");
+        goto out;
+    }
     if (input_open(&b.in, o->batch, &err) != SA_OK ||
         publisher_new(&b.pub, b.n, 4096, &err) != SA_OK) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
@@ -269,5 +283,6 @@ out:
     free(b.header);
     free(b.booked);
     free(b.kept);
+    free(b.flat);
     return code;
 }

@@ -1,12 +1,18 @@
 /* Reading batch files line by line with a ceiling on line length, CSV rows, and templates. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "input.h"
 
+#define INPUT_BLOCK 65536
+
 struct input {
-    FILE *f;
+    FILE *f;   /* read with read(2) on its descriptor: a pipe's line is taken as it comes */
     char *buf; /* INPUT_LINE_MAX + 2 bytes: a line, one byte past the ceiling, and a NUL */
+    char block[INPUT_BLOCK];
+    size_t at, end; /* block[at..end) is read and not yet taken */
 };
 
 enum sa_code
@@ -42,31 +48,44 @@ input_close(struct input *in)
     free(in);
 }
 
-/* Drops the rest of a line that passed the ceiling, up to and with its newline. */
-static void
-skip_line(FILE *f)
+/* Reads the next block; 0 at the end (or on a read error, which ends the input as EOF did). */
+static int
+refill(struct input *in)
 {
-    int ch;
+    ssize_t n;
 
-    while ((ch = getc_unlocked(f)) != EOF && ch != '\n')
-        ;
+    do
+        n = read(fileno(in->f), in->block, sizeof(in->block));
+    while (n < 0 && errno == EINTR);
+    in->at = 0;
+    in->end = n > 0 ? (size_t)n : 0;
+    return n > 0;
 }
 
 /* Reads at most INPUT_LINE_MAX + 1 bytes of a line (getline would hold a 200 MB line whole
- * before its length could be refused) and skips the rest. Returns its length, or -1 at the end. */
+ * before its length could be refused) and skips the rest, up to and with its newline, a block
+ * at a time. Returns its length, or -1 at the end. */
 static ssize_t
 read_line(struct input *in, int *too_long)
 {
     size_t n = 0;
-    int ch = EOF;
+    int any = 0;
+    char *nl = NULL;
 
-    while (n <= INPUT_LINE_MAX && (ch = getc_unlocked(in->f)) != EOF && ch != '\n')
-        in->buf[n++] = (char)ch;
-    if (n == 0 && ch == EOF)
+    while (!nl && (in->at < in->end || refill(in))) {
+        char *from = in->block + in->at;
+        size_t avail = in->end - in->at, take, room = INPUT_LINE_MAX + 1 - n;
+
+        nl = memchr(from, '\n', avail);
+        take = nl ? (size_t)(nl - from) : avail;
+        memcpy(in->buf + n, from, take < room ? take : room);
+        n += take < room ? take : room;
+        in->at += take + (nl != NULL);
+        any = 1;
+    }
+    if (!any)
         return -1;
     *too_long = n > INPUT_LINE_MAX;
-    if (*too_long)
-        skip_line(in->f);
     in->buf[n] = '\0';
     return (ssize_t)n;
 }

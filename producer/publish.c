@@ -7,7 +7,6 @@
  * queue. */
 #include <inttypes.h>
 #include <pthread.h>
-#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,7 @@
 
 #define FAILURES_KEPT 100
 
-struct flying { /* a message in flight and the input line it came from */
+struct flying { /* a message in flight and the input line it came from; msg NULL: a free slot */
     const natsMsg *msg;
     long line;
 };
@@ -37,7 +36,8 @@ struct publisher {
     pthread_mutex_t lock;
     long acked, duplicates, failed;
     char failures[FAILURES_KEPT][200];
-    void *flying; /* tsearch tree of struct flying, by message address */
+    struct flying *flying; /* open addressing by message address, at most half full */
+    size_t n_flying, mask;
     struct dup *dups, **dups_tail;
 };
 
@@ -89,28 +89,61 @@ publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_t
     return rc;
 }
 
-static int
-by_msg(const void *a, const void *b)
+/* The first slot to look at for msg (Fibonacci hashing of its address). */
+static size_t
+home(const struct publisher *p, const natsMsg *msg)
 {
-    uintptr_t x = (uintptr_t)((const struct flying *)a)->msg,
-              y = (uintptr_t)((const struct flying *)b)->msg;
-
-    return (x > y) - (x < y);
+    return (size_t)((uint64_t)(uintptr_t)msg * 0x9E3779B97F4A7C15u >> 32) & p->mask;
 }
 
-/* Under the lock: the input line msg was published for, forgotten (0 if unknown). */
+/* Under the lock: the input line msg was published for, forgotten (0 if unknown). The slots
+ * after it move up where their probe allows, so no later lookup stops at a hole. */
 static long
 take_line(struct publisher *p, const natsMsg *msg)
 {
-    struct flying key = {.msg = msg}, **found = tfind(&key, &p->flying, by_msg);
-    struct flying *f = found ? *found : NULL;
-    long line = f ? f->line : 0;
+    size_t i, j;
+    long line;
 
-    if (f) {
-        tdelete(&key, &p->flying, by_msg);
-        free(f);
+    if (!p->flying)
+        return 0;
+    i = home(p, msg);
+    while (p->flying[i].msg != msg) {
+        if (!p->flying[i].msg)
+            return 0;
+        i = (i + 1) & p->mask;
     }
+    line = p->flying[i].line;
+    for (j = (i + 1) & p->mask; p->flying[j].msg; j = (j + 1) & p->mask)
+        if (((j - home(p, p->flying[j].msg)) & p->mask) >= ((j - i) & p->mask)) {
+            p->flying[i] = p->flying[j];
+            i = j;
+        }
+    p->flying[i].msg = NULL;
+    p->n_flying--;
     return line;
+}
+
+/* Under the lock: a table of 2^bits slots holding what is in flight; 0, or -1 out of memory. */
+static int
+resize(struct publisher *p, unsigned bits)
+{
+    struct flying *old = p->flying;
+    size_t old_cap = old ? p->mask + 1 : 0, i;
+
+    p->flying = calloc((size_t)1 << bits, sizeof(*p->flying));
+    if (!p->flying) {
+        p->flying = old;
+        return -1;
+    }
+    p->mask = ((size_t)1 << bits) - 1;
+    for (size_t k = 0; k < old_cap; k++)
+        if (old[k].msg) {
+            for (i = home(p, old[k].msg); p->flying[i].msg; i = (i + 1) & p->mask)
+                ;
+            p->flying[i] = old[k];
+        }
+    free(old);
+    return 0;
 }
 
 /* Under the lock. */
@@ -193,24 +226,30 @@ publisher_new(struct publisher **out, struct sa_nats *n, int max_pending, struct
     return SA_OK;
 }
 
-/* Remembers msg's line before it is published: its PubAck may come first. */
+/* Remembers msg's line before it is published: its PubAck may come first. Past half full the
+ * table grows to a quarter full; nats.c's max_pending bounds what is in flight, so it stops. */
 static enum sa_code
 fly(struct publisher *p, const natsMsg *msg, long line, struct sa_err *err)
 {
-    struct flying *f = malloc(sizeof(*f));
-    void *added = NULL;
+    unsigned bits = 0;
+    size_t i;
+    int ok = 1;
 
-    if (f) {
-        f->msg = msg;
-        f->line = line;
-        pthread_mutex_lock(&p->lock);
-        added = tsearch(f, &p->flying, by_msg);
-        pthread_mutex_unlock(&p->lock);
+    pthread_mutex_lock(&p->lock);
+    if (2 * (p->n_flying + 1) > p->mask + 1) {
+        while (((size_t)1 << bits) < 4 * (p->n_flying + 1))
+            bits++;
+        ok = resize(p, bits) == 0;
     }
-    if (added)
-        return SA_OK;
-    free(f);
-    return sa_fail(err, SA_ENOMEM, "no memory for a publish in flight");
+    if (ok) {
+        for (i = home(p, msg); p->flying[i].msg; i = (i + 1) & p->mask)
+            ;
+        p->flying[i].msg = msg;
+        p->flying[i].line = line;
+        p->n_flying++;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "no memory for a publish in flight");
 }
 
 /* Publishes *msg asynchronously, remembering that it came from input line `line` until its
@@ -325,7 +364,7 @@ publisher_free(struct publisher *p)
     jsCtx_Destroy(p->js);
     while (publisher_next_dup(p, &line, &seq, &msg))
         natsMsg_Destroy(msg);
-    tdestroy(p->flying, free);
+    free(p->flying);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }

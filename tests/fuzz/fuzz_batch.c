@@ -1,11 +1,28 @@
 /* Batch lines as `sendat schedule --batch` reads them, up to the sealed task. If the input
  * starts with "T", the rest of its first line is a --template-file and the lines after it are
  * CSV (a header row, then rows); otherwise every line is NDJSON. Each line that gives a task
- * object goes through the same checks and build as the command (no broker, a fixed clock). */
+ * object goes through the same checks and build as the command (no broker, a fixed clock), and
+ * an NDJSON line the flat parser takes must give the options jansson gives. */
+#include "../support/opts_same.h"
 #include "batch.h"
 #include "fuzz.h"
 
 #define NOW_MS 1795340100000LL
+
+/* A line the flat parser takes must give jansson's options (batch.h: batch_line_flat). */
+static void
+flat_as_jansson(const char *line, json_t *obj)
+{
+    struct sched_opts flat = {0}, o = {0};
+    char *buf = malloc(strlen(line) + 1);
+
+    if (!buf)
+        abort();
+    if (batch_line_flat(&flat, line, buf) &&
+        (!obj || batch_opts_from_json(&o, obj, NULL) != SA_OK || !opts_same(&flat, &o)))
+        abort();
+    free(buf);
+}
 
 static void
 one_line(struct batch *b, char *line)
@@ -13,8 +30,10 @@ one_line(struct batch *b, char *line)
     struct sa_err err = {0};
     struct sched_opts o = {0};
     struct sa_task *t = NULL;
-    json_t *obj = batch_line_json(b, line, &err);
+    json_t *obj = batch_line_json(b, line, &err); /* reads an NDJSON line, changes it not */
 
+    if (!b->tmpl)
+        flat_as_jansson(line, obj);
     if (!obj)
         return;
     if (batch_opts_from_json(&o, obj, NULL) == SA_OK && schedule_check(&o, NULL) == SA_OK &&

@@ -83,6 +83,46 @@ test_line_at_ceiling(void **state)
     unlink(path);
 }
 
+/* Lines of every length around the 64 KiB blocks input_next reads, empty ones, CRLF, and a
+ * last line without its newline come back whole and in order. */
+static void
+test_lines_across_blocks(void **state)
+{
+    char path[] = "/tmp/sendat-input-XXXXXX";
+    int fd = mkstemp(path), too_long = 0;
+    size_t lens[400], len = 0;
+    struct input *in = NULL;
+    char *line = NULL, *want = malloc(140000);
+    FILE *f = fdopen(fd, "w");
+
+    (void)state;
+    assert_non_null(f);
+    assert_non_null(want);
+    srand(11);
+    for (int i = 0; i < 400; i++) {
+        lens[i] = i % 7 == 0 && i < 399 ? 0 : (size_t)rand() % (i % 50 == 1 ? 130000 : 3000);
+        for (size_t k = 0; k < lens[i]; k++)
+            fputc('a' + (int)((k + (size_t)i) % 26), f);
+        fputs(i == 399 ? "" : i % 3 ? "\n" : "\r\n", f);
+    }
+    fclose(f);
+    assert_int_equal(input_open(&in, path, NULL), SA_OK);
+    for (int i = 0; i < 400; i++) {
+        if (i == 399 && lens[i] == 0)
+            break; /* an empty last line without a newline is no line */
+        for (size_t k = 0; k < lens[i]; k++)
+            want[k] = (char)('a' + (int)((k + (size_t)i) % 26));
+        assert_int_equal(input_next(in, &line, &len, &too_long), 1);
+        assert_false(too_long);
+        assert_int_equal(len, lens[i]);
+        assert_memory_equal(line, want, len);
+    }
+    assert_int_equal(input_next(in, &line, &len, &too_long), 0);
+    input_close(in);
+    unlink(path);
+    free(want);
+}
+
 static void
 test_template_ceiling(void **state)
 {
@@ -120,6 +160,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_long_line),
         cmocka_unit_test(test_line_at_ceiling),
+        cmocka_unit_test(test_lines_across_blocks),
         cmocka_unit_test(test_template_ceiling),
     };
 
