@@ -113,18 +113,22 @@ make(struct maker *m, int64_t window, int64_t slot)
     pthread_mutex_unlock(&m->lock);
 }
 
-/* The windows and slots starting from now to PREPARE_AHEAD_SLOTS slots past the lead. */
+/* The current window, then the levels starting from now to PREPARE_AHEAD_SLOTS slots past
+ * the lead in the order they start (a window's level with its first slot), so a slow maker
+ * is late with the farthest level, not the next one. */
 static void
 pass(struct maker *m)
 {
     const struct sa_layout *l = &m->pr->c->n->layout;
     int64_t now = sa_now_ms(), to = now + l->lead_ms + PREPARE_AHEAD_SLOTS * l->slot_ms;
 
-    for (int64_t w = sa_layout_window(l, now); w <= to && !atomic_load(&m->pr->stop);
-         w += l->window_ms)
-        make(m, w, 0);
-    for (int64_t s = sa_layout_slot(l, now); s <= to && !atomic_load(&m->pr->stop); s += l->slot_ms)
+    make(m, sa_layout_window(l, now), 0);
+    for (int64_t s = sa_layout_slot(l, now); s <= to && !atomic_load(&m->pr->stop);
+         s += l->slot_ms) {
+        if (sa_layout_window(l, s) == s)
+            make(m, s, 0);
         make(m, sa_layout_window(l, s), s);
+    }
 }
 
 static void *
