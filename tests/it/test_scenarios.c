@@ -37,12 +37,12 @@ start_sink(char *env, size_t cap)
 }
 
 /* "07:00 in Seoul" some seconds from now, as a KST wall-clock time: far enough ahead that
- * every task is moved down to its slot before the slot is pulled (moves are synchronous
- * re-publishes, about 1,000/s per consumer here: issue 6), so the slot is shared by members. */
+ * every task is booked straight into its slot (more than lead + slot before the slot starts)
+ * and all are stored before the slot is taken up, so the slot is shared by members. */
 static void
 seoul_time_soon(char *out, size_t cap, int64_t *due)
 {
-    /* the middle of a 10 s window (the fixture's layout) at least 20 s ahead: the tasks move to
+    /* the middle of a 10 s window (the fixture's layout) at least 20 s ahead: the tasks wait in
      * their slot and each member prefetches its share of the slot (a burst due in a window's
      * first slot is test_burst_in_a_windows_first_slot's case) */
     int64_t ahead = (int64_t)(20000 * test_timeout_multiplier());
@@ -181,8 +181,10 @@ test_10000_at_one_instant(void **state)
     fx_finish(&F);
 }
 
-/* A burst due in a window's first slot is held straight from the window level (it is never
- * moved to a slot): members share it by taking their share of the window before it starts. */
+/* A burst due in a window's first slot, booked 15 s ahead: it goes straight into that slot,
+ * which is taken up with the window, and members share it by their share of the slot. (Tasks
+ * booked within lead + slot of that slot go to the window level and are held straight from
+ * it; members then take their share of the window before it starts.) */
 static void
 test_burst_in_a_windows_first_slot(void **state)
 {
