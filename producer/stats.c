@@ -27,15 +27,20 @@ by_time(const void *a, const void *b)
     return (tx > ty) - (tx < ty);
 }
 
+/* Producers book tasks due later than a slot or so straight into their slot, so a backlog a
+ * day ahead sits in thousands of slots: slots of windows starting after the next one are
+ * counted under their window (both levels), which keeps the list as short as it was. */
 static int
-add_level(struct level *lv, int count, const struct sa_place *p, uint64_t msgs)
+add_level(struct level *lv, int count, const struct sa_layout *l, int64_t now,
+          const struct sa_place *p, uint64_t msgs)
 {
+    int64_t slot = p->window > sa_layout_window(l, now) + l->window_ms ? 0 : p->slot;
     int k;
 
-    for (k = 0; k < count && (lv[k].window != p->window || lv[k].slot != p->slot); k++)
+    for (k = 0; k < count && (lv[k].window != p->window || lv[k].slot != slot); k++)
         ;
     if (k == count && count < LEVELS_MAX)
-        lv[count++] = (struct level){p->window, p->slot, 0};
+        lv[count++] = (struct level){p->window, slot, 0};
     if (k < LEVELS_MAX)
         lv[k].tasks += msgs;
     return count;
@@ -79,6 +84,7 @@ backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
     struct sa_place p;
     natsStatus s;
     int count = 0;
+    int64_t now = sa_now_ms();
 
     if (!lv)
         return sa_fail(err, SA_ENOMEM, "stats: no memory");
@@ -92,15 +98,15 @@ backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
     for (int i = 0; si->State.Subjects && i < si->State.Subjects->Count; i++) {
         const jsStreamStateSubject *sub = &si->State.Subjects->List[i];
         if (sa_layout_parse_subject(&p, sub->Subject, NULL) == SA_OK)
-            count = add_level(lv, count, &p, sub->Msgs);
+            count = add_level(lv, count, &n->layout, now, &p, sub->Msgs);
     }
     json_object_set_new(doc, "tasks", json_integer((json_int_t)si->State.Msgs));
     json_object_set_new(doc, "bytes", json_integer((json_int_t)si->State.Bytes));
     json_object_set_new(doc, "starting_within",
                         json_pack("{s:I, s:I, s:I}", "minute",
-                                  starting_within(lv, count, sa_now_ms(), 60000), "hour",
-                                  starting_within(lv, count, sa_now_ms(), 3600000), "day",
-                                  starting_within(lv, count, sa_now_ms(), 86400000)));
+                                  starting_within(lv, count, now, 60000), "hour",
+                                  starting_within(lv, count, now, 3600000), "day",
+                                  starting_within(lv, count, now, 86400000)));
     json_object_set_new(doc, "levels", levels_json(lv, count));
     jsStreamInfo_Destroy(si);
     free(lv);
