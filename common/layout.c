@@ -321,7 +321,7 @@ sa_layout_book_slot(const struct sa_layout *l, int64_t due_ms, int64_t now_ms)
 
     /* The fleet takes a slot up lead_ms before it starts and drops it once it is over and
      * drained; one more slot_ms covers a producer's clock behind the fleet's and a publish
-     * that is slow to land. Later than that, the window level is safe: it is pulled while
-     * current and holds or moves what it finds. */
+     * that is slow to land. For a slot that starts sooner the window level is safe: it is
+     * pulled while current and holds or moves what it finds. */
     return slot >= now_ms + l->lead_ms + l->slot_ms ? slot : 0;
 }

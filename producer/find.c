@@ -41,8 +41,8 @@ find_task(struct sa_nats *n, const char *id, natsMsg **msg, struct sa_err *err)
     *msg = NULL;
     if (due > 0) {
         int64_t w = sa_layout_window(&n->layout, due);
-        /* the slot first: a task booked ahead waits there from the start, one booked within
-         * a slot of its time waits in its window only seconds */
+        /* the slot first: a task booked ahead waits there from the start, one booked shortly
+         * before it is due waits in its window only until the window is pulled */
         sa_layout_slot_subject(subjects[count++], SA_SUBJECT_MAX, w,
                                sa_layout_slot(&n->layout, due), id);
         sa_layout_window_subject(subjects[count++], SA_SUBJECT_MAX, w, id);

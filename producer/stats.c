@@ -27,7 +27,7 @@ by_time(const void *a, const void *b)
     return (tx > ty) - (tx < ty);
 }
 
-/* Producers book tasks due later than a slot or so straight into their slot, so a backlog a
+/* Producers book tasks due more than lead + slot ahead straight into their slot, so a backlog a
  * day ahead sits in thousands of slots: slots of windows starting after the next one are
  * counted under their window (both levels), which keeps the list as short as it was. */
 static int
