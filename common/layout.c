@@ -420,3 +420,15 @@ sa_layout_replay_msgid(char *out, size_t cap, const char *id, uint64_t seq)
 {
     return msgid(out, cap, 'p', id, seq);
 }
+
+int64_t
+sa_layout_book_slot(const struct sa_layout *l, int64_t due_ms, int64_t now_ms)
+{
+    int64_t slot = sa_layout_slot(l, due_ms);
+
+    /* The fleet takes a slot up lead_ms before it starts and drops it once it is over and
+     * drained; one more slot_ms covers a producer's clock behind the fleet's and a publish
+     * that is slow to land. For a slot that starts sooner the window level is safe: it is
+     * pulled while current and holds or moves what it finds. */
+    return slot >= now_ms + l->lead_ms + l->slot_ms ? slot : 0;
+}

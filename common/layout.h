@@ -131,4 +131,10 @@ int sa_layout_retry_msgid(char *out, size_t cap, const char *id, uint64_t seq);
 int sa_layout_dead_msgid(char *out, size_t cap, const char *id, uint64_t seq);
 int sa_layout_replay_msgid(char *out, size_t cap, const char *id, uint64_t seq);
 
+/* Where the producer books a task due at due_ms, seen at now_ms: the start of its slot when
+ * that slot starts at least lead_ms + slot_ms after now_ms (no member pulls it yet, and none
+ * has dropped it), so the task is never moved; else 0: its window level (a window's tasks due
+ * soon are held straight from it). */
+int64_t sa_layout_book_slot(const struct sa_layout *l, int64_t due_ms, int64_t now_ms);
+
 #endif

@@ -41,9 +41,11 @@ find_task(struct sa_nats *n, const char *id, natsMsg **msg, struct sa_err *err)
     *msg = NULL;
     if (due > 0) {
         int64_t w = sa_layout_window(&n->layout, due);
-        sa_layout_window_subject(subjects[count++], SA_SUBJECT_MAX, shard, w, id);
+        /* the slot first: a task booked ahead waits there from the start, one booked shortly
+         * before it is due waits in its window only until the window is pulled */
         sa_layout_slot_subject(subjects[count++], SA_SUBJECT_MAX, shard, w,
                                sa_layout_slot(&n->layout, due), id);
+        sa_layout_window_subject(subjects[count++], SA_SUBJECT_MAX, shard, w, id);
     }
     sa_layout_id_filter(subjects[count++], SA_SUBJECT_MAX, shard, id);
     sa_layout_stream(stream, sizeof(stream), shard);

@@ -1,7 +1,9 @@
 /* The producer's single write per task (DESIGN cost budget: one publish, nothing else; a
  * grouped task adds its membership write, group.c), one
- * at a time or many in flight with PubAck bookkeeping. A task already past due goes to the
- * current window so it is sent at once, never into a window the fleet has already drained.
+ * at a time or many in flight with PubAck bookkeeping. A task whose slot the fleet takes up
+ * later than a slot from now is booked straight into that slot, so no consumer moves it; one
+ * due sooner goes to its window level, and one already past due to the current window so it is
+ * sent at once, never into a window the fleet has already drained.
  * A duplicate PubAck under a task's own id is never taken as success: it is read back
  * (dupcheck.h), by the single publish at once, and for the many in flight by the caller from a
  * queue. */
@@ -46,11 +48,15 @@ build_msg(natsMsg **msg, const struct sa_layout *l, const struct sa_task *t, con
           size_t len, int64_t now)
 {
     char subject[SA_SUBJECT_MAX], sched[24];
-    int64_t at = t->due_ms > now ? t->due_ms : now;
+    int64_t at = t->due_ms > now ? t->due_ms : now, slot = sa_layout_book_slot(l, t->due_ms, now);
+    int shard = sa_layout_shard_of(l, t->id);
     natsStatus s;
 
-    sa_layout_window_subject(subject, sizeof(subject), sa_layout_shard_of(l, t->id),
-                             sa_layout_window(l, at), t->id);
+    if (slot) /* no move later: one publish is the task's whole way down */
+        sa_layout_slot_subject(subject, sizeof(subject), shard, sa_layout_window(l, at), slot,
+                               t->id);
+    else
+        sa_layout_window_subject(subject, sizeof(subject), shard, sa_layout_window(l, at), t->id);
     snprintf(sched, sizeof(sched), "%" PRId64, now);
     s = natsMsg_Create(msg, subject, NULL, (const char *)env, (int)len);
     if (s == NATS_OK)

@@ -1,12 +1,14 @@
-/* Publishing sealed tasks into their window subject: one at a time waiting for the PubAck, or
- * many in flight (batch) with the PubAcks counted as they come. */
+/* Publishing sealed tasks into their slot subject (or window subject, when the slot is near:
+ * sa_layout_book_slot): one at a time waiting for the PubAck, or many in flight (batch) with
+ * the PubAcks counted as they come. */
 #ifndef PUBLISH_H
 #define PUBLISH_H
 
 #include "natsconn.h"
 #include "task.h"
 
-/* Seals t with the ring's newest key and publishes it to the window of max(due, now) with
+/* Seals t with the ring's newest key and publishes it to its slot if that starts well after
+ * now (sa_layout_book_slot), else to the window of max(due, now), with
  * Nats-Msg-Id = msgid (NULL: t->id). Returns once the PubAck arrived. With msgid NULL a
  * duplicate PubAck is read back (dupcheck_verify): SA_EEXIST if it is this very task (already
  * scheduled), else its SA_ECONFLICT or SA_ENOTFOUND. With a derived msgid (a replay) a

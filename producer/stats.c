@@ -27,15 +27,20 @@ by_time(const void *a, const void *b)
     return (tx > ty) - (tx < ty);
 }
 
+/* Producers book tasks due more than lead + slot ahead straight into their slot, so a backlog a
+ * day ahead sits in thousands of slots: slots of windows starting after the next one are
+ * counted under their window (both levels), which keeps the list as short as it was. */
 static int
-add_level(struct level *lv, int count, const struct sa_place *p, uint64_t msgs)
+add_level(struct level *lv, int count, const struct sa_layout *l, int64_t now,
+          const struct sa_place *p, uint64_t msgs)
 {
+    int64_t slot = p->window > sa_layout_window(l, now) + l->window_ms ? 0 : p->slot;
     int k;
 
-    for (k = 0; k < count && (lv[k].window != p->window || lv[k].slot != p->slot); k++)
+    for (k = 0; k < count && (lv[k].window != p->window || lv[k].slot != slot); k++)
         ;
     if (k == count && count < LEVELS_MAX)
-        lv[count++] = (struct level){p->window, p->slot, 0};
+        lv[count++] = (struct level){p->window, slot, 0};
     if (k < LEVELS_MAX)
         lv[k].tasks += msgs;
     return count;
@@ -92,7 +97,7 @@ shard_backlog(struct sa_nats *n, int k, struct level *lv, int *count, json_t *sh
     for (int i = 0; si->State.Subjects && i < si->State.Subjects->Count; i++) {
         const jsStreamStateSubject *sub = &si->State.Subjects->List[i];
         if (sa_layout_parse_subject(&p, sub->Subject, NULL) == SA_OK)
-            *count = add_level(lv, *count, &p, sub->Msgs);
+            *count = add_level(lv, *count, &n->layout, sa_now_ms(), &p, sub->Msgs);
     }
     *msgs += si->State.Msgs;
     *bytes += si->State.Bytes;
@@ -113,6 +118,7 @@ backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
     uint64_t msgs = 0, bytes = 0;
     enum sa_code rc = SA_OK;
     int count = 0;
+    int64_t now = sa_now_ms();
 
     if (!lv || !shards) {
         free(lv);
@@ -131,9 +137,9 @@ backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
     json_object_set_new(doc, "shards", shards);
     json_object_set_new(doc, "starting_within",
                         json_pack("{s:I, s:I, s:I}", "minute",
-                                  starting_within(lv, count, sa_now_ms(), 60000), "hour",
-                                  starting_within(lv, count, sa_now_ms(), 3600000), "day",
-                                  starting_within(lv, count, sa_now_ms(), 86400000)));
+                                  starting_within(lv, count, now, 60000), "hour",
+                                  starting_within(lv, count, now, 3600000), "day",
+                                  starting_within(lv, count, now, 86400000)));
     json_object_set_new(doc, "levels", levels_json(lv, count));
     free(lv);
     return SA_OK;

@@ -1,6 +1,7 @@
 /* Catch-up and far-future: a task whose window passed while no consumer ran is delivered as
  * soon as one starts, unless its not-after time passed too: then it is dead-lettered as
- * expired, never sent late (invariant 6); a task due next year stays in its window untouched.
+ * expired, never sent late (invariant 6); a task due next year waits untouched in its slot, where
+ * the producer booked it (never moved, never claimed).
  * Also: a consumer with nothing due sleeps (no polling loop that burns CPU). */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -93,7 +94,7 @@ test_past_window_and_next_year(void **state)
     assert_int_equal(fx_stop_consumers(&F), 0);
     assert_int_equal(receiver_count_path(F.recv, "/next-year"), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", year_id, NULL), 0);
-    assert_non_null(strstr(out, "level=\"window\""));
+    assert_non_null(strstr(out, "level=\"slot\""));
     assert_null(strstr(out, " moved"));
     assert_null(strstr(out, " claimed"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "stats", NULL), 0);

@@ -117,8 +117,21 @@ consumer_ready(void *arg)
 {
     static char body[FX_BODY_MAX];
 
-    (void)arg;
-    return fx_consumer_get(&F, 0, "/readyz", body) == 200;
+    return fx_consumer_get(&F, *(int *)arg, "/readyz", body) == 200;
+}
+
+/* A slot S (2 s slots, 10 s windows) that starts a moment after now + 2.95 s and is not the
+ * first of its window, so its window is already pulled then. A task due at S + 1.95 s, booked
+ * at S - 2.95 s, goes to its window level (its slot is taken up within lead + slot: 3 s) and,
+ * pulled at once, is more than slot + lead (3 s) from due: it is moved down to S. */
+static int64_t
+slot_to_move_into(void)
+{
+    int64_t s = (test_now_ms() + 3200) / 2000 * 2000 + 2000;
+
+    while (s % 10000 < 4000) /* S - 2.95 s in S's window: the window is current */
+        s += 2000;
+    return s;
 }
 
 static void
@@ -126,22 +139,27 @@ test_moved_and_gone(void **state)
 {
     char out[256], err[4096];
     const char *moved[] = {"order-5", "moved"}, *sent[] = {"order-6", "sent"};
-    int64_t window, now;
+    int64_t slot, now;
+    int c0 = 0, c1 = 1;
 
     (void)state;
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
-    assert_true(wait_until(consumer_ready, NULL, 30000));
-    /* moved down to its slot (due late in the current window, more than slot + lead ahead):
-     * the original sequence is gone, the task waits under its id */
-    window = (test_now_ms() / 10000 + 1) * 10000;
-    assert_true(wait_until_ms(window + 100, 20000));
-    assert_int_equal(book("order-5", window + 9000, "{\"n\":5}", out, err), 0);
+    assert_true(wait_until(consumer_ready, &c0, 30000));
+    /* moved down to its slot: the original sequence is gone, the task waits under its id. A task
+     * booked further ahead goes straight into its slot (test_same_other_and_squatted); only one
+     * booked within lead + slot of its slot is moved, so the timing is tight (1.9 s to pull it). */
+    slot = slot_to_move_into();
+    assert_true(wait_until_ms(slot - 2950, 20000));
+    assert_int_equal(book("order-5", slot + 1950, "{\"n\":5}", out, err), 0);
     assert_true(wait_until(status_has, moved, 15000));
-    assert_int_equal(book("order-5", window + 9000, "{\"n\":5}", out, err), 0);
+    assert_int_equal(fx_stop_consumers(&F), 0); /* it stays stored while it is compared */
+    assert_int_equal(book("order-5", slot + 1950, "{\"n\":5}", out, err), 0);
     assert_non_null(strstr(err, "already scheduled"));
-    assert_int_equal(book("order-5", window + 9000, "{\"n\":55}", out, err), 5);
+    assert_int_equal(book("order-5", slot + 1950, "{\"n\":55}", out, err), 5);
     /* sent: nothing is left to compare with, so nothing is claimed */
+    fx_consumer(&F, 1, NULL);
+    assert_true(wait_until(consumer_ready, &c1, 30000));
     now = test_now_ms();
     assert_int_equal(book("order-6", now, "{\"n\":6}", out, err), 0);
     assert_true(wait_until(status_has, sent, 15000));

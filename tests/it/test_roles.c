@@ -2,7 +2,8 @@
  * in deploy/nats (only ports, store and monitoring port changed for loopback), `sendat init
  * --replicas 3` as admin, two consumers and the producer each with its own user. Each role does
  * its work without one permissions violation; a producer with consumer credentials is refused
- * schedule (window levels are the producers' alone), cancel, series and init, a consumer with
+ * a schedule due soon (window levels are the producers' alone; one booked further ahead goes
+ * into its slot, where consumers publish retries anyway), cancel, series and init, a consumer with
  * producer credentials stops with the refused subject in its log, and the consumer user can create,
  * purge and delete no stream. */
 #include <inttypes.h>
@@ -376,7 +377,8 @@ test_producer_with_consumer_credentials_is_refused(void **state)
     act_as("producer");
     assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/never2", id, sizeof(id)), 0);
     act_as("consumer");
-    refused_as_consumer("schedule", "schedule", "--at", "+60s", "--webhook", "http://127.0.0.1:9/x",
+    /* due within lead + slot (3 s here) of its slot: booked into its window level */
+    refused_as_consumer("schedule", "schedule", "--at", "+2s", "--webhook", "http://127.0.0.1:9/x",
                         NULL);
     refused_as_consumer("cancel", "cancel", id, NULL);
     refused_as_consumer("schedule --cron", "schedule", "--cron", "0 7 * * *", "--tz", "UTC",

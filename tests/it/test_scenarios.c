@@ -37,12 +37,12 @@ start_sink(char *env, size_t cap)
 }
 
 /* "07:00 in Seoul" some seconds from now, as a KST wall-clock time: far enough ahead that
- * every task is moved down to its slot before the slot is pulled (moves are synchronous
- * re-publishes, about 1,000/s per consumer here: issue 6), so the slot is shared by members. */
+ * every task is booked straight into its slot (more than lead + slot before the slot starts)
+ * and all are stored before the slot is taken up, so the slot is shared by members. */
 static void
 seoul_time_soon(char *out, size_t cap, int64_t *due)
 {
-    /* the middle of a 10 s window (the fixture's layout) at least 20 s ahead: the tasks move to
+    /* the middle of a 10 s window (the fixture's layout) at least 20 s ahead: the tasks wait in
      * their slot and each member prefetches its share of the slot (a burst due in a window's
      * first slot is test_burst_in_a_windows_first_slot's case) */
     int64_t ahead = (int64_t)(20000 * test_timeout_multiplier());
@@ -132,9 +132,9 @@ cmp64(const void *a, const void *b)
 }
 
 /* Books n webhooks to <receiver>/<name>, ids <name>-<i>, all due at due, with one
- * `sendat schedule --batch`. */
+ * `sendat schedule --batch` started at book_at (0: now). */
 static void
-book_burst(const char *name, int n, int64_t due)
+book_burst_at(const char *name, int n, int64_t due, int64_t book_at)
 {
     char path[300], out[4096], err[4096];
     FILE *f;
@@ -146,8 +146,16 @@ book_burst(const char *name, int n, int64_t due)
         fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/%s\",\"id\":\"%s-%d\"}\n",
                 due / 1000, (int)(due % 1000), receiver_url(F.recv), name, name, i);
     fclose(f);
+    if (book_at)
+        assert_true(wait_until_ms(book_at, 60000));
     assert_int_equal(
         fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+}
+
+static void
+book_burst(const char *name, int n, int64_t due)
+{
+    book_burst_at(name, n, due, 0);
 }
 
 static void
@@ -181,8 +189,10 @@ test_10000_at_one_instant(void **state)
     fx_finish(&F);
 }
 
-/* A burst due in a window's first slot is held straight from the window level (it is never
- * moved to a slot): members share it by taking their share of the window before it starts. */
+/* A burst due in a window's first slot, booked 15 s ahead: it goes straight into that slot,
+ * which is taken up with the window, and members share it by their share of the slot. (Tasks
+ * booked within lead + slot of that slot go to the window level and are held straight from
+ * it; members then take their share of the window before it starts.) */
 static void
 test_burst_in_a_windows_first_slot(void **state)
 {
@@ -208,6 +218,39 @@ test_burst_in_a_windows_first_slot(void **state)
     fx_finish(&F);
 }
 
+/* The same burst booked 2.9 s before its window starts: its slot is within lead + slot (3 s),
+ * so the producer puts it into the window level, and members share it by taking their share
+ * of the window before it starts (taken up 1 s before). */
+static void
+test_burst_booked_into_a_windows_level(void **state)
+{
+    int64_t due = ((test_now_ms() + 6000) / 10000 + 1) * 10000 + 200; /* window start + 0.2 s */
+    long shares[4], total = 0;
+    char out[8192], *pulled;
+
+    (void)state;
+    fx_start(&F, 0);
+    for (int i = 0; i < 4; i++)
+        fx_consumer(&F, i, NULL);
+    book_burst_at("level", BURST, due, due - 3100);
+    assert_true(test_now_ms() < due - 1200); /* booked before the window was taken up */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "stats", NULL), 0);
+    if ((pulled = strstr(out, "levels being pulled")))
+        *pulled = '\0'; /* the backlog rows only, not the durables the members pull */
+    assert_non_null(strstr(out, "  window ")); /* in the window level, not in a slot */
+    assert_null(strstr(out, "  slot "));
+    assert_true(receiver_wait(F.recv, NULL, BURST, 120000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    for (int i = 0; i < 4; i++) {
+        shares[i] = fx_counter(&F, i, "sent");
+        total += shares[i];
+    }
+    assert_int_equal(total, BURST);
+    assert_int_equal(receiver_count(F.recv), BURST);
+    assert_shares("booked into a window's level", shares, BURST);
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
@@ -215,6 +258,7 @@ main(void)
         cmocka_unit_test(test_seoul_mail_to_10000),
         cmocka_unit_test(test_10000_at_one_instant),
         cmocka_unit_test(test_burst_in_a_windows_first_slot),
+        cmocka_unit_test(test_burst_booked_into_a_windows_level),
     };
 
     return FX_RUN(tests);

@@ -85,7 +85,7 @@ test_task_lines_in_order_and_no_waiting_after_cancel(void **state)
     (void)state;
     assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/later", id, sizeof(id)), 0);
     status_of(id, out, sizeof(out));
-    assert_non_null(strstr(out, " waiting level=\"window\""));
+    assert_non_null(strstr(out, " waiting level=\"slot\"")); /* booked straight into it */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id, NULL), 0);
     status_of(id, out, sizeof(out));
     assert_non_null(strstr(out, " cancelled consumer=\"sendat cancel\""));

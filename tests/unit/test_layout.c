@@ -269,6 +269,24 @@ test_msgids(void **state)
     assert_string_not_equal(a, b);
 }
 
+/* Straight into the slot only when the fleet takes it up a whole slot from now (defaults:
+ * 10 s slots, 2 s lead): never into a slot that is pulled, over, or about to be. */
+static void
+test_book_slot(void **state)
+{
+    int64_t t = 1795340100000LL; /* a slot start */
+
+    (void)state;
+    assert_int_equal(sa_layout_book_slot(&L, t + 10000, t - 2000), t + 10000);
+    assert_int_equal(sa_layout_book_slot(&L, t + 19999, t - 2000), t + 10000);
+    assert_int_equal(sa_layout_book_slot(&L, t + 10000, t - 1999), 0);
+    assert_int_equal(sa_layout_book_slot(&L, t + 12000, t), 0); /* its slot starts in 10 s */
+    assert_int_equal(sa_layout_book_slot(&L, t + 25000, t), t + 20000);
+    assert_int_equal(sa_layout_book_slot(&L, t + 5000, t), 0);
+    assert_int_equal(sa_layout_book_slot(&L, t - 5000, t), 0); /* past due */
+    assert_int_equal(sa_layout_book_slot(&L, t + 86400000LL + 3, t), t + 86400000LL);
+}
+
 int
 main(void)
 {
@@ -283,6 +301,7 @@ main(void)
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_layout_record),
         cmocka_unit_test(test_msgids),
+        cmocka_unit_test(test_book_slot),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
