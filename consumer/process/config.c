@@ -43,6 +43,8 @@ static const char usage[] =
     "                             loopback, CGNAT, ULA (e.g. \"private\" for multi-tenant use);\n"
     "                             link-local, metadata, 0.0.0.0/8 and multicast are refused too\n"
     "  SENDAT_WEBHOOK_ALLOW       CIDR list allowed although denied (wins over both lists)\n"
+    ""; /* two strings: ISO C promises string literals of 4,095 characters, no more */
+static const char usage_smtp_on[] =
     "  SENDAT_SMTP_URL            smtp://host:587 (STARTTLS required) or smtps://host:465\n"
     "  SENDAT_SMTP_USER, SENDAT_SMTP_PASSWORD   SMTP login\n"
     "  SENDAT_SMTP_FROM           From when a task has none\n"
@@ -77,6 +79,7 @@ void
 config_usage(void)
 {
     fputs(usage, stdout);
+    fputs(usage_smtp_on, stdout);
 }
 
 static int

@@ -189,6 +189,25 @@ test_10000_at_one_instant(void **state)
     fx_finish(&F);
 }
 
+/* The end of a burst test: every task of the burst arrived once, the four consumers exit 0,
+ * and their shares pass assert_shares under what. */
+static void
+burst_shared(const char *what)
+{
+    long shares[4], total = 0;
+
+    assert_true(receiver_wait(F.recv, NULL, BURST, 120000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    for (int i = 0; i < 4; i++) {
+        shares[i] = fx_counter(&F, i, "sent");
+        total += shares[i];
+    }
+    assert_int_equal(total, BURST);
+    assert_int_equal(receiver_count(F.recv), BURST);
+    assert_shares(what, shares, BURST);
+    fx_finish(&F);
+}
+
 /* A burst due in a window's first slot, booked 15 s ahead: it goes straight into that slot,
  * which is taken up with the window, and members share it by their share of the slot. (Tasks
  * booked within lead + slot of that slot go to the window level and are held straight from
@@ -198,7 +217,6 @@ test_burst_in_a_windows_first_slot(void **state)
 {
     int64_t ahead = (int64_t)(15000 * test_timeout_multiplier());
     int64_t due = ((test_now_ms() + ahead) / 10000 + 1) * 10000 + 200; /* window start + 0.2 s */
-    long shares[4], total = 0;
 
     (void)state;
     fx_start(&F, 0);
@@ -206,16 +224,7 @@ test_burst_in_a_windows_first_slot(void **state)
         fx_consumer(&F, i, NULL);
     book_burst("first", BURST, due);
     assert_true(test_now_ms() < due - 2000); /* booked before the window was taken up */
-    assert_true(receiver_wait(F.recv, NULL, BURST, 120000));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    for (int i = 0; i < 4; i++) {
-        shares[i] = fx_counter(&F, i, "sent");
-        total += shares[i];
-    }
-    assert_int_equal(total, BURST);
-    assert_int_equal(receiver_count(F.recv), BURST);
-    assert_shares("due in a window's first slot", shares, BURST);
-    fx_finish(&F);
+    burst_shared("due in a window's first slot");
 }
 
 /* The same burst booked 2.9 s before its window starts: its slot is within lead + slot (3 s),
@@ -225,7 +234,6 @@ static void
 test_burst_booked_into_a_windows_level(void **state)
 {
     int64_t due = ((test_now_ms() + 6000) / 10000 + 1) * 10000 + 200; /* window start + 0.2 s */
-    long shares[4], total = 0;
     char out[8192], *pulled;
 
     (void)state;
@@ -239,16 +247,7 @@ test_burst_booked_into_a_windows_level(void **state)
         *pulled = '\0'; /* the backlog rows only, not the durables the members pull */
     assert_non_null(strstr(out, "  window ")); /* in the window level, not in a slot */
     assert_null(strstr(out, "  slot "));
-    assert_true(receiver_wait(F.recv, NULL, BURST, 120000));
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    for (int i = 0; i < 4; i++) {
-        shares[i] = fx_counter(&F, i, "sent");
-        total += shares[i];
-    }
-    assert_int_equal(total, BURST);
-    assert_int_equal(receiver_count(F.recv), BURST);
-    assert_shares("booked into a window's level", shares, BURST);
-    fx_finish(&F);
+    burst_shared("booked into a window's level");
 }
 
 int

@@ -80,17 +80,26 @@ connect_js(natsConnection **nc, jsCtx **js)
     assert_int_equal(natsConnection_JetStream(js, *nc, NULL), NATS_OK);
 }
 
-/* Messages stored in shard k's stream. */
-static int64_t
-stored(jsCtx *js, int k)
+/* Shard k's stream info (NULL if it does not answer); the caller destroys it. */
+static jsStreamInfo *
+shard_info(jsCtx *js, int k)
 {
     jsStreamInfo *si = NULL;
     char stream[32];
-    int64_t n = -1;
 
     sa_layout_stream(stream, sizeof(stream), k);
-    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK)
-        n = (int64_t)si->State.Msgs;
+    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) != NATS_OK)
+        return NULL;
+    return si;
+}
+
+/* Messages stored in shard k's stream, or -1. */
+static int64_t
+stored(jsCtx *js, int k)
+{
+    jsStreamInfo *si = shard_info(js, k);
+    int64_t n = si ? (int64_t)si->State.Msgs : -1;
+
     jsStreamInfo_Destroy(si);
     return n;
 }
@@ -99,16 +108,12 @@ stored(jsCtx *js, int k)
 static int
 leader_of(jsCtx *js, int k)
 {
-    jsStreamInfo *si = NULL;
-    char stream[32];
+    jsStreamInfo *si = shard_info(js, k);
     int leader = -1;
 
-    sa_layout_stream(stream, sizeof(stream), k);
-    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK && si->Cluster &&
-        si->Cluster->Leader)
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
-                leader = i;
+    for (int i = 0; i < 3 && si && si->Cluster && si->Cluster->Leader; i++)
+        if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
+            leader = i;
     jsStreamInfo_Destroy(si);
     return leader;
 }
