@@ -46,25 +46,52 @@ sa_layout_check(const struct sa_layout *l, struct sa_err *err)
     return SA_OK;
 }
 
+/* One shard is written as before shards existed. More are written first, where a binary
+ * from before shards looks for "window_ms=": it refuses the record instead of running as a
+ * single shard beside the others (claims in another bucket: a task sent twice). */
 int
 sa_layout_format(char *out, size_t cap, const struct sa_layout *l)
 {
+    char shards[24] = "";
+
+    if (l->shards > 1)
+        snprintf(shards, sizeof(shards), "shards=%d ", l->shards);
     return snprintf(out, cap,
-                    "window_ms=%" PRId64 " slot_ms=%" PRId64 " ack_wait_ms=%" PRId64
-                    " lead_ms=%" PRId64 " shards=%d",
-                    l->window_ms, l->slot_ms, l->ack_wait_ms, l->lead_ms, l->shards);
+                    "%swindow_ms=%" PRId64 " slot_ms=%" PRId64 " ack_wait_ms=%" PRId64
+                    " lead_ms=%" PRId64,
+                    shards, l->window_ms, l->slot_ms, l->ack_wait_ms, l->lead_ms);
+}
+
+/* "shards=N " at the start of text: N into *shards and the rest after it; 1 and text itself
+ * without one; NULL if N is not 1..SA_SHARDS_MAX. */
+static const char *
+shards_prefix(const char *text, int *shards)
+{
+    char *end = NULL;
+    long v;
+
+    *shards = 1;
+    if (strncmp(text, "shards=", 7) != 0)
+        return text;
+    v = strtol(text + 7, &end, 10);
+    if (end == text + 7 || *end != ' ' || text[7] < '0' || text[7] > '9' || v < 1 ||
+        v > SA_SHARDS_MAX)
+        return NULL;
+    *shards = (int)v;
+    return end + 1;
 }
 
 enum sa_code
 sa_layout_parse(struct sa_layout *l, const char *text, struct sa_err *err)
 {
     long long w, s, a, ld;
-    int used = 0, more = 0, shards = 1;
+    int used = 0, shards;
+    const char *rest = shards_prefix(text, &shards);
 
-    if (sscanf(text, "window_ms=%lld slot_ms=%lld ack_wait_ms=%lld lead_ms=%lld%n", &w, &s, &a, &ld,
+    if (!rest ||
+        sscanf(rest, "window_ms=%lld slot_ms=%lld ack_wait_ms=%lld lead_ms=%lld%n", &w, &s, &a, &ld,
                &used) != 4 ||
-        (text[used] &&
-         (sscanf(text + used, " shards=%d%n", &shards, &more) != 1 || text[used + more] != '\0')))
+        rest[used + strspn(rest + used, " \t\r\n")] != '\0')
         return sa_fail(err, SA_EINVAL, "layout record \"%.80s\" is not understood", text);
     l->window_ms = w;
     l->slot_ms = s;

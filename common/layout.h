@@ -55,8 +55,8 @@ int sa_layout_equal(const struct sa_layout *a, const struct sa_layout *b);
 /* Checks that the numbers fit together (slot divides window, ack wait covers a slot). */
 enum sa_code sa_layout_check(const struct sa_layout *l, struct sa_err *err) SA_MUST_CHECK;
 
-/* "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000 shards=1" and back (a record
- * written before shards existed has no "shards=": one shard). */
+/* "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000" and back; with more than
+ * one shard the record starts with "shards=N " (a record without it is one shard). */
 int sa_layout_format(char *out, size_t cap, const struct sa_layout *l);
 enum sa_code sa_layout_parse(struct sa_layout *l, const char *text,
                              struct sa_err *err) SA_MUST_CHECK;

@@ -287,12 +287,8 @@ add_shard(struct sa_nats *n, int k, const struct init_opts *o, struct sa_err *er
 static enum sa_code
 add_all(struct sa_nats *n, const struct init_opts *o, struct sa_err *err)
 {
-    enum sa_code rc = SA_OK;
+    enum sa_code rc = add_stream(n->js, SA_DLQ_STREAM, SA_DLQ_SUBJECTS, 0, o, err);
 
-    for (int k = 0; k < o->layout.shards && rc == SA_OK; k++)
-        rc = add_shard(n, k, o, err);
-    if (rc == SA_OK)
-        rc = add_stream(n->js, SA_DLQ_STREAM, SA_DLQ_SUBJECTS, 0, o, err);
     if (rc == SA_OK)
         rc = add_bucket(n->js, SA_CANCEL_BUCKET, 1, 0, o->replicas, err);
     if (rc == SA_OK)
@@ -303,6 +299,9 @@ add_all(struct sa_nats *n, const struct init_opts *o, struct sa_err *err)
         rc = add_bucket(n->js, SA_MEMBERS_BUCKET, 1, 20000, o->replicas, err);
     if (rc == SA_OK) /* fleet-wide provider limits: a lease outlives no holder by more than 60 s */
         rc = add_bucket(n->js, SA_LEASES_BUCKET, 1, 60000, o->replicas, err);
+    /* the shards last: a process binds the claims buckets last, so once it binds, all is made */
+    for (int k = 0; k < o->layout.shards && rc == SA_OK; k++)
+        rc = add_shard(n, k, o, err);
     return rc;
 }
 

@@ -130,7 +130,9 @@ print_fleet(json_t *doc)
     else
         printf("unread tasks dead-lettered: %" JSON_INTEGER_FORMAT
                " (the shard swept longest ago: %s; %" JSON_INTEGER_FORMAT " looked at)\n",
-               num(sweep, "found"), str(sweep, "last_run"), num(sweep, "checked"));
+               num(sweep, "found"),
+               str(sweep, "last_run") ? str(sweep, "last_run") : "one not swept yet",
+               num(sweep, "checked"));
 }
 
 int

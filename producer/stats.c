@@ -358,8 +358,9 @@ sweep_shard(struct sa_nats *n, int k, struct sa_sweep_record *r)
     return out;
 }
 
-/* The sweep of one shard as it is; of several, what they found and looked at in all, the
- * oldest last run (a shard not swept yet: null), and each shard's record under "shards". */
+/* The sweep of one shard as it is (null: never swept); of several, what they found and
+ * looked at in all, the oldest last run, and each swept shard's record under "shards" (null if
+ * none was swept; while a shard was never swept there is no last_run). */
 static json_t *
 sweep(struct sa_nats *n)
 {
@@ -372,23 +373,26 @@ sweep(struct sa_nats *n)
     for (int k = 0; k < n->layout.shards; k++) {
         json_t *one = sweep_shard(n, k, &r);
         if (!one) {
-            json_decref(shards);
-            return json_null();
+            oldest = INT64_MIN; /* never swept */
+            continue;
         }
         found += (json_int_t)r.found;
         checked += (json_int_t)r.checked;
         oldest = r.last_run_ms < oldest ? r.last_run_ms : oldest;
         json_array_append_new(shards, one);
     }
-    if (n->layout.shards == 1) {
-        out = json_incref(json_array_get(shards, 0));
+    if (json_array_size(shards) == 0 || n->layout.shards == 1) {
+        out = json_array_size(shards) ? json_incref(json_array_get(shards, 0)) : json_null();
         json_object_del(out, "shard");
         json_decref(shards);
         return out;
     }
-    sa_time_format(at, sizeof(at), oldest);
-    return json_pack("{s:I, s:s, s:I, s:o}", "found", found, "last_run", at, "checked", checked,
-                     "shards", shards);
+    out = json_pack("{s:I, s:I, s:o}", "found", found, "checked", checked, "shards", shards);
+    if (oldest != INT64_MIN) {
+        sa_time_format(at, sizeof(at), oldest);
+        json_object_set_new(out, "last_run", json_string(at));
+    }
+    return out;
 }
 
 enum sa_code

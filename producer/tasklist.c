@@ -1,5 +1,6 @@
 /* Listing tasks by due time. Each window of the range is walked in every shard with direct
- * gets "next by subject" (sendat.task.<W>.>, its window and slot levels alike), every task opened
+ * gets "next by subject" (sendat.task.<W>.> or sendat.shard.<k>.<W>.>, its window and slot
+ * levels alike), every task opened
  * with the key ring for its due time, and the window's tasks sorted by (due, id). A page reads
  * whole windows: the cursor "<due_ms>.<id>" names the last task given, and the next page starts
  * again at its window and skips what is not after it. A task moving down to its slot can be seen

@@ -223,14 +223,14 @@ members_take_dead(struct members *m, char *out, size_t n)
 }
 
 int
-members_won_rescue(struct members *m, const char *dead_instance)
+members_won_rescue(struct members *m, const char *dead_instance, int shard)
 {
-    char key[64];
+    char key[80];
     uint64_t rev;
 
     if (!m->kv)
         return 0;
-    snprintf(key, sizeof(key), SA_MEMBERS_RESCUE_PREFIX "%s", dead_instance);
+    snprintf(key, sizeof(key), SA_MEMBERS_RESCUE_PREFIX "%s.%d", dead_instance, shard);
     if (kvStore_CreateString(&rev, m->kv, key, m->instance) != NATS_OK)
         return 0; /* another member won (or no answer: the bucket's TTL still ends it) */
     return 1;

@@ -38,9 +38,9 @@ long members_fleet_size(const struct members *m);
 /* Takes one instance found dead into out; 0 when none is left. Each is reported once. */
 int members_take_dead(struct members *m, char *out, size_t n);
 
-/* 1 if this member is the one to hand back what the dead instance held (a create in the
- * bucket: exactly one member wins). */
-int members_won_rescue(struct members *m, const char *dead_instance);
+/* 1 if this member is the one to hand back what the dead instance held in shard (a create in
+ * the bucket, "rescue.<instance>.<shard>": exactly one member wins each shard). */
+int members_won_rescue(struct members *m, const char *dead_instance, int shard);
 
 /* Is the holder of a claim (its consumer name and instance) alive? 1 alive or unsure (no
  * answer: ask again later, never guess), 0 dead. */

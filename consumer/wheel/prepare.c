@@ -15,13 +15,17 @@
 
 /* Window durables nobody pulled for an hour go away; slot durables after a window (at least
  * two minutes) without a pull request: a slot is over in seconds, and hundreds of empty
- * durables of past slots held the server's memory for an hour (issue 12). A durable gone too
- * early costs nothing but its re-creation: the tasks stay in the stream. */
-#define INACTIVE_NS (3600LL * 1000000000LL)
-#define SLOT_INACTIVE_MIN_MS 120000
+ * durables of past slots held the server's memory for an hour (issue 12). Either lives at least
+ * a minute longer than it waits between being made ahead and its first pull, so the server
+ * never drops one the maker counts as made (a layout of 10-minute slots is made 30 minutes
+ * ahead). */
+#define WINDOW_INACTIVE_MS 3600000LL
+#define SLOT_INACTIVE_MIN_MS 120000LL
+#define INACTIVE_MARGIN_MS 60000LL
 
 struct level {
     int64_t window, slot;
+    int64_t made_ms; /* when it was made (or found made) */
 };
 
 struct maker {
@@ -41,12 +45,16 @@ struct prepare {
     struct maker m[SA_SHARDS_MAX];
 };
 
+/* How long the server keeps level (slot 0: a window) without a pull request. */
 static int64_t
-slot_inactive_ns(const struct sa_layout *l)
+inactive_ms(const struct sa_layout *l, int64_t slot)
 {
-    int64_t ms = l->window_ms > SLOT_INACTIVE_MIN_MS ? l->window_ms : SLOT_INACTIVE_MIN_MS;
+    int64_t ahead = l->lead_ms + (PREPARE_AHEAD_SLOTS + 1) * l->slot_ms + INACTIVE_MARGIN_MS,
+            base = slot
+                       ? (l->window_ms > SLOT_INACTIVE_MIN_MS ? l->window_ms : SLOT_INACTIVE_MIN_MS)
+                       : WINDOW_INACTIVE_MS;
 
-    return ms * 1000000LL;
+    return base > ahead ? base : ahead;
 }
 
 natsStatus
@@ -73,7 +81,7 @@ prepare_durable(struct consumer *c, int shard, const char *stream, int64_t windo
     cc.MaxDeliver = -1;
     cc.MaxAckPending = c->cfg.max_ack_pending;
     cc.MaxWaiting = 512;
-    cc.InactiveThreshold = slot ? slot_inactive_ns(&c->n->layout) : INACTIVE_NS;
+    cc.InactiveThreshold = inactive_ms(&c->n->layout, slot) * 1000000LL;
     s = js_AddConsumer(&ci, c->n->js, stream, &cc, NULL, &jerr);
     jsConsumerInfo_Destroy(ci);
     if (s != NATS_OK && js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {
@@ -83,14 +91,18 @@ prepare_durable(struct consumer *c, int shard, const char *stream, int64_t windo
     return s;
 }
 
+/* Whether (window, slot) was made lately: an entry older than half the level's inactive
+ * threshold is looked at again, in case nobody pulled it since and the server dropped it. */
 static int
 made(struct maker *m, int64_t window, int64_t slot)
 {
+    int64_t fresh = sa_now_ms() - inactive_ms(&m->pr->c->n->layout, slot) / 2;
     int found = 0;
 
     pthread_mutex_lock(&m->lock);
     for (int i = 0; i < READY_MAX && !found; i++)
-        found = m->ready[i].window == window && m->ready[i].slot == slot;
+        found =
+            m->ready[i].window == window && m->ready[i].slot == slot && m->ready[i].made_ms > fresh;
     pthread_mutex_unlock(&m->lock);
     return found;
 }
@@ -109,7 +121,7 @@ make(struct maker *m, int64_t window, int64_t slot)
         return;
     }
     pthread_mutex_lock(&m->lock);
-    m->ready[m->next++ % READY_MAX] = (struct level){window, slot};
+    m->ready[m->next++ % READY_MAX] = (struct level){window, slot, sa_now_ms()};
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -123,7 +135,8 @@ pass(struct maker *m)
     int64_t now = sa_now_ms(), to = now + l->lead_ms + PREPARE_AHEAD_SLOTS * l->slot_ms;
 
     make(m, sa_layout_window(l, now), 0);
-    for (int64_t s = sa_layout_slot(l, now); s <= to && !atomic_load(&m->pr->stop);
+    for (int64_t s = sa_layout_slot(l, now);
+         s <= to && !atomic_load(&m->pr->stop) && !atomic_load(&m->pr->c->stopping);
          s += l->slot_ms) {
         if (sa_layout_window(l, s) == s)
             make(m, s, 0);

@@ -231,8 +231,9 @@ members_facts(struct puller *p, int64_t now, char *out, size_t n)
         strcat(out, "}");
 }
 
-/* Says "alive", probes the others, and hands back at once what a member found dead held: the
- * one member that wins the rescue makes the server deliver its levels' unacked tasks again. */
+/* Says "alive", probes the others, and hands back at once what a member found dead held: for
+ * each shard, the one member serving it that wins the shard's rescue makes the server deliver
+ * that shard's levels' unacked tasks again (members may serve different shards). */
 static void
 beat(struct puller *p, int64_t now)
 {
@@ -240,12 +241,11 @@ beat(struct puller *p, int64_t now)
 
     members_facts(p, now, facts, sizeof(facts));
     members_beat(p->members, now, facts);
-    while (members_take_dead(p->members, dead, sizeof(dead))) { /* also those found at start */
-        if (!members_won_rescue(p->members, dead))
-            continue;
-        sa_log(SA_LOG_WARN, "member_rescued", "instance=%s levels_redelivered=%d", dead,
-               targets_redeliver(p));
-    }
+    while (members_take_dead(p->members, dead, sizeof(dead))) /* also those found at start */
+        for (int k = 0; k < p->nsv; k++)
+            if (members_won_rescue(p->members, dead, p->sv[k].shard))
+                sa_log(SA_LOG_WARN, "member_rescued", "instance=%s stream=%s levels_redelivered=%d",
+                       dead, p->sv[k].stream, targets_redeliver(p, &p->sv[k]));
 }
 
 static void

@@ -83,10 +83,10 @@ void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
 void targets_reap(struct puller *p, int64_t now_ms);
 void targets_close(struct puller *p);
-/* A member died: every level with unacked tasks is made anew (same durable, same settings),
- * so the server delivers them again now instead of after the ack wait. Live members' held
- * copies come back too and are settled by their holders. Returns how many levels. */
-int targets_redeliver(struct puller *p);
+/* A member died: every level of shard sv with unacked tasks is made anew (same durable, same
+ * settings), so the server delivers them again now instead of after the ack wait. Live members'
+ * held copies come back too and are settled by their holders. Returns how many levels. */
+int targets_redeliver(struct puller *p, const struct served *sv);
 /* This member's share of level t before it starts (-1: none), see targets.c. */
 long targets_share(struct puller *p, const struct target *t);
 /* asks.c: the pull requests open on the server. asks_send asks every level without an open

@@ -242,15 +242,20 @@ turn_shard(struct sweep *s, int k, int64_t until)
 }
 
 /* A turn at every shard this member serves, within half an interval in all, so the next
- * member's turn never overlaps. */
+ * member's turn never overlaps. A shard is taken only while time is left and the sends do
+ * not need the CPU (a shard taken and not walked would be locked for the others till the
+ * next interval), and each turn starts at another shard, so none waits behind the others. */
 static void
 turn(struct sweep *s)
 {
-    int64_t until = sa_now_ms() + s->interval_ms / 2;
+    int64_t now = sa_now_ms(), until = now + s->interval_ms / 2;
+    int shards = s->c->n->layout.shards, first = (int)((now / s->interval_ms) % shards);
 
-    for (int k = 0; k < s->c->n->layout.shards && !stopping(s); k++)
+    for (int i = 0; i < shards && !give_way(s) && sa_now_ms() < until; i++) {
+        int k = (first + i) % shards;
         if (s->c->served >> k & 1)
             turn_shard(s, k, until);
+    }
 }
 
 static void *

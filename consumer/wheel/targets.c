@@ -48,12 +48,13 @@ redeliver_one(struct puller *p, struct target *t)
 }
 
 int
-targets_redeliver(struct puller *p)
+targets_redeliver(struct puller *p, const struct served *sv)
 {
     int n = 0;
 
     for (int i = 0; i < p->n; i++)
-        n += redeliver_one(p, &p->t[i]);
+        if (p->t[i].sv == sv)
+            n += redeliver_one(p, &p->t[i]);
     return n;
 }
 

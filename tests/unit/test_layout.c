@@ -129,7 +129,8 @@ test_shard_of(void **state)
         assert_true(count[k] > 1700 && count[k] < 2300);
 }
 
-/* A record without "shards=" (written before shards existed) is one shard; with it, N. */
+/* A record without "shards=" (one shard, as before shards existed) is one shard; more are
+ * written first, so a parser that wants "window_ms=" first refuses them. */
 static void
 test_layout_shards_record(void **state)
 {
@@ -141,22 +142,31 @@ test_layout_shards_record(void **state)
         sa_layout_parse(&l, "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000", NULL),
         SA_OK);
     assert_int_equal(l.shards, 1);
+    sa_layout_format(text, sizeof(text), &l);
+    assert_string_equal(text, "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000");
     l.shards = 8;
     sa_layout_format(text, sizeof(text), &l);
     assert_string_equal(text,
-                        "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000 shards=8");
+                        "shards=8 window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000");
     assert_int_equal(sa_layout_parse(&l, text, NULL), SA_OK);
     assert_int_equal(l.shards, 8);
     assert_int_equal(sa_layout_parse(&l,
                                      "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 "
-                                     "lead_ms=2000 shards=0",
+                                     "lead_ms=2000 \n",
                                      NULL),
-                     SA_EINVAL);
-    assert_int_equal(sa_layout_parse(&l,
-                                     "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 "
-                                     "lead_ms=2000 shards=3 junk",
-                                     NULL),
-                     SA_EINVAL);
+                     SA_OK); /* trailing white space, as before */
+    for (const char **bad =
+             (const char *[]){
+                 "shards=0 window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000",
+                 "shards=65 window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000",
+                 "shards= 3 window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000",
+                 "shards=+3 window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000",
+                 "shards=99999999999 window_ms=600000 slot_ms=10000 ack_wait_ms=30000 "
+                 "lead_ms=2000",
+                 "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000 junk",
+                 "window_ms=600000 slot_ms=10000 ack_wait_ms=30000 lead_ms=2000 shards=3", NULL};
+         *bad; bad++)
+        assert_int_equal(sa_layout_parse(&l, *bad, NULL), SA_EINVAL);
 }
 
 static void
