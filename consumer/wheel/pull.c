@@ -27,6 +27,9 @@
 #define PROBE_EVERY_MS 5000
 #define MEMBER_EVERY_MS 1000 /* a beat, and a probe of the others */
 #define BROKEN_WAIT_MS 100
+/* A rescue also covers the levels this member takes up in the next seconds: one found dead at
+ * start is rescued before this member pulls a level whose durable is still being made. */
+#define RESCUE_LATE_MS 5000
 
 static void
 dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
@@ -243,9 +246,11 @@ beat(struct puller *p, int64_t now)
     members_beat(p->members, now, facts);
     while (members_take_dead(p->members, dead, sizeof(dead))) /* also those found at start */
         for (int k = 0; k < p->nsv; k++)
-            if (members_won_rescue(p->members, dead, p->sv[k].shard))
+            if (members_won_rescue(p->members, dead, p->sv[k].shard)) {
+                p->sv[k].rescue_until_ms = now + RESCUE_LATE_MS;
                 sa_log(SA_LOG_WARN, "member_rescued", "instance=%s stream=%s levels_redelivered=%d",
                        dead, p->sv[k].stream, targets_redeliver(p, &p->sv[k]));
+            }
 }
 
 static void

@@ -25,6 +25,7 @@ struct served {
     int64_t next_slot_ms;              /* the first slot not yet taken up */
     int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
     int quiet_next;
+    int64_t rescue_until_ms; /* a dead member's levels taken up before this are handed back too */
 };
 
 /* One level being pulled: a window's window level (slot 0) or one slot of one shard, through

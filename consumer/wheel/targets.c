@@ -107,6 +107,8 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
      * straight from it): each member takes its share until the start, then pulls freely */
     t->prefetch_cap = sa_now_ms() < t->start_ms ? targets_share(p, t) : -1;
     p->n++;
+    if (sa_now_ms() < sv->rescue_until_ms && redeliver_one(p, t)) /* see RESCUE_LATE_MS */
+        sa_log(SA_LOG_WARN, "member_rescued_late", "stream=%s durable=%s", sv->stream, durable);
     sa_log(SA_LOG_DEBUG, "pull_level", "stream=%s durable=%s", sv->stream, durable);
     return SA_OK;
 }
