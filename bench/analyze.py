@@ -218,6 +218,16 @@ def report(work, results_dir):
             "", "0 / 0", g(lat, "missing") == 0 and g(lat, "duplicates") == 0)
         row("spread: CPU s consumers / server", "%s / %s" % (num(g(s, "consumer_cpu_s"), "{:.1f}"),
                                                              num(g(s, "server_cpu_s"), "{:.1f}")))
+        n, ccpu, scpu = g(s, "n"), g(s, "consumer_cpu_s"), g(s, "server_cpu_s")
+        per_task = (ccpu + scpu) * 1e6 / n if n and ccpu is not None and scpu is not None else None
+        row("spread: CPU us per task (consumers + server)", num(per_task, "{:.0f}"))
+        for phase, label, target in (("pull_post_ack", "raw pull+POST+ack", 3),
+                                     ("pull_post_ack_paced", "raw, paced alike", None)):
+            raw_cost = (g(raw, phase, "cpu_us_per_msg") or 0) + (g(raw, phase, "server_cpu_us_per_msg") or 0)
+            ratio = per_task / raw_cost if per_task and raw_cost else None
+            ok = ratio is not None and ratio <= target if target else None
+            row("spread: CPU per task, x %s" % label, num(ratio, "{:.1f}"), num(raw_cost, "{:.1f}") + " us",
+                "<= %d" % target if target else "", ok)
     i = res.get("idle", {})
     if i:
         worst = g(i, "consumer_cpu_pct_max")
@@ -241,6 +251,10 @@ def report(work, results_dir):
         row("raw: pull+POST+ack to the sink (msgs/s; CPU us per msg client / server)", "%s; %s / %s" % (
             num(g(raw, "pull_post_ack", "rate")), num(g(raw, "pull_post_ack", "cpu_us_per_msg"), "{:.1f}"),
             num(g(raw, "pull_post_ack", "server_cpu_us_per_msg"), "{:.1f}")))
+        row("raw: the same paced as the spread (msgs/s; CPU us per msg client / server)", "%s; %s / %s" % (
+            num(g(raw, "pull_post_ack_paced", "rate")),
+            num(g(raw, "pull_post_ack_paced", "cpu_us_per_msg"), "{:.1f}"),
+            num(g(raw, "pull_post_ack_paced", "server_cpu_us_per_msg"), "{:.1f}")))
         row("raw: KV create sync / pipelined (keys/s)", "%s / %s" % (
             num(g(raw, "kv_create_sync", "rate")), num(g(raw, "kv_create_async", "rate"))))
 

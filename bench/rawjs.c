@@ -5,6 +5,7 @@
  *   sendat-rawjs bench  --server URL --n N --size BYTES [--replicas R] [--batch B]
  *                       [--sync-seconds S] [--kv-n K] [--server-pid PID]
  *                       [--sink URL [--inflight K]]   also pull + POST + ack to URL
+ *                       [--pace-n P --pace-seconds S]  and P more sent evenly over S seconds
  *   sendat-rawjs sealed --url URL --data TEXT      size of one sealed task (no broker)
  *   sendat-rawjs fill   --server URL --n N --size BYTES --subjects K [--msg-id 0]
  *                       N messages (Msg-Id and one header, like a task; --msg-id 0: no
@@ -46,8 +47,9 @@
 struct opts {
     const char *server, *stream, *url, *data, *dump, *sink;
     long n, kv_n, server_pid, subjects, msg_id;
+    long pace_n;
     int size, replicas, batch, inflight;
-    double sync_seconds;
+    double sync_seconds, pace_seconds;
 };
 
 static void
@@ -415,6 +417,8 @@ js_with_acks(natsConnection *nc)
 static void
 post_phase(natsConnection *nc, jsCtx *js, const struct opts *o, const char *payload, int *first)
 {
+    struct rawpost_run run = {
+        .n = o->n, .batch = 64, .inflight = o->inflight, .url = o->sink, .max_secs = 120};
     struct rawpull *sub;
     double secs;
     long done, refused = 0;
@@ -422,9 +426,22 @@ post_phase(natsConnection *nc, jsCtx *js, const struct opts *o, const char *payl
     publish_all(js, "d", o->n, payload, o->size, 1);
     sub = pull_sub(nc, js, "rawjs_d", "rawjs.*.d.*");
     mark();
-    done = rawpost_consume(sub, o->n, 64, o->sink, o->inflight, 120, &secs, &refused);
+    done = rawpost_consume(sub, &run, &secs, &refused);
     report("pull_post_ack", done, secs, first);
     printf(",\"pull_post_ack_refused\":%ld", refused);
+    pull_sub_free(sub);
+    if (o->pace_n <= 0)
+        return;
+    /* the same, paced: pace_n messages sent evenly over pace_seconds, each at its instant */
+    run.n = o->pace_n;
+    run.pace_s = o->pace_seconds;
+    run.max_secs = o->pace_seconds + 60;
+    publish_all(js, "e", run.n, payload, o->size, 1);
+    sub = pull_sub(nc, js, "rawjs_e", "rawjs.*.e.*");
+    mark();
+    done = rawpost_consume(sub, &run, &secs, &refused);
+    report("pull_post_ack_paced", done, secs, first);
+    printf(",\"pull_post_ack_paced_refused\":%ld", refused);
     pull_sub_free(sub);
 }
 
@@ -675,6 +692,7 @@ usage(void)
     fputs("usage: sendat-rawjs bench --server URL --n N --size BYTES [--replicas R] [--batch B]\n"
           "                          [--sync-seconds S] [--kv-n K] [--server-pid PID]\n"
           "                          [--sink URL [--inflight K]]\n"
+          "                          [--pace-n P --pace-seconds S]\n"
           "       sendat-rawjs sealed --url URL --data TEXT\n"
           "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
           "       sendat-rawjs info --server URL --stream NAME\n"
@@ -729,6 +747,10 @@ main(int argc, char **argv)
             o.sink = v;
         else if (!strcmp(k, "--inflight"))
             o.inflight = atoi(v);
+        else if (!strcmp(k, "--pace-n"))
+            o.pace_n = atol(v);
+        else if (!strcmp(k, "--pace-seconds"))
+            o.pace_seconds = atof(v);
         else if (!strcmp(k, "--batch"))
             o.batch = atoi(v);
         else if (!strcmp(k, "--msg-id"))
@@ -745,7 +767,8 @@ main(int argc, char **argv)
     server_pid = o.server_pid;
     if (!strcmp(argv[1], "sealed"))
         return cmd_sealed(&o);
-    if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.kv_n < 1)
+    if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.kv_n < 1 ||
+        (o.pace_n > 0 && o.pace_seconds <= 0))
         usage();
     nats_Open(-1);
     if (!strcmp(argv[1], "bench"))

@@ -111,38 +111,72 @@ fetch(struct rawpull *r, natsMsgList *list, long want, int batch, int busy)
     return rawpull_get(r, list, want < batch ? (int)want : batch, busy ? 100 : 2000);
 }
 
+/* When message i may start: at once, or its instant of the paced run. */
+static double
+due_at(const struct rawpost_run *run, double t0, long i)
+{
+    return run->pace_s > 0 ? t0 + run->pace_s * (double)i / (double)run->n : t0;
+}
+
+/* Starts the held messages that are due; returns how many started. */
+static int
+start_due(CURLM *multi, const struct rawpost_run *run, natsMsgList *held, int *next, double t0,
+          long first_index)
+{
+    int started = 0;
+
+    while (*next < held->Count && rawpost_now_s() >= due_at(run, t0, first_index + *next)) {
+        if (start_post(multi, run->url, held->Msgs[*next]) == 0) {
+            held->Msgs[*next] = NULL; /* the request owns it now */
+            started++;
+        }
+        (*next)++;
+    }
+    return started;
+}
+
+/* How long curl may wait for sockets: until the next held message is due, at most 10 ms. */
+static int
+wait_ms(const struct rawpost_run *run, const natsMsgList *held, int next, double t0,
+        long first_index)
+{
+    double left;
+
+    if (next >= held->Count)
+        return 10;
+    left = due_at(run, t0, first_index + next) - rawpost_now_s();
+    return left <= 0 ? 0 : left >= 0.010 ? 10 : (int)(left * 1000) + 1;
+}
+
 long
-rawpost_consume(struct rawpull *sub, long n, int batch, const char *url, int inflight,
-                double max_secs, double *secs, long *refused)
+rawpost_consume(struct rawpull *sub, const struct rawpost_run *run, double *secs, long *refused)
 {
     CURLM *multi = curl_multi_init();
     double t0 = rawpost_now_s();
-    long pulled = 0, acked = 0;
-    int running = 0, flying = 0, empty = 0;
+    natsMsgList held = {0}; /* pulled, not started yet */
+    long pulled = 0, acked = 0, first_index = 0;
+    int running = 0, flying = 0, empty = 0, next = 0;
 
     *refused = 0;
     hdrs = curl_slist_append(NULL, "content-type: application/octet-stream");
-    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)inflight);
-    while ((pulled < n || flying > 0) && rawpost_now_s() - t0 < max_secs && empty < 3) {
-        if (pulled < n && flying <= inflight / 2) {
-            natsMsgList list = {0};
-            int got = fetch(sub, &list, n - pulled, batch, flying > 0);
-
-            empty = got || flying ? 0 : empty + 1;
-            for (int i = 0; i < got; i++) {
-                if (start_post(multi, url, list.Msgs[i]) == 0) {
-                    list.Msgs[i] = NULL; /* the request owns it now */
-                    flying++;
-                }
-            }
-            pulled += got;
-            natsMsgList_Destroy(&list);
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)run->inflight);
+    while ((pulled < run->n || flying > 0 || next < held.Count) &&
+           rawpost_now_s() - t0 < run->max_secs && empty < 3) {
+        if (pulled < run->n && next >= held.Count && flying <= run->inflight / 2) {
+            natsMsgList_Destroy(&held);
+            first_index = pulled;
+            fetch(sub, &held, run->n - pulled, run->batch, flying > 0);
+            next = 0;
+            empty = held.Count || flying ? 0 : empty + 1;
+            pulled += held.Count;
         }
+        flying += start_due(multi, run, &held, &next, t0, first_index);
         curl_multi_perform(multi, &running);
         flying -= collect(multi, sub->nc, &acked, refused);
-        if (flying > inflight / 2 || pulled >= n)
-            curl_multi_poll(multi, NULL, 0, 10, NULL);
+        if (flying > run->inflight / 2 || pulled >= run->n || next < held.Count)
+            curl_multi_poll(multi, NULL, 0, wait_ms(run, &held, next, t0, first_index), NULL);
     }
+    natsMsgList_Destroy(&held);
     curl_multi_cleanup(multi);
     for (struct post *p; (p = idle);) {
         idle = p->next;

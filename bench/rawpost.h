@@ -9,11 +9,23 @@
 double rawpost_now_s(void);
 
 struct rawpull;
-/* Pulls up to n messages through sub (rawpull.h) (stops after max_secs or when the level stays
- * empty), POSTs each one's payload to url with up to inflight requests at once over keep-alive
- * connections, and acks it once the receiver answered 2xx. Returns how many were acked;
- * *secs is the time taken, *refused counts answers that were not 2xx. */
-long rawpost_consume(struct rawpull *sub, long n, int batch, const char *url, int inflight,
-                     double max_secs, double *secs, long *refused);
+
+/* One delivery run: n messages, pulled batch at a time, POSTed to url with up to inflight
+ * requests at once, for at most max_secs. With pace_s > 0, the i-th message pulled is POSTed
+ * no earlier than i * pace_s / n after the start, as a scheduler sends tasks due evenly over
+ * pace_s: pulled ahead in batches, each sent on its own at its instant. */
+struct rawpost_run {
+    long n;
+    int batch, inflight;
+    const char *url;
+    double max_secs, pace_s;
+};
+
+/* Pulls up to run->n messages through sub (rawpull.h) (stops after max_secs or when the level
+ * stays empty), POSTs each one's payload over keep-alive connections, and acks it once the
+ * receiver answered 2xx. Returns how many were acked; *secs is the time taken, *refused counts
+ * answers that were not 2xx. */
+long rawpost_consume(struct rawpull *sub, const struct rawpost_run *run, double *secs,
+                     long *refused);
 
 #endif

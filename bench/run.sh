@@ -145,10 +145,13 @@ scenario_raw() {
   size=$(echo "$sealed" | grep -o '"sealed_bytes":[0-9]*' | cut -d: -f2)
   echo "== raw JetStream: $RAW_N messages of $size bytes (a sealed task)"
   start_servers "$d"
-  start_sink "$d" # the pull+POST+ack phase: the least any delivery costs
+  # the pull+POST+ack phases: the least any delivery costs, at full speed and paced as the
+  # spread scenario's tasks are due (each sent on its own at its instant)
+  start_sink "$d"
   raw=$("$RAWJS" bench --server "$NATS_URL" --n "$RAW_N" --size "$size" --replicas "$reps" \
         --kv-n "$KV_N" --sync-seconds "$SYNC_S" --server-pid "${SERVER_PIDS[0]}" \
-        --sink "http://127.0.0.1:$SINK_PORT/raw" 2>"$d/rawjs.err") || { cat "$d/rawjs.err" >&2; return 1; }
+        --sink "http://127.0.0.1:$SINK_PORT/raw" --pace-n "$SPREAD_N" --pace-seconds "$SPREAD_S" \
+        2>"$d/rawjs.err") || { cat "$d/rawjs.err" >&2; return 1; }
   sed 's/^/   /' "$d/rawjs.err"
   stop_pid "$SINK_PID" 10
   stop_servers

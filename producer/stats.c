@@ -27,23 +27,30 @@ by_time(const void *a, const void *b)
     return (tx > ty) - (tx < ty);
 }
 
+/* The backlog as the shards' streams are read: levels, and totals over every shard. */
+struct tally {
+    struct level *lv;
+    int count;
+    json_t *shards;
+    uint64_t msgs, bytes;
+    int64_t now;
+};
+
 /* Producers book tasks due more than lead + slot ahead straight into their slot, so a backlog a
  * day ahead sits in thousands of slots: slots of windows starting after the next one are
  * counted under their window (both levels), which keeps the list as short as it was. */
-static int
-add_level(struct level *lv, int count, const struct sa_layout *l, int64_t now,
-          const struct sa_place *p, uint64_t msgs)
+static void
+add_level(struct tally *t, const struct sa_layout *l, const struct sa_place *p, uint64_t msgs)
 {
-    int64_t slot = p->window > sa_layout_window(l, now) + l->window_ms ? 0 : p->slot;
+    int64_t slot = p->window > sa_layout_window(l, t->now) + l->window_ms ? 0 : p->slot;
     int k;
 
-    for (k = 0; k < count && (lv[k].window != p->window || lv[k].slot != slot); k++)
+    for (k = 0; k < t->count && (t->lv[k].window != p->window || t->lv[k].slot != slot); k++)
         ;
-    if (k == count && count < LEVELS_MAX)
-        lv[count++] = (struct level){p->window, slot, 0};
+    if (k == t->count && t->count < LEVELS_MAX)
+        t->lv[t->count++] = (struct level){p->window, slot, 0};
     if (k < LEVELS_MAX)
-        lv[k].tasks += msgs;
-    return count;
+        t->lv[k].tasks += msgs;
 }
 
 static json_t *
@@ -65,20 +72,19 @@ levels_json(struct level *lv, int count)
 /* Tasks in levels that start before now + ahead_ms (a window's tasks are counted by its start:
  * the stream knows levels, not due times). */
 static json_int_t
-starting_within(const struct level *lv, int count, int64_t now, int64_t ahead_ms)
+starting_within(const struct tally *t, int64_t ahead_ms)
 {
     json_int_t n = 0;
 
-    for (int i = 0; i < count; i++)
-        if ((lv[i].slot ? lv[i].slot : lv[i].window) < now + ahead_ms)
-            n += (json_int_t)lv[i].tasks;
+    for (int i = 0; i < t->count; i++)
+        if ((t->lv[i].slot ? t->lv[i].slot : t->lv[i].window) < t->now + ahead_ms)
+            n += (json_int_t)t->lv[i].tasks;
     return n;
 }
 
-/* One shard's stream: its per-subject counts added to lv, and its figures in shards[]. */
+/* One shard's stream: its per-subject counts added to t's levels, its figures to t's shards. */
 static enum sa_code
-shard_backlog(struct sa_nats *n, int k, struct level *lv, int *count, json_t *shards,
-              uint64_t *msgs, uint64_t *bytes, struct sa_err *err)
+shard_backlog(struct sa_nats *n, int k, struct tally *t, struct sa_err *err)
 {
     jsOptions o;
     jsStreamInfo *si = NULL;
@@ -97,15 +103,15 @@ shard_backlog(struct sa_nats *n, int k, struct level *lv, int *count, json_t *sh
     for (int i = 0; si->State.Subjects && i < si->State.Subjects->Count; i++) {
         const jsStreamStateSubject *sub = &si->State.Subjects->List[i];
         if (sa_layout_parse_subject(&p, sub->Subject, NULL) == SA_OK)
-            *count = add_level(lv, *count, &n->layout, sa_now_ms(), &p, sub->Msgs);
+            add_level(t, &n->layout, &p, sub->Msgs);
     }
-    *msgs += si->State.Msgs;
-    *bytes += si->State.Bytes;
+    t->msgs += si->State.Msgs;
+    t->bytes += si->State.Bytes;
     one = json_pack("{s:i, s:s, s:I, s:I}", "shard", k, "stream", stream, "tasks",
                     (json_int_t)si->State.Msgs, "bytes", (json_int_t)si->State.Bytes);
     if (si->Cluster && si->Cluster->Leader) /* a single server leads nothing */
         json_object_set_new(one, "leader", json_string(si->Cluster->Leader));
-    json_array_append_new(shards, one);
+    json_array_append_new(t->shards, one);
     jsStreamInfo_Destroy(si);
     return SA_OK;
 }
@@ -113,35 +119,31 @@ shard_backlog(struct sa_nats *n, int k, struct level *lv, int *count, json_t *sh
 static enum sa_code
 backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
 {
-    struct level *lv = calloc(LEVELS_MAX, sizeof(*lv));
-    json_t *shards = json_array();
-    uint64_t msgs = 0, bytes = 0;
+    struct tally t = {
+        .lv = calloc(LEVELS_MAX, sizeof(struct level)), .shards = json_array(), .now = sa_now_ms()};
     enum sa_code rc = SA_OK;
-    int count = 0;
-    int64_t now = sa_now_ms();
 
-    if (!lv || !shards) {
-        free(lv);
-        json_decref(shards);
+    if (!t.lv || !t.shards) {
+        free(t.lv);
+        json_decref(t.shards);
         return sa_fail(err, SA_ENOMEM, "stats: no memory");
     }
     for (int k = 0; k < n->layout.shards && rc == SA_OK; k++)
-        rc = shard_backlog(n, k, lv, &count, shards, &msgs, &bytes, err);
+        rc = shard_backlog(n, k, &t, err);
     if (rc != SA_OK) {
-        free(lv);
-        json_decref(shards);
+        free(t.lv);
+        json_decref(t.shards);
         return rc;
     }
-    json_object_set_new(doc, "tasks", json_integer((json_int_t)msgs));
-    json_object_set_new(doc, "bytes", json_integer((json_int_t)bytes));
-    json_object_set_new(doc, "shards", shards);
+    json_object_set_new(doc, "tasks", json_integer((json_int_t)t.msgs));
+    json_object_set_new(doc, "bytes", json_integer((json_int_t)t.bytes));
+    json_object_set_new(doc, "shards", t.shards);
     json_object_set_new(doc, "starting_within",
-                        json_pack("{s:I, s:I, s:I}", "minute",
-                                  starting_within(lv, count, now, 60000), "hour",
-                                  starting_within(lv, count, now, 3600000), "day",
-                                  starting_within(lv, count, now, 86400000)));
-    json_object_set_new(doc, "levels", levels_json(lv, count));
-    free(lv);
+                        json_pack("{s:I, s:I, s:I}", "minute", starting_within(&t, 60000), "hour",
+                                  starting_within(&t, 3600000), "day",
+                                  starting_within(&t, 86400000)));
+    json_object_set_new(doc, "levels", levels_json(t.lv, t.count));
+    free(t.lv);
     return SA_OK;
 }
 

@@ -277,6 +277,27 @@ fx_consumer_metric(struct fx *f, int i, const char *name)
 }
 
 int
+fx_arrivals(struct fx *f, const char *prefix, int *seen, int n)
+{
+    size_t len = strlen(prefix);
+    int distinct = 0;
+
+    memset(seen, 0, sizeof(int) * (size_t)n);
+    for (size_t i = 0; i < receiver_count(f->recv); i++) {
+        struct receiver_hit h;
+        char *end = h.path;
+        long k;
+        if (receiver_hit_copy(f->recv, i, &h) != 0)
+            continue;
+        k = strncmp(h.path, prefix, len) ? -1 : strtol(h.path + len, &end, 10);
+        if (k >= 0 && k < n && end > h.path + len && seen[k]++ == 0)
+            distinct++;
+        receiver_hit_free(&h);
+    }
+    return distinct;
+}
+
+int
 fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
        CMFixtureFunction teardown)
 {
@@ -285,6 +306,8 @@ fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
     if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
     nats_Open(-1);
+    if (getenv("SENDAT_TEST_ONLY")) /* one test by name (a pattern: * and ?), to run it alone */
+        cmocka_set_test_filter(getenv("SENDAT_TEST_ONLY"));
     rc = _cmocka_run_group_tests("tests", tests, n, setup, teardown);
     nats_CloseAndWait(5000);
     curl_global_cleanup();

@@ -75,6 +75,10 @@ long fx_consumer_metric(struct fx *f, int i, const char *name);
 /* A counter from the consumer's final "event=counters" log line (consumer must have exited). */
 long fx_counter(struct fx *f, int i, const char *name);
 
+/* Counts the receiver's requests for paths "<prefix><k>", 0 <= k < n: seen[k] gets each k's
+ * number of requests; returns how many k arrived at least once. */
+int fx_arrivals(struct fx *f, const char *prefix, int *seen, int n);
+
 /* An integration test's main: libsodium, libcurl and nats.c set up around the cmocka group
  * (setup and teardown may be NULL); returns the group's result for main to return. */
 int fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,

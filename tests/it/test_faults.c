@@ -26,19 +26,7 @@ static int n_tasks;
 static int
 count_distinct(void)
 {
-    int distinct = 0;
-
-    memset(seen, 0, sizeof(int) * (size_t)n_tasks);
-    for (size_t i = 0; i < receiver_count(F.recv); i++) {
-        struct receiver_hit h;
-        int k = -1;
-        if (receiver_hit_copy(F.recv, i, &h) != 0)
-            continue;
-        if (sscanf(h.path, "/f/%d", &k) == 1 && k >= 0 && k < n_tasks && seen[k]++ == 0)
-            distinct++;
-        receiver_hit_free(&h);
-    }
-    return distinct;
+    return fx_arrivals(&F, "/f/", seen, n_tasks);
 }
 
 static int
@@ -46,6 +34,22 @@ all_distinct(void *arg)
 {
     (void)arg;
     return count_distinct() >= n_tasks;
+}
+
+/* Waits until every task arrived; if some never do, says how many and which (the first 20). */
+static void
+assert_all_arrive(int timeout_ms)
+{
+    int missing = 0;
+
+    if (wait_until(all_distinct, NULL, timeout_ms))
+        return;
+    fprintf(stderr, "arrived %d of %d; missing:", count_distinct(), n_tasks);
+    for (int k = 0; k < n_tasks && missing < 20; k++)
+        if (!seen[k] && ++missing)
+            fprintf(stderr, " f-%d", k);
+    fprintf(stderr, "\n");
+    fail();
 }
 
 static void
@@ -186,7 +190,7 @@ test_kill9_again_and_again(void **state)
         proc_kill9(&F.consumers[victim]);
         fx_consumer(&F, victim, env);
     }
-    assert_true(wait_until(all_distinct, NULL, 180000));
+    assert_all_arrive(120000);
     assert_true(wait_until(tasks_settled, F.srv.url, 120000));
     assert_int_equal(fx_stop_consumers(&F), 0);
     check_ledger(F.srv.url);
@@ -215,7 +219,7 @@ test_server_restart(void **state)
     two_consumers_mid_run(0, 5000);
     natsd_term(&F.srv);
     assert_int_equal(natsd_restart(&F.srv), 0);
-    assert_true(wait_until(all_distinct, NULL, 180000)); /* 0 lost */
+    assert_all_arrive(180000); /* 0 lost */
     assert_true(wait_until(tasks_settled, F.srv.url, 120000));
     assert_true(proc_alive(&F.consumers[0]) && proc_alive(&F.consumers[1])); /* survived it */
     assert_int_equal(fx_stop_consumers(&F), 0);
@@ -255,7 +259,7 @@ test_cluster_leader_killed(void **state)
     assert_true(leader >= 0);
     fprintf(stderr, "killing the stream leader %s\n", F.cluster.node[leader].name);
     natsd_kill(&F.cluster.node[leader]);
-    assert_true(wait_until(all_distinct, NULL, 180000));
+    assert_all_arrive(180000);
     assert_true(wait_until(tasks_settled, F.cluster.node[(leader + 1) % 3].url, 120000));
     assert_int_equal(fx_stop_consumers(&F), 0);
     check_ledger(F.cluster.node[(leader + 1) % 3].url);

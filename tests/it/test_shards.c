@@ -29,19 +29,7 @@ static int n_tasks;
 static int
 count_distinct(void)
 {
-    int distinct = 0;
-
-    memset(seen, 0, sizeof(seen));
-    for (size_t i = 0; i < receiver_count(F.recv); i++) {
-        struct receiver_hit h;
-        int k = -1;
-        if (receiver_hit_copy(F.recv, i, &h) != 0)
-            continue;
-        if (sscanf(h.path, "/s/%d", &k) == 1 && k >= 0 && k < n_tasks && seen[k]++ == 0)
-            distinct++;
-        receiver_hit_free(&h);
-    }
-    return distinct;
+    return fx_arrivals(&F, "/s/", seen, n_tasks);
 }
 
 /* arg: how many distinct tasks to wait for. */
@@ -118,6 +106,21 @@ leader_of(jsCtx *js, int k)
     return leader;
 }
 
+struct leading {
+    jsCtx *js;
+    int shard, was;
+};
+
+/* arg: struct leading; 1 once the shard has a leader other than the one it had. */
+static int
+leader_moved(void *arg)
+{
+    const struct leading *w = arg;
+    int now = leader_of(w->js, w->shard);
+
+    return now >= 0 && now != w->was;
+}
+
 /* JetStream places the leaders; an operator who wants them apart steps one down (as `nats
  * stream cluster step-down` does) until they are. Returns 1 once the three differ. */
 static int
@@ -134,12 +137,13 @@ leaders_apart(jsCtx *js, natsConnection *nc)
         if (clash < 0)
             return 1;
         char subject[80], stream[32];
+        struct leading w = {js, clash, l[clash]};
         natsMsg *reply = NULL;
         sa_layout_stream(stream, sizeof(stream), clash);
         snprintf(subject, sizeof(subject), "$JS.API.STREAM.LEADER.STEPDOWN.%s", stream);
         natsConnection_Request(&reply, nc, subject, NULL, 0, 5000);
         natsMsg_Destroy(reply);
-        usleep(1000 * 1000);
+        wait_until(leader_moved, &w, 10000); /* an election; if none came, step down again */
     }
     return 0;
 }
