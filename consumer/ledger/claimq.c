@@ -7,6 +7,7 @@
 
 #define CLAIM_ACK_WAIT_MS 4000 /* a PubAck later than this is an error: read back instead */
 #define STALL_WAIT_MS 50
+#define LATER_MS 10 /* how long a job sent later waits for others to go with it */
 
 struct claimq {
     struct asyncpub pub; /* its lock guards the fields below too */
@@ -15,7 +16,26 @@ struct claimq {
     const struct sa_layout *layout; /* which claims bucket a task's id writes to */
     void (*wake)(void *);
     void *wake_arg;
+    struct claim_job *later, *later_tail; /* main thread only: to publish at flush_at */
+    int n_later;
+    int64_t flush_at;
 };
+
+/* Under pub's lock: job joins the done list; the loop is woken for the first on it and takes
+ * the whole list. */
+static void
+finish(struct claimq *q, struct claim_job *job)
+{
+    job->next = NULL;
+    if (q->done_tail) {
+        q->done_tail->next = job;
+    } else {
+        q->done = job;
+        if (q->wake)
+            q->wake(q->wake_arg);
+    }
+    q->done_tail = job;
+}
 
 /* Under pub's lock. */
 static void
@@ -27,14 +47,7 @@ on_done(void *arg, void *val, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae)
     (void)msg;
     job->ok = pa && !pae;
     job->rev = pa ? pa->Sequence : 0;
-    job->next = NULL;
-    if (q->done_tail)
-        q->done_tail->next = job;
-    else
-        q->done = job;
-    q->done_tail = job;
-    if (q->wake)
-        q->wake(q->wake_arg);
+    finish(q, job);
 }
 
 enum sa_code
@@ -98,6 +111,58 @@ claimq_send(struct claimq *q, struct claim_job *job, struct sa_err *err)
     return rc;
 }
 
+void
+claimq_send_later(struct claimq *q, struct claim_job *job, int64_t now)
+{
+    job->next = NULL;
+    if (q->later_tail) {
+        q->later_tail->next = job;
+    } else {
+        q->later = job;
+        q->flush_at = now + LATER_MS;
+    }
+    q->later_tail = job;
+    q->n_later++;
+}
+
+int64_t
+claimq_flush_at(const struct claimq *q)
+{
+    return q->later ? q->flush_at : INT64_MAX;
+}
+
+/* Main thread: job joins the done list unwritten (ok = 0: written the patient way). */
+static void
+done_unwritten(struct claimq *q, struct claim_job *job)
+{
+    pthread_mutex_lock(&q->pub.lock);
+    job->ok = 0;
+    q->pending++; /* claimq_done counts it off */
+    finish(q, job);
+    pthread_mutex_unlock(&q->pub.lock);
+}
+
+/* Takes the list of jobs sent later off the queue. */
+static struct claim_job *
+take_later(struct claimq *q)
+{
+    struct claim_job *j = q->later;
+
+    q->later = q->later_tail = NULL;
+    q->n_later = 0;
+    return j;
+}
+
+void
+claimq_flush(struct claimq *q)
+{
+    for (struct claim_job *j = take_later(q), *next; j; j = next) {
+        next = j->next;
+        if (claimq_send(q, j, NULL) != SA_OK)
+            done_unwritten(q, j);
+    }
+}
+
 struct claim_job *
 claimq_done(struct claimq *q)
 {
@@ -120,7 +185,7 @@ claimq_pending(struct claimq *q)
     pthread_mutex_lock(&q->pub.lock);
     n = q->pending;
     pthread_mutex_unlock(&q->pub.lock);
-    return n;
+    return n + q->n_later;
 }
 
 /* Under pub's lock: a job still in flight goes back as failed (read back the patient way). */
@@ -140,6 +205,10 @@ take_back(void *arg, void *val)
 struct claim_job *
 claimq_abandon(struct claimq *q)
 {
+    for (struct claim_job *j = take_later(q), *next; j; j = next) {
+        next = j->next;
+        done_unwritten(q, j);
+    }
     asyncpub_take_all(&q->pub, take_back, q);
     return claimq_done(q);
 }

@@ -45,10 +45,20 @@ void claimq_free(struct claimq *q);
  * SA_OK, or an error and the job is still the caller's (do it synchronously). */
 enum sa_code claimq_send(struct claimq *q, struct claim_job *job, struct sa_err *err) SA_MUST_CHECK;
 
+/* Main thread: job is published with the others sent later at claimq_flush_at (10 ms after
+ * the first of them), so outcomes finishing a millisecond apart cost the broker, its PubAcks
+ * and the loop one wake per group. The job is the queue's from now on: a publish that fails
+ * comes back from claimq_done unwritten (ok = 0). */
+void claimq_send_later(struct claimq *q, struct claim_job *job, int64_t now);
+/* When the jobs sent later are due to be published; INT64_MAX if there are none. */
+int64_t claimq_flush_at(const struct claimq *q);
+/* Main thread: publishes the jobs sent later. */
+void claimq_flush(struct claimq *q);
+
 /* Main thread: the jobs whose PubAck arrived, oldest first (a list through next). */
 struct claim_job *claimq_done(struct claimq *q);
 
-/* Jobs sent and not yet returned by claimq_done. */
+/* Jobs sent (or sent later) and not yet returned by claimq_done. */
 int claimq_pending(struct claimq *q);
 
 /* Main thread, at exit: stops waiting and returns every job still in flight. */
