@@ -188,3 +188,29 @@ has_event(json_t *doc, const char *name)
     }
     return 0;
 }
+
+struct shows {
+    const char *id, *name;
+};
+
+static int
+shows_now(void *arg)
+{
+    const struct shows *w = arg;
+    char path[160];
+    json_t *doc = NULL;
+    int yes;
+
+    snprintf(path, sizeof(path), "/tasks/%s", w->id);
+    yes = call("GET", path, reader, NULL, &doc) == 200 && has_event(doc, w->name);
+    json_decref(doc);
+    return yes;
+}
+
+int
+task_shows(const char *id, const char *name, int64_t timeout_ms)
+{
+    struct shows w = {id, name};
+
+    return wait_until(shows_now, &w, timeout_ms);
+}

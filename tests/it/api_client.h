@@ -24,6 +24,9 @@ void check_error(json_t *doc, long status, const char *field);
 
 /* Whether doc's "events" (a task's or series' history) hold one called name. */
 int has_event(json_t *doc, const char *name);
+/* 1 once GET /tasks/<id> (as a reader) shows the event called name, 0 after timeout_ms: an
+ * outcome is written after the receiver's answer, so a test that saw the request waits. */
+int task_shows(const char *id, const char *name, int64_t timeout_ms);
 
 /* cmocka group setup and teardown: the fleet, the tokens, `sendat serve` on a free port. */
 int api_setup(void **state);

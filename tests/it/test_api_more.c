@@ -140,10 +140,7 @@ test_dead_letter_show_replay_purge(void **state)
     assert_string_equal(json_string_value(json_object_get(doc, "result")), "replayed");
     json_decref(doc);
     assert_true(receiver_wait(F.recv, "/refused", 2, 30000)); /* refused once, then delivered */
-    snprintf(path, sizeof(path), "/tasks/%s", id);
-    assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
-    assert_true(has_event(doc, "sent"));
-    json_decref(doc);
+    assert_true(task_shows(id, "sent", 10000));
     snprintf(path, sizeof(path), "/dead-letters/%s", id);
     assert_int_equal(call("GET", path, reader, NULL, NULL), 404);
 
