@@ -3,7 +3,7 @@
  * read against the broker's in the same run. Also the small queries bench/run.sh needs.
  *
  *   sendat-rawjs bench  --server URL --n N --size BYTES [--replicas R] [--batch B]
- *                       [--sync-seconds S] [--kv-n K] [--server-pid PID]
+ *                       [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]
  *                       [--sink URL [--inflight K]]   also pull + POST + ack to URL
  *                       [--pace-n P --pace-seconds S]  and P more sent evenly over S seconds
  *   sendat-rawjs sealed --url URL --data TEXT      size of one sealed task (no broker)
@@ -46,7 +46,8 @@
 
 struct opts {
     const char *server, *stream, *url, *data, *dump, *sink;
-    long n, kv_n, server_pid, subjects, msg_id;
+    long n, kv_n, subjects, msg_id;
+    const char *server_pids;
     long pace_n;
     int size, replicas, batch, inflight;
     double sync_seconds, pace_seconds;
@@ -111,9 +112,12 @@ wait_async(jsCtx *js)
         die("waiting for PubAcks", s);
 }
 
-/* CPU seconds of this process, and of the server when its pid was given (all its nodes'
- * work is the cluster's, but one node is what a single-server run has). */
-static long server_pid;
+/* CPU seconds of this process, and of the server when its pids were given (every node of a
+ * cluster: their work together is what one task costs the broker, as bench/run.sh sums them
+ * for sendat's scenarios). */
+#define SERVER_PIDS_MAX 8
+static long server_pid[SERVER_PIDS_MAX];
+static int n_server_pids;
 
 static double
 self_cpu(void)
@@ -125,17 +129,16 @@ self_cpu(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+/* One process's CPU seconds from /proc (0 if it cannot be read). */
 static double
-server_cpu(void)
+pid_cpu(long pid)
 {
     char path[64], buf[1024], *p;
     unsigned long long ut = 0, st = 0;
     FILE *f;
     size_t n;
 
-    if (server_pid <= 0)
-        return 0;
-    snprintf(path, sizeof(path), "/proc/%ld/stat", server_pid);
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
     if (!(f = fopen(path, "r")))
         return 0;
     n = fread(buf, 1, sizeof(buf) - 1, f);
@@ -145,6 +148,31 @@ server_cpu(void)
         sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return 0;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double
+server_cpu(void)
+{
+    double sum = 0;
+
+    for (int i = 0; i < n_server_pids; i++)
+        sum += pid_cpu(server_pid[i]);
+    return sum;
+}
+
+/* "PID[,PID...]" into server_pid[]. */
+static void
+parse_server_pids(const char *list)
+{
+    for (const char *p = list; *p && n_server_pids < SERVER_PIDS_MAX;) {
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if (pid > 0)
+            server_pid[n_server_pids++] = pid;
+        p = *end == ',' ? end + 1 : end;
+    }
 }
 
 static double mark_self, mark_server;
@@ -165,12 +193,12 @@ report(const char *name, long msgs, double secs, int *first)
     printf("%s\"%s\":{\"msgs\":%ld,\"seconds\":%.3f,\"rate\":%.0f,\"cpu_us_per_msg\":%.1f",
            *first ? "" : ",", name, msgs, secs, secs > 0 ? (double)msgs / secs : 0.0,
            msgs ? cs * 1e6 / (double)msgs : 0.0);
-    if (server_pid > 0)
+    if (n_server_pids > 0)
         printf(",\"server_cpu_us_per_msg\":%.1f", msgs ? ss * 1e6 / (double)msgs : 0.0);
     printf("}");
     fprintf(stderr, "sendat-rawjs: %-21s %8ld msgs %7.3f s %9.0f msgs/s %6.1f us CPU/msg", name,
             msgs, secs, secs > 0 ? (double)msgs / secs : 0.0, msgs ? cs * 1e6 / (double)msgs : 0.0);
-    if (server_pid > 0)
+    if (n_server_pids > 0)
         fprintf(stderr, " (server %.1f us)", msgs ? ss * 1e6 / (double)msgs : 0.0);
     fputc('\n', stderr);
     *first = 0;
@@ -690,7 +718,7 @@ static void
 usage(void)
 {
     fputs("usage: sendat-rawjs bench --server URL --n N --size BYTES [--replicas R] [--batch B]\n"
-          "                          [--sync-seconds S] [--kv-n K] [--server-pid PID]\n"
+          "                          [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]\n"
           "                          [--sink URL [--inflight K]]\n"
           "                          [--pace-n P --pace-seconds S]\n"
           "       sendat-rawjs sealed --url URL --data TEXT\n"
@@ -742,7 +770,7 @@ main(int argc, char **argv)
         else if (!strcmp(k, "--dump"))
             o.dump = v;
         else if (!strcmp(k, "--server-pid"))
-            o.server_pid = atol(v);
+            o.server_pids = v;
         else if (!strcmp(k, "--sink"))
             o.sink = v;
         else if (!strcmp(k, "--inflight"))
@@ -764,7 +792,8 @@ main(int argc, char **argv)
     }
     if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
-    server_pid = o.server_pid;
+    if (o.server_pids)
+        parse_server_pids(o.server_pids);
     if (!strcmp(argv[1], "sealed"))
         return cmd_sealed(&o);
     if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.kv_n < 1 ||

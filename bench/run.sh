@@ -149,7 +149,7 @@ scenario_raw() {
   # spread scenario's tasks are due (each sent on its own at its instant)
   start_sink "$d"
   raw=$("$RAWJS" bench --server "$NATS_URL" --n "$RAW_N" --size "$size" --replicas "$reps" \
-        --kv-n "$KV_N" --sync-seconds "$SYNC_S" --server-pid "${SERVER_PIDS[0]}" \
+        --kv-n "$KV_N" --sync-seconds "$SYNC_S" --server-pid "$(IFS=,; echo "${SERVER_PIDS[*]}")" \
         --sink "http://127.0.0.1:$SINK_PORT/raw" --pace-n "$SPREAD_N" --pace-seconds "$SPREAD_S" \
         2>"$d/rawjs.err") || { cat "$d/rawjs.err" >&2; return 1; }
   sed 's/^/   /' "$d/rawjs.err"
