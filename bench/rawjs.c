@@ -441,36 +441,42 @@ js_with_acks(natsConnection *nc)
     return js;
 }
 
-/* Stored messages delivered as webhooks with nothing else: pull, POST to the sink, ack. */
+/* One delivery run over run->n messages stored at level (one letter) for it, reported as name. */
+static void
+post_run(natsConnection *nc, jsCtx *js, const struct rawpost_run *run, const char *level,
+         const char *payload, int size, const char *name, int *first)
+{
+    char durable[16], filter[32];
+    struct rawpull *sub;
+    double secs;
+    long done, refused = 0;
+
+    snprintf(durable, sizeof(durable), "rawjs_%s", level);
+    snprintf(filter, sizeof(filter), "rawjs.*.%s.*", level);
+    publish_all(js, level, run->n, payload, size, 1);
+    sub = pull_sub(nc, js, durable, filter);
+    mark();
+    done = rawpost_consume(sub, run, &secs, &refused);
+    report(name, done, secs, first);
+    printf(",\"%s_refused\":%ld", name, refused);
+    pull_sub_free(sub);
+}
+
+/* Stored messages delivered as webhooks with nothing else: pull, POST to the sink, ack; then,
+ * if asked, pace_n more sent evenly over pace_seconds, each at its instant. */
 static void
 post_phase(natsConnection *nc, jsCtx *js, const struct opts *o, const char *payload, int *first)
 {
     struct rawpost_run run = {
         .n = o->n, .batch = 64, .inflight = o->inflight, .url = o->sink, .max_secs = 120};
-    struct rawpull *sub;
-    double secs;
-    long done, refused = 0;
 
-    publish_all(js, "d", o->n, payload, o->size, 1);
-    sub = pull_sub(nc, js, "rawjs_d", "rawjs.*.d.*");
-    mark();
-    done = rawpost_consume(sub, &run, &secs, &refused);
-    report("pull_post_ack", done, secs, first);
-    printf(",\"pull_post_ack_refused\":%ld", refused);
-    pull_sub_free(sub);
+    post_run(nc, js, &run, "d", payload, o->size, "pull_post_ack", first);
     if (o->pace_n <= 0)
         return;
-    /* the same, paced: pace_n messages sent evenly over pace_seconds, each at its instant */
     run.n = o->pace_n;
     run.pace_s = o->pace_seconds;
     run.max_secs = o->pace_seconds + 60;
-    publish_all(js, "e", run.n, payload, o->size, 1);
-    sub = pull_sub(nc, js, "rawjs_e", "rawjs.*.e.*");
-    mark();
-    done = rawpost_consume(sub, &run, &secs, &refused);
-    report("pull_post_ack_paced", done, secs, first);
-    printf(",\"pull_post_ack_paced_refused\":%ld", refused);
-    pull_sub_free(sub);
+    post_run(nc, js, &run, "e", payload, o->size, "pull_post_ack_paced", first);
 }
 
 static int
