@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,140 +48,124 @@ static const char usage[] =
     "  (link-local, metadata, 0.0.0.0/8, multicast), and SENDAT_WEBHOOK_ALLOW does not\n"
     "  open, exits 2 (the consumers judge host names when they connect).\n";
 
+static const struct option opts[] = {{"at", required_argument, NULL, 'a'},
+                                     {"webhook", required_argument, NULL, 'w'},
+                                     {"data", required_argument, NULL, 'd'},
+                                     {"data-file", required_argument, NULL, 'f'},
+                                     {"header", required_argument, NULL, 'H'},
+                                     {"id", required_argument, NULL, 'i'},
+                                     {"not-after", required_argument, NULL, 'n'},
+                                     {"at-most-once", no_argument, NULL, 'm'},
+                                     {"server", required_argument, NULL, 'S'},
+                                     {"key-file", required_argument, NULL, 'k'},
+                                     {"email", required_argument, NULL, 'E'},
+                                     {"cc", required_argument, NULL, 'C'},
+                                     {"bcc", required_argument, NULL, 'B'},
+                                     {"subject", required_argument, NULL, 's'},
+                                     {"text", required_argument, NULL, 'x'},
+                                     {"text-file", required_argument, NULL, 'X'},
+                                     {"html-file", required_argument, NULL, 'M'},
+                                     {"from", required_argument, NULL, 'F'},
+                                     {"reply-to", required_argument, NULL, 'R'},
+                                     {"batch", required_argument, NULL, 'b'},
+                                     {"template-file", required_argument, NULL, 'T'},
+                                     {"strict", no_argument, NULL, 'Z'},
+                                     {"json", no_argument, NULL, 'j'},
+                                     {"cron", required_argument, NULL, 'c'},
+                                     {"tz", required_argument, NULL, 'z'},
+                                     {"until", required_argument, NULL, 'u'},
+                                     {"count", required_argument, NULL, 'N'},
+                                     {"group", required_argument, NULL, 'g'},
+                                     {"help", no_argument, NULL, 'h'},
+                                     {NULL, 0, NULL, 0}};
+
+/* The options whose value is kept as given, by their code in opts[], and where it goes. */
+static const struct {
+    int code;
+    size_t off;
+} as_given[] = {
+    {'a', offsetof(struct sched_opts, at)},
+    {'w', offsetof(struct sched_opts, webhook)},
+    {'d', offsetof(struct sched_opts, data)},
+    {'f', offsetof(struct sched_opts, data_file)},
+    {'i', offsetof(struct sched_opts, id)},
+    {'n', offsetof(struct sched_opts, not_after)},
+    {'S', offsetof(struct sched_opts, cli.server)},
+    {'k', offsetof(struct sched_opts, cli.key_file)},
+    {'s', offsetof(struct sched_opts, subject)},
+    {'x', offsetof(struct sched_opts, text)},
+    {'X', offsetof(struct sched_opts, text_file)},
+    {'M', offsetof(struct sched_opts, html_file)},
+    {'F', offsetof(struct sched_opts, from)},
+    {'R', offsetof(struct sched_opts, reply_to)},
+    {'b', offsetof(struct sched_opts, batch)},
+    {'T', offsetof(struct sched_opts, template_file)},
+    {'c', offsetof(struct sched_opts, cron)},
+    {'z', offsetof(struct sched_opts, tz)},
+    {'u', offsetof(struct sched_opts, until)},
+    {'N', offsetof(struct sched_opts, count)},
+    {'g', offsetof(struct sched_opts, group)},
+};
+
+/* Keeps optarg for option c if its value is kept as given; 1 if it was. */
+static int
+keep_as_given(struct sched_opts *o, int c)
+{
+    for (size_t i = 0; i < sizeof(as_given) / sizeof(as_given[0]); i++)
+        if (as_given[i].code == c) {
+            *(const char **)((char *)o + as_given[i].off) = optarg;
+            return 1;
+        }
+    return 0;
+}
+
+/* The other options: EXIT_OK, -1 after --help, or the usage error. */
+static int
+other_opt(struct sched_opts *o, int c, char **argv)
+{
+    switch (c) {
+    case 'm':
+        o->at_most_once = 1;
+        return EXIT_OK;
+    case 'Z':
+        o->strict = 1;
+        return EXIT_OK;
+    case 'j':
+        o->cli.json = 1;
+        return EXIT_OK;
+    case 'H':
+        if (o->n_headers >= SA_HEADERS_MAX)
+            return cli_error(EXIT_USAGE, "schedule: more than %d headers", SA_HEADERS_MAX);
+        o->headers[o->n_headers++] = optarg;
+        return EXIT_OK;
+    case 'E':
+    case 'C':
+    case 'B':
+        if (schedule_add_rcpt(o,
+                              c == 'E'   ? SA_RCPT_TO
+                              : c == 'C' ? SA_RCPT_CC
+                                         : SA_RCPT_BCC,
+                              optarg) != 0)
+            return cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
+        return EXIT_OK;
+    case 'h':
+        fputs(usage, stdout);
+        return -1;
+    default:
+        return cli_error(EXIT_USAGE, "schedule: unknown or incomplete option %s", argv[optind - 1]);
+    }
+}
+
 static int
 parse_opts(struct sched_opts *o, int argc, char **argv)
 {
     struct sa_err err = {0};
-    static const struct option opts[] = {{"at", required_argument, NULL, 'a'},
-                                         {"webhook", required_argument, NULL, 'w'},
-                                         {"data", required_argument, NULL, 'd'},
-                                         {"data-file", required_argument, NULL, 'f'},
-                                         {"header", required_argument, NULL, 'H'},
-                                         {"id", required_argument, NULL, 'i'},
-                                         {"not-after", required_argument, NULL, 'n'},
-                                         {"at-most-once", no_argument, NULL, 'm'},
-                                         {"server", required_argument, NULL, 'S'},
-                                         {"key-file", required_argument, NULL, 'k'},
-                                         {"email", required_argument, NULL, 'E'},
-                                         {"cc", required_argument, NULL, 'C'},
-                                         {"bcc", required_argument, NULL, 'B'},
-                                         {"subject", required_argument, NULL, 's'},
-                                         {"text", required_argument, NULL, 'x'},
-                                         {"text-file", required_argument, NULL, 'X'},
-                                         {"html-file", required_argument, NULL, 'M'},
-                                         {"from", required_argument, NULL, 'F'},
-                                         {"reply-to", required_argument, NULL, 'R'},
-                                         {"batch", required_argument, NULL, 'b'},
-                                         {"template-file", required_argument, NULL, 'T'},
-                                         {"strict", no_argument, NULL, 'Z'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"cron", required_argument, NULL, 'c'},
-                                         {"tz", required_argument, NULL, 'z'},
-                                         {"until", required_argument, NULL, 'u'},
-                                         {"count", required_argument, NULL, 'N'},
-                                         {"group", required_argument, NULL, 'g'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    int c;
+    int c, code;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'a':
-            o->at = optarg;
-            break;
-        case 'w':
-            o->webhook = optarg;
-            break;
-        case 'd':
-            o->data = optarg;
-            break;
-        case 'f':
-            o->data_file = optarg;
-            break;
-        case 'i':
-            o->id = optarg;
-            break;
-        case 'n':
-            o->not_after = optarg;
-            break;
-        case 'm':
-            o->at_most_once = 1;
-            break;
-        case 'S':
-            o->cli.server = optarg;
-            break;
-        case 'k':
-            o->cli.key_file = optarg;
-            break;
-        case 'H':
-            if (o->n_headers >= SA_HEADERS_MAX)
-                return cli_error(EXIT_USAGE, "schedule: more than %d headers", SA_HEADERS_MAX);
-            o->headers[o->n_headers++] = optarg;
-            break;
-        case 'E':
-        case 'C':
-        case 'B':
-            if (schedule_add_rcpt(o,
-                                  c == 'E'   ? SA_RCPT_TO
-                                  : c == 'C' ? SA_RCPT_CC
-                                             : SA_RCPT_BCC,
-                                  optarg) != 0)
-                return cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
-            break;
-        case 's':
-            o->subject = optarg;
-            break;
-        case 'x':
-            o->text = optarg;
-            break;
-        case 'X':
-            o->text_file = optarg;
-            break;
-        case 'M':
-            o->html_file = optarg;
-            break;
-        case 'F':
-            o->from = optarg;
-            break;
-        case 'R':
-            o->reply_to = optarg;
-            break;
-        case 'b':
-            o->batch = optarg;
-            break;
-        case 'T':
-            o->template_file = optarg;
-            break;
-        case 'Z':
-            o->strict = 1;
-            break;
-        case 'j':
-            o->cli.json = 1;
-            break;
-        case 'c':
-            o->cron = optarg;
-            break;
-        case 'z':
-            o->tz = optarg;
-            break;
-        case 'u':
-            o->until = optarg;
-            break;
-        case 'N':
-            o->count = optarg;
-            break;
-        case 'g':
-            o->group = optarg;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return -1;
-        default:
-            return cli_error(EXIT_USAGE, "schedule: unknown or incomplete option %s",
-                             argv[optind - 1]);
-        }
-    }
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+        if (!keep_as_given(o, c) && (code = other_opt(o, c, argv)) != EXIT_OK)
+            return code;
     if (optind != argc)
         return cli_error(EXIT_USAGE, "schedule: unexpected argument %s", argv[optind]);
     if (o->batch)
