@@ -17,7 +17,6 @@
  *
  * Every command prints one JSON object on stdout; progress goes to stderr. */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,34 +26,21 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
-#include <jansson.h>
 #include <nats/nats.h>
 #include <sodium.h>
 
-#include "keyring.h"
 #include "jspull.h"
+#include "rawjs.h"
 #include "rawpost.h"
 #include "rawpull.h"
-#include "layout.h"
-#include "natsconn.h"
-#include "task.h"
 #include "timeparse.h"
 
 #define STREAM "RAWJS"
 #define KV_BUCKET "rawjs_kv"
 #define W 1000000000000LL /* the "window" token of every subject: any fixed number */
 
-struct opts {
-    const char *server, *stream, *url, *data, *dump, *sink;
-    long n, kv_n, subjects, msg_id;
-    const char *server_pids;
-    long pace_n;
-    int size, replicas, batch, inflight;
-    double sync_seconds, pace_seconds;
-};
-
-static void
-die(const char *what, natsStatus s)
+void
+rawjs_die(const char *what, natsStatus s)
 {
     fprintf(stderr, "sendat-rawjs: %s: %s (%s)\n", what, natsStatus_GetText(s),
             nats_GetLastError(NULL));
@@ -109,7 +95,7 @@ wait_async(jsCtx *js)
     jsPubOptions_Init(&po);
     po.MaxWait = 120000;
     if ((s = js_PublishAsyncComplete(js, &po)) != NATS_OK)
-        die("waiting for PubAcks", s);
+        rawjs_die("waiting for PubAcks", s);
 }
 
 /* CPU seconds of this process, and of the server when its pids were given (every node of a
@@ -234,7 +220,7 @@ publish_all(jsCtx *js, const char *level, long n, const char *payload, int size,
             s = js_PublishMsgAsync(js, &m, &po);
         natsMsg_Destroy(m);
         if (s != NATS_OK)
-            die("async publish", s);
+            rawjs_die("async publish", s);
     }
     wait_async(js);
     return rawpost_now_s() - t0;
@@ -257,10 +243,10 @@ pull_sub(natsConnection *nc, jsCtx *js, const char *durable, const char *filter)
     cc.MaxAckPending = 100000; /* what sendat gives each level */
     cc.MaxWaiting = 512;
     if ((s = js_AddConsumer(&ci, js, STREAM, &cc, NULL, &jerr)) != NATS_OK)
-        die("add consumer", s);
+        rawjs_die("add consumer", s);
     jsConsumerInfo_Destroy(ci);
     if (!sub || rawpull_open(sub, nc, STREAM, durable) != 0)
-        die("pull subscribe", NATS_ERR);
+        rawjs_die("pull subscribe", NATS_ERR);
     return sub;
 }
 
@@ -272,8 +258,8 @@ pull_sub_free(struct rawpull *sub)
 }
 
 /* Up to want messages in one pull; the request stays open up to 2 s. */
-static int
-pull(struct rawpull *sub, natsMsgList *list, long want, int batch)
+int
+rawjs_pull(struct rawpull *sub, natsMsgList *list, long want, int batch)
 {
     return rawpull_get(sub, list, want < batch ? (int)want : batch, 2000);
 }
@@ -294,7 +280,7 @@ consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, struct rawpull *sub, long n, 
     mark();
     while (done < n && rawpost_now_s() - t0 < max_secs && empty < 3) {
         natsMsgList list = {0};
-        int got = pull(sub, &list, n - done, batch);
+        int got = rawjs_pull(sub, &list, n - done, batch);
         empty = got ? 0 : empty + 1;
         for (int i = 0; i < got; i++) {
             natsMsg *m = list.Msgs[i];
@@ -318,14 +304,14 @@ consume(natsConnection *nc, jsCtx *js, jsCtx *ajs, struct rawpull *sub, long n, 
                                NULL);
                 jsPubAck_Destroy(pa);
                 if (s != NATS_OK)
-                    die("publish", s);
+                    rawjs_die("publish", s);
                 sa_jspull_ack(nc, m, SA_JSPULL_ACK, 0);
                 natsMsg_Destroy(m);
             } else {
                 originals[idx] = m;
                 s = js_PublishAsync(ajs, to, natsMsg_GetData(m), natsMsg_GetDataLength(m), &po);
                 if (s != NATS_OK)
-                    die("async publish", s);
+                    rawjs_die("async publish", s);
             }
             done++;
         }
@@ -367,7 +353,7 @@ kv_create(jsCtx *js, kvStore *kv, long n, long base, int async, double max_secs,
             natsMsg_Destroy(m);
         }
         if (s != NATS_OK)
-            die("kv create", s);
+            rawjs_die("kv create", s);
     }
     if (async)
         wait_async(js);
@@ -395,12 +381,12 @@ make_stream(jsCtx *js, int replicas)
     sc.Duplicates = 3600LL * 1000000000LL; /* sendat's dedupe window */
     sc.AllowDirect = true;
     if ((s = js_AddStream(&si, js, &sc, NULL, &jerr)) != NATS_OK)
-        die("add stream " STREAM, s);
+        rawjs_die("add stream " STREAM, s);
     jsStreamInfo_Destroy(si);
 }
 
-static natsConnection *
-connect_to(const char *url)
+natsConnection *
+rawjs_connect(const char *url)
 {
     natsOptions *o = NULL;
     natsConnection *nc = NULL;
@@ -420,7 +406,7 @@ connect_to(const char *url)
     natsOptions_Destroy(o);
     free(copy);
     if (s != NATS_OK)
-        die("connect", s);
+        rawjs_die("connect", s);
     return nc;
 }
 
@@ -437,7 +423,7 @@ js_with_acks(natsConnection *nc)
     jo.PublishAsync.AckHandler = on_pub_ack;
     jo.PublishAsync.StallWait = 30000;
     if ((s = natsConnection_JetStream(&js, nc, &jo)) != NATS_OK)
-        die("JetStream context", s);
+        rawjs_die("JetStream context", s);
     return js;
 }
 
@@ -465,7 +451,8 @@ post_run(natsConnection *nc, jsCtx *js, const struct rawpost_run *run, const cha
 /* Stored messages delivered as webhooks with nothing else: pull, POST to the sink, ack; then,
  * if asked, pace_n more sent evenly over pace_seconds, each at its instant. */
 static void
-post_phase(natsConnection *nc, jsCtx *js, const struct opts *o, const char *payload, int *first)
+post_phase(natsConnection *nc, jsCtx *js, const struct rawjs_opts *o, const char *payload,
+           int *first)
 {
     struct rawpost_run run = {
         .n = o->n, .batch = 64, .inflight = o->inflight, .url = o->sink, .max_secs = 120};
@@ -480,9 +467,9 @@ post_phase(natsConnection *nc, jsCtx *js, const struct opts *o, const char *payl
 }
 
 static int
-cmd_bench(const struct opts *o)
+cmd_bench(const struct rawjs_opts *o)
 {
-    natsConnection *nc = connect_to(o->server);
+    natsConnection *nc = rawjs_connect(o->server);
     jsCtx *js = js_with_acks(nc), *ajs = js_with_acks(nc);
     char *payload = malloc((size_t)o->size);
     struct rawpull *sub;
@@ -533,7 +520,7 @@ cmd_bench(const struct opts *o)
     kc.StorageType = js_FileStorage;
     js_DeleteKeyValue(js, KV_BUCKET);
     if ((s = js_CreateKeyValue(&kv, js, &kc)) != NATS_OK)
-        die("create bucket", s);
+        rawjs_die("create bucket", s);
     done = kv_create(ajs, kv, o->kv_n, 0, 0, o->sync_seconds, &secs);
     report("kv_create_sync", done, secs, &first);
     done = kv_create(ajs, kv, o->kv_n, o->kv_n, 1, 120, &secs);
@@ -550,52 +537,17 @@ cmd_bench(const struct opts *o)
     return atomic_load(&failed) ? 1 : 0;
 }
 
-static int
-cmd_sealed(const struct opts *o)
-{
-    static const uint8_t kid[1][SA_KID_BYTES] = {{1, 2, 3, 4}};
-    uint8_t key[1][SA_KEY_BYTES];
-    struct sa_keyring *ring = NULL;
-    struct sa_task *t = NULL;
-    struct sa_err err = {0};
-    uint8_t *env = NULL;
-    size_t len = 0;
-    int64_t now = sa_now_ms();
-
-    randombytes_buf(key[0], sizeof(key[0]));
-    if (sa_keyring_from_keys(&ring, kid, (const uint8_t(*)[SA_KEY_BYTES])key, 1, &err) != SA_OK ||
-        sa_task_new(&t, &err) != SA_OK || sa_task_set_url(t, o->url, &err) != SA_OK ||
-        sa_task_set_body(t, o->data, strlen(o->data), &err) != SA_OK) {
-        fprintf(stderr, "sendat-rawjs: %s\n", err.msg);
-        return 1;
-    }
-    t->channel = SA_CHANNEL_WEBHOOK;
-    t->due_ms = now + 86400000;
-    t->created_ms = now;
-    sa_layout_id_new(t->id, sizeof(t->id), t->due_ms);
-    if (sa_task_seal(ring, t, &env, &len, &err) != SA_OK) {
-        fprintf(stderr, "sendat-rawjs: %s\n", err.msg);
-        return 1;
-    }
-    printf("{\"sealed_bytes\":%zu,\"body_bytes\":%zu,\"url_bytes\":%zu,\"id_bytes\":%zu}\n", len,
-           strlen(o->data), strlen(o->url), strlen(t->id));
-    free(env);
-    sa_task_free(t);
-    sa_keyring_free(ring);
-    return 0;
-}
-
 /* The stream is left for the caller to measure (RSS, store) and is replaced by the next run. */
 static int
-cmd_fill(const struct opts *o)
+cmd_fill(const struct rawjs_opts *o)
 {
-    natsConnection *nc = connect_to(o->server);
+    natsConnection *nc = rawjs_connect(o->server);
     jsCtx *js = js_with_acks(nc);
     char *payload = malloc((size_t)o->size);
     double secs;
 
     if (!payload)
-        die("out of memory", NATS_NO_MEMORY);
+        rawjs_die("out of memory", NATS_NO_MEMORY);
     randombytes_buf(payload, (size_t)o->size);
     make_stream(js, o->replicas);
     subject_mod = o->subjects > 0 && o->subjects < o->n ? o->subjects : 0;
@@ -607,117 +559,6 @@ cmd_fill(const struct opts *o)
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
     return atomic_load(&failed) ? 1 : 0;
-}
-
-static int
-cmd_info(const struct opts *o)
-{
-    natsConnection *nc = connect_to(o->server);
-    jsCtx *js = NULL;
-    jsStreamInfo *si = NULL;
-    jsErrCode jerr = 0;
-    natsStatus s = natsConnection_JetStream(&js, nc, NULL);
-
-    if (s == NATS_OK)
-        s = js_GetStreamInfo(&si, js, o->stream, NULL, &jerr);
-    if (s != NATS_OK)
-        die(o->stream, s);
-    printf("{\"stream\":\"%s\",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"subjects\":%" PRId64
-           ",\"consumers\":%" PRId64 "}\n",
-           o->stream, si->State.Msgs, si->State.Bytes, si->State.NumSubjects, si->State.Consumers);
-    jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    return 0;
-}
-
-static int
-cmp_long(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* Reads every record of the claims bucket's stream once (a throwaway durable, no acks) and
- * sums up the "sent" ones: how often each task was re-published before it was sent. */
-static int
-cmd_claims(const struct opts *o)
-{
-    natsConnection *nc = connect_to(o->server);
-    jsCtx *js = NULL;
-    jsStreamInfo *si = NULL;
-    jsConsumerConfig cc;
-    jsConsumerInfo *ci = NULL;
-    struct rawpull sub;
-    const char *stream = "KV_" SA_CLAIMS_BUCKET;
-    uint64_t total;
-    long sent = 0, moves_sum = 0, moves_max = 0, cap, *late, records = 0;
-    long hist[4] = {0};
-    FILE *dump = o->dump ? fopen(o->dump, "w") : NULL;
-    natsStatus s = natsConnection_JetStream(&js, nc, NULL);
-
-    if (s == NATS_OK)
-        s = js_GetStreamInfo(&si, js, stream, NULL, NULL);
-    if (s != NATS_OK)
-        die(stream, s);
-    total = si->State.Msgs;
-    jsStreamInfo_Destroy(si);
-    cap = (long)total + 1;
-    late = calloc((size_t)cap, sizeof(*late));
-    jsConsumerConfig_Init(&cc);
-    cc.Durable = "bench_claims_reader";
-    cc.AckPolicy = js_AckNone;
-    cc.DeliverPolicy = js_DeliverAll;
-    js_DeleteConsumer(js, stream, cc.Durable, NULL, NULL);
-    if ((s = js_AddConsumer(&ci, js, stream, &cc, NULL, NULL)) != NATS_OK)
-        die("claims reader", s);
-    jsConsumerInfo_Destroy(ci);
-    if (rawpull_open(&sub, nc, stream, cc.Durable) != 0)
-        die("claims subscribe", NATS_ERR);
-    while ((uint64_t)records < total) {
-        natsMsgList list = {0};
-        int got = pull(&sub, &list, (long)(total - (uint64_t)records), 1024);
-        if (!got)
-            break;
-        for (int i = 0; i < got; i++) {
-            json_t *j = json_loadb(natsMsg_GetData(list.Msgs[i]),
-                                   (size_t)natsMsg_GetDataLength(list.Msgs[i]), 0, NULL);
-            const char *state = j ? json_string_value(json_object_get(j, "state")) : NULL;
-            records++;
-            if (state && !strcmp(state, "sent") && sent < cap) {
-                long mv = (long)json_integer_value(json_object_get(j, "moves"));
-                moves_sum += mv;
-                if (mv > moves_max)
-                    moves_max = mv;
-                hist[mv < 3 ? mv : 3]++;
-                late[sent++] = (long)json_integer_value(json_object_get(j, "lateness_ms"));
-                if (dump) /* key (the task id), moves, lateness, consumer */
-                    fprintf(dump, "%s %ld %ld %s\n",
-                            natsMsg_GetSubject(list.Msgs[i]) + strlen("$KV." SA_CLAIMS_BUCKET "."),
-                            mv, late[sent - 1], json_string_value(json_object_get(j, "consumer")));
-            }
-            json_decref(j);
-        }
-        natsMsgList_Destroy(&list);
-    }
-    rawpull_close(&sub);
-    js_DeleteConsumer(js, stream, cc.Durable, NULL, NULL);
-    qsort(late, (size_t)sent, sizeof(*late), cmp_long);
-#define PCT(p) (sent ? late[(size_t)((double)(sent - 1) * (p))] : 0)
-    printf(
-        "{\"records\":%ld,\"sent\":%ld,\"moves_mean\":%.3f,\"moves_max\":%ld,\"moves_0\":%ld,"
-        "\"moves_1\":%ld,"
-        "\"moves_2\":%ld,\"moves_3plus\":%ld,\"claim_lateness_p50\":%ld,\"claim_lateness_p99\":%ld,"
-        "\"claim_lateness_max\":%ld}\n",
-        records, sent, sent ? (double)moves_sum / (double)sent : 0.0, moves_max, hist[0], hist[1],
-        hist[2], hist[3], PCT(0.5), PCT(0.99), sent ? late[sent - 1] : 0);
-    free(late);
-    if (dump)
-        fclose(dump);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    return 0;
 }
 
 static void
@@ -738,16 +579,16 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-    struct opts o = {.n = 100000,
-                     .kv_n = 20000,
-                     .size = 256,
-                     .replicas = 1,
-                     .batch = 256,
-                     .inflight = 256,
-                     .sync_seconds = 5,
-                     .msg_id = 1,
-                     .url = "http://127.0.0.1:65535/x",
-                     .data = "{}"};
+    struct rawjs_opts o = {.n = 100000,
+                           .kv_n = 20000,
+                           .size = 256,
+                           .replicas = 1,
+                           .batch = 256,
+                           .inflight = 256,
+                           .sync_seconds = 5,
+                           .msg_id = 1,
+                           .url = "http://127.0.0.1:65535/x",
+                           .data = "{}"};
     int rc;
 
     if (argc < 2)
@@ -801,7 +642,7 @@ main(int argc, char **argv)
     if (o.server_pids)
         parse_server_pids(o.server_pids);
     if (!strcmp(argv[1], "sealed"))
-        return cmd_sealed(&o);
+        return rawjs_sealed(&o);
     if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.kv_n < 1 ||
         (o.pace_n > 0 && o.pace_seconds <= 0))
         usage();
@@ -811,9 +652,9 @@ main(int argc, char **argv)
     else if (!strcmp(argv[1], "fill"))
         rc = cmd_fill(&o);
     else if (!strcmp(argv[1], "info") && o.stream)
-        rc = cmd_info(&o);
+        rc = rawjs_info(&o);
     else if (!strcmp(argv[1], "claims"))
-        rc = cmd_claims(&o);
+        rc = rawjs_claims(&o);
     else
         usage();
     nats_CloseAndWait(5000);

@@ -1,0 +1,30 @@
+/* What sendat-rawjs's files share: its options, and the helpers its commands use. */
+#ifndef RAWJS_H
+#define RAWJS_H
+
+#include <nats/nats.h>
+
+struct rawpull;
+
+struct rawjs_opts {
+    const char *server, *stream, *url, *data, *dump, *sink;
+    long n, kv_n, subjects, msg_id;
+    const char *server_pids;
+    long pace_n;
+    int size, replicas, batch, inflight;
+    double sync_seconds, pace_seconds;
+};
+
+/* Says what failed and exits 1. */
+void rawjs_die(const char *what, natsStatus s);
+/* A connection to url, or exits. */
+natsConnection *rawjs_connect(const char *url);
+/* Pulls up to want messages (at most batch) through sub into list; returns how many came. */
+int rawjs_pull(struct rawpull *sub, natsMsgList *list, long want, int batch);
+
+/* The commands of rawtools.c; each prints one JSON object and returns the exit code. */
+int rawjs_sealed(const struct rawjs_opts *o);
+int rawjs_info(const struct rawjs_opts *o);
+int rawjs_claims(const struct rawjs_opts *o);
+
+#endif

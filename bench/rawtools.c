@@ -1,0 +1,162 @@
+/* sendat-rawjs's small commands (rawjs.h): the size of a sealed task, a stream's counts, and
+ * what the claim records say about moves and lateness. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "keyring.h"
+#include "layout.h"
+#include "rawjs.h"
+#include "rawpull.h"
+#include "task.h"
+#include "timeparse.h"
+
+int
+rawjs_sealed(const struct rawjs_opts *o)
+{
+    static const uint8_t kid[1][SA_KID_BYTES] = {{1, 2, 3, 4}};
+    uint8_t key[1][SA_KEY_BYTES];
+    struct sa_keyring *ring = NULL;
+    struct sa_task *t = NULL;
+    struct sa_err err = {0};
+    uint8_t *env = NULL;
+    size_t len = 0;
+    int64_t now = sa_now_ms();
+
+    randombytes_buf(key[0], sizeof(key[0]));
+    if (sa_keyring_from_keys(&ring, kid, (const uint8_t(*)[SA_KEY_BYTES])key, 1, &err) != SA_OK ||
+        sa_task_new(&t, &err) != SA_OK || sa_task_set_url(t, o->url, &err) != SA_OK ||
+        sa_task_set_body(t, o->data, strlen(o->data), &err) != SA_OK) {
+        fprintf(stderr, "sendat-rawjs: %s\n", err.msg);
+        return 1;
+    }
+    t->channel = SA_CHANNEL_WEBHOOK;
+    t->due_ms = now + 86400000;
+    t->created_ms = now;
+    sa_layout_id_new(t->id, sizeof(t->id), t->due_ms);
+    if (sa_task_seal(ring, t, &env, &len, &err) != SA_OK) {
+        fprintf(stderr, "sendat-rawjs: %s\n", err.msg);
+        return 1;
+    }
+    printf("{\"sealed_bytes\":%zu,\"body_bytes\":%zu,\"url_bytes\":%zu,\"id_bytes\":%zu}\n", len,
+           strlen(o->data), strlen(o->url), strlen(t->id));
+    free(env);
+    sa_task_free(t);
+    sa_keyring_free(ring);
+    return 0;
+}
+
+int
+rawjs_info(const struct rawjs_opts *o)
+{
+    natsConnection *nc = rawjs_connect(o->server);
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = natsConnection_JetStream(&js, nc, NULL);
+
+    if (s == NATS_OK)
+        s = js_GetStreamInfo(&si, js, o->stream, NULL, &jerr);
+    if (s != NATS_OK)
+        rawjs_die(o->stream, s);
+    printf("{\"stream\":\"%s\",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"subjects\":%" PRId64
+           ",\"consumers\":%" PRId64 "}\n",
+           o->stream, si->State.Msgs, si->State.Bytes, si->State.NumSubjects, si->State.Consumers);
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return 0;
+}
+
+static int
+cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Reads every record of the claims bucket's stream once (a throwaway durable, no acks) and
+ * sums up the "sent" ones: how often each task was re-published before it was sent. */
+int
+rawjs_claims(const struct rawjs_opts *o)
+{
+    natsConnection *nc = rawjs_connect(o->server);
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    jsConsumerConfig cc;
+    jsConsumerInfo *ci = NULL;
+    struct rawpull sub;
+    const char *stream = "KV_" SA_CLAIMS_BUCKET;
+    uint64_t total;
+    long sent = 0, moves_sum = 0, moves_max = 0, cap, *late, records = 0;
+    long hist[4] = {0};
+    FILE *dump = o->dump ? fopen(o->dump, "w") : NULL;
+    natsStatus s = natsConnection_JetStream(&js, nc, NULL);
+
+    if (s == NATS_OK)
+        s = js_GetStreamInfo(&si, js, stream, NULL, NULL);
+    if (s != NATS_OK)
+        rawjs_die(stream, s);
+    total = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    cap = (long)total + 1;
+    late = calloc((size_t)cap, sizeof(*late));
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = "bench_claims_reader";
+    cc.AckPolicy = js_AckNone;
+    cc.DeliverPolicy = js_DeliverAll;
+    js_DeleteConsumer(js, stream, cc.Durable, NULL, NULL);
+    if ((s = js_AddConsumer(&ci, js, stream, &cc, NULL, NULL)) != NATS_OK)
+        rawjs_die("claims reader", s);
+    jsConsumerInfo_Destroy(ci);
+    if (rawpull_open(&sub, nc, stream, cc.Durable) != 0)
+        rawjs_die("claims subscribe", NATS_ERR);
+    while ((uint64_t)records < total) {
+        natsMsgList list = {0};
+        int got = rawjs_pull(&sub, &list, (long)(total - (uint64_t)records), 1024);
+        if (!got)
+            break;
+        for (int i = 0; i < got; i++) {
+            json_t *j = json_loadb(natsMsg_GetData(list.Msgs[i]),
+                                   (size_t)natsMsg_GetDataLength(list.Msgs[i]), 0, NULL);
+            const char *state = j ? json_string_value(json_object_get(j, "state")) : NULL;
+            records++;
+            if (state && !strcmp(state, "sent") && sent < cap) {
+                long mv = (long)json_integer_value(json_object_get(j, "moves"));
+                moves_sum += mv;
+                if (mv > moves_max)
+                    moves_max = mv;
+                hist[mv < 3 ? mv : 3]++;
+                late[sent++] = (long)json_integer_value(json_object_get(j, "lateness_ms"));
+                if (dump) /* key (the task id), moves, lateness, consumer */
+                    fprintf(dump, "%s %ld %ld %s\n",
+                            natsMsg_GetSubject(list.Msgs[i]) + strlen("$KV." SA_CLAIMS_BUCKET "."),
+                            mv, late[sent - 1], json_string_value(json_object_get(j, "consumer")));
+            }
+            json_decref(j);
+        }
+        natsMsgList_Destroy(&list);
+    }
+    rawpull_close(&sub);
+    js_DeleteConsumer(js, stream, cc.Durable, NULL, NULL);
+    qsort(late, (size_t)sent, sizeof(*late), cmp_long);
+#define PCT(p) (sent ? late[(size_t)((double)(sent - 1) * (p))] : 0)
+    printf(
+        "{\"records\":%ld,\"sent\":%ld,\"moves_mean\":%.3f,\"moves_max\":%ld,\"moves_0\":%ld,"
+        "\"moves_1\":%ld,"
+        "\"moves_2\":%ld,\"moves_3plus\":%ld,\"claim_lateness_p50\":%ld,\"claim_lateness_p99\":%ld,"
+        "\"claim_lateness_max\":%ld}\n",
+        records, sent, sent ? (double)moves_sum / (double)sent : 0.0, moves_max, hist[0], hist[1],
+        hist[2], hist[3], PCT(0.5), PCT(0.99), sent ? late[sent - 1] : 0);
+    free(late);
+    if (dump)
+        fclose(dump);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return 0;
+}
