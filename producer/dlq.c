@@ -216,8 +216,11 @@ reset_claim(struct sa_nats *n, const char *id)
 
     snprintf(mine.consumer, sizeof(mine.consumer), "sendat dlq replay");
     snprintf(mine.error, sizeof(mine.error), "replayed from the dead-letter stream");
-    if (sa_claim_get(sa_nats_claims(n, id), id, &c, NULL) == SA_OK)
-        (void)!sa_claim_update(sa_nats_claims(n, id), id, &mine, c.revision, NULL, NULL);
+    /* read again if another write came between (the consumer's "dead" can follow its letter) */
+    for (int tries = 0; tries < 5; tries++)
+        if (sa_claim_get(sa_nats_claims(n, id), id, &c, NULL) != SA_OK ||
+            sa_claim_update(sa_nats_claims(n, id), id, &mine, c.revision, NULL, NULL) == SA_OK)
+            return;
 }
 
 /* Publishes a fresh copy of one dead letter, then deletes the dead letter. */

@@ -1,5 +1,5 @@
-/* See claimq.h. The publishes and their PubAcks are asyncpub.c's; a job whose PubAck came is
- * put on the done list, which the main loop takes. */
+/* See claimq.h. The publishes and their PubAcks are asyncpub.c's; a job whose PubAck came (or
+ * whose publish failed: ok = 0) is put on the done list, which the main loop takes. */
 #include <stdlib.h>
 
 #include "asyncpub.h"
@@ -10,13 +10,14 @@
 #define LATER_MS 10 /* how long a job sent later waits for others to go with it */
 
 struct claimq {
-    struct asyncpub pub; /* its lock guards the fields below too */
-    struct claim_job *done, *done_tail;
-    int pending;                    /* sent and not yet returned by claimq_done */
     const struct sa_layout *layout; /* which claims bucket a task's id writes to */
     void (*wake)(void *);
     void *wake_arg;
-    struct claim_job *later, *later_tail; /* main thread only: to publish at flush_at */
+    struct asyncpub pub; /* its lock guards the three fields below */
+    struct claim_job *done, *done_tail;
+    int pending; /* sent and not yet returned by claimq_done */
+    /* main thread only, no lock: the jobs to publish at flush_at */
+    struct claim_job *later, *later_tail;
     int n_later;
     int64_t flush_at;
 };

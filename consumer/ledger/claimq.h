@@ -35,7 +35,8 @@ struct claim_job {
 
 struct claimq;
 
-/* A JetStream context of its own whose PubAcks finish jobs; wake(arg) is called when one did. */
+/* A JetStream context of its own whose PubAcks finish jobs; wake(arg) is called when a job
+ * finishes on an empty done list (the loop takes the whole list). */
 enum sa_code claimq_new(struct claimq **out, struct consumer *c, void (*wake)(void *), void *arg,
                         struct sa_err *err) SA_MUST_CHECK;
 /* Jobs still in flight are handed back by claimq_abandon first. */
@@ -55,13 +56,15 @@ int64_t claimq_flush_at(const struct claimq *q);
 /* Main thread: publishes the jobs sent later. */
 void claimq_flush(struct claimq *q);
 
-/* Main thread: the jobs whose PubAck arrived, oldest first (a list through next). */
+/* Main thread: the finished jobs, oldest first (a list through next): those whose PubAck
+ * arrived, and those whose publish failed (ok = 0). */
 struct claim_job *claimq_done(struct claimq *q);
 
 /* Jobs sent (or sent later) and not yet returned by claimq_done. */
 int claimq_pending(struct claimq *q);
 
-/* Main thread, at exit: stops waiting and returns every job still in flight. */
+/* Main thread, at exit: stops waiting and returns every job still in flight or still waiting
+ * to be published (ok = 0). */
 struct claim_job *claimq_abandon(struct claimq *q);
 
 #endif

@@ -24,7 +24,7 @@ struct config {
     const char *key_file;
     char name[64];
     int max_inflight;      /* sends in flight at once */
-    int64_t claim_lead_ms; /* claim this long before the due time, send on the dot */
+    int64_t claim_lead_ms; /* claim this long (up to a quarter more) before the due time */
     int64_t http_timeout_ms;
     int fetch_batch;
     int max_attempts; /* attempts before the dead letter */

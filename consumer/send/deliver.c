@@ -299,7 +299,8 @@ poll_timeout(struct deliver *d, int64_t now)
     return t < 0 ? 0 : (int)t;
 }
 
-/* The drain time ran out with claim writes unanswered: a task not yet sent goes back to the
+/* The drain time ran out with claim writes unanswered or not yet published: a task not yet
+ * sent goes back to the
  * fleet; a sent one's outcome is written the patient way before its task is acked. */
 static void
 abandon(struct deliver *d, struct claim_job *j)

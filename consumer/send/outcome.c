@@ -31,9 +31,11 @@ settle(struct consumer *c, struct held *h)
     held_free(h);
 }
 
-/* Writes the outcome on the claim, then(c, h): asynchronously, together with the outcomes
- * of the next few milliseconds, when the claim has a revision to expect (then runs once the
- * PubAck is in), synchronously otherwise or if that fails. */
+/* Writes the outcome on the claim, then(c, h): asynchronously when the claim has a revision
+ * to expect (then runs once the PubAck is in), synchronously otherwise or if that fails. A
+ * "sent" goes with the others of the next few milliseconds; a retry's or a dead letter's at
+ * once, since the retry may be due within them (and would find its task still "sending") and a
+ * replay of the dead letter resets the claim it writes. */
 static void
 record(struct consumer *c, struct held *h, uint64_t rev, struct sa_claim *rec, claim_then_fn then)
 {
@@ -45,8 +47,13 @@ record(struct consumer *c, struct held *h, uint64_t rev, struct sa_claim *rec, c
         j->rec = *rec;
         j->last = rev;
         j->then = then;
-        claimq_send_later(c->claimq, j, sa_now_ms());
-        return;
+        if (rec->state == SA_CLAIM_SENT) {
+            claimq_send_later(c->claimq, j, sa_now_ms());
+            return;
+        }
+        if (claimq_send(c->claimq, j, NULL) == SA_OK)
+            return;
+        free(j);
     }
     claims_finish(c, h, rev, rec->state, rec->http_status, rec->error, rec->lateness_ms);
     then(c, h);

@@ -276,6 +276,36 @@ fx_consumer_metric(struct fx *f, int i, const char *name)
     return p ? atol(p + strlen(want)) : -1;
 }
 
+struct status_wait {
+    struct fx *f;
+    const char *id, *word;
+    char out[65536];
+};
+
+static int
+status_holds(void *arg)
+{
+    struct status_wait *w = arg;
+
+    return fx_sendat(w->f, w->out, sizeof(w->out), NULL, 0, "status", w->id, NULL) == 0 &&
+           strstr(w->out, w->word) != NULL;
+}
+
+int
+fx_status_says(struct fx *f, const char *id, const char *word, int64_t timeout_ms)
+{
+    struct status_wait *w = calloc(1, sizeof(*w));
+    int ok;
+
+    assert_non_null(w);
+    *w = (struct status_wait){.f = f, .id = id, .word = word};
+    ok = wait_until(status_holds, w, timeout_ms);
+    if (!ok)
+        fprintf(stderr, "status %s never said \"%s\"; last:\n%s\n", id, word, w->out);
+    free(w);
+    return ok;
+}
+
 int
 fx_arrivals(struct fx *f, const char *prefix, int *seen, int n)
 {

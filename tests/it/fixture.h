@@ -75,6 +75,11 @@ long fx_consumer_metric(struct fx *f, int i, const char *name);
 /* A counter from the consumer's final "event=counters" log line (consumer must have exited). */
 long fx_counter(struct fx *f, int i, const char *name);
 
+/* 1 once `sendat status ID` succeeds and its output holds word, within timeout_ms; else 0,
+ * after printing the last output. An outcome is written after the receiver's answer, so a
+ * test that saw the request waits for the status instead of reading it once. */
+int fx_status_says(struct fx *f, const char *id, const char *word, int64_t timeout_ms);
+
 /* Counts the receiver's requests for paths "<prefix><k>", 0 <= k < n: seen[k] gets each k's
  * number of requests; returns how many k arrived at least once. */
 int fx_arrivals(struct fx *f, const char *prefix, int *seen, int n);

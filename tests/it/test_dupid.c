@@ -104,15 +104,6 @@ test_same_other_and_squatted(void **state)
 }
 
 static int
-status_has(void *arg)
-{
-    const char **a = arg;
-    char out[4096];
-
-    return fx_sendat(&F, out, sizeof(out), NULL, 0, "status", a[0], NULL) == 0 && strstr(out, a[1]);
-}
-
-static int
 consumer_ready(void *arg)
 {
     static char body[FX_BODY_MAX];
@@ -152,7 +143,7 @@ test_moved_and_gone(void **state)
     slot = slot_to_move_into();
     assert_true(wait_until_ms(slot - 2950, 20000));
     assert_int_equal(book("order-5", slot + 1950, "{\"n\":5}", out, err), 0);
-    assert_true(wait_until(status_has, moved, 15000));
+    assert_true(fx_status_says(&F, moved[0], moved[1], 15000));
     assert_int_equal(fx_stop_consumers(&F), 0); /* it stays stored while it is compared */
     assert_int_equal(book("order-5", slot + 1950, "{\"n\":5}", out, err), 0);
     assert_non_null(strstr(err, "already scheduled"));
@@ -162,7 +153,7 @@ test_moved_and_gone(void **state)
     assert_true(wait_until(consumer_ready, &c1, 30000));
     now = test_now_ms();
     assert_int_equal(book("order-6", now, "{\"n\":6}", out, err), 0);
-    assert_true(wait_until(status_has, sent, 15000));
+    assert_true(fx_status_says(&F, sent[0], sent[1], 15000));
     assert_int_equal(book("order-6", now, "{\"n\":6}", out, err), 6);
     assert_string_equal(out, "");
     assert_non_null(strstr(err, "order-6"));

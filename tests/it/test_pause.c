@@ -15,27 +15,10 @@
 
 static struct fx F;
 
-struct status_wait {
-    const char *series;
-    const char *want;
-};
-
-static int
-status_says(void *arg)
-{
-    const struct status_wait *w = arg;
-    char out[65536];
-
-    if (fx_sendat(&F, out, sizeof(out), NULL, 0, "status", w->series, NULL) != 0)
-        return 0;
-    return strstr(out, w->want) != NULL;
-}
-
 static void
 test_pause_skips_and_resume_delivers(void **state)
 {
     char url[300], series[80], out[4096];
-    struct status_wait paused = {series, "skipped (paused)"};
     size_t at_pause, at_resume;
 
     (void)state;
@@ -50,8 +33,9 @@ test_pause_skips_and_resume_delivers(void **state)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
     assert_string_equal(out, "paused\n");
     at_pause = receiver_count(F.recv);
-    assert_true(wait_until(status_says, &paused, 30000)); /* an occurrence fell due: skipped */
-    assert_true(wait_until(status_says, &paused, 30000));
+    assert_true(fx_status_says(&F, series, "skipped (paused)",
+                               30000)); /* an occurrence fell due: skipped */
+    assert_true(fx_status_says(&F, series, "skipped (paused)", 30000));
     assert_true(wait_until_ms(test_now_ms() + 4500, 10000)); /* two more fall due, skipped */
     at_resume = receiver_count(F.recv);
     assert_true(at_resume <= at_pause + 1); /* at most the one already being sent */

@@ -148,25 +148,6 @@ leaders_apart(jsCtx *js, natsConnection *nc)
     return 0;
 }
 
-struct said {
-    const char *id, *word;
-};
-
-/* arg: struct said; 1 once `sendat status ID` says word (e.g. "cancelled"). A claim is
- * written after the receiver's answer, so a test waits for it. */
-static int
-status_says(void *arg)
-{
-    const struct said *s = arg;
-    char out[8192], err[512];
-
-    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", (char *)s->id, NULL) != 0)
-        return 0;
-    if (!strstr(out, s->word))
-        fprintf(stderr, "status %s: %s\n", s->id, out);
-    return strstr(out, s->word) != NULL;
-}
-
 /* Tasks book into all three shards, each arrives once; a cancel in every shard holds. */
 static void
 spread_and_once(jsCtx *js)
@@ -209,14 +190,14 @@ spread_and_once(jsCtx *js)
     }
     for (int k = 0; k < SHARDS; k++) {
         snprintf(id, sizeof(id), "s-%d", cancelled[k]);
-        assert_true(wait_until(status_says, &(struct said){id, "cancelled"}, 20000));
+        assert_true(fx_status_says(&F, id, "cancelled", 20000));
     }
     for (int i = 0; i < 300; i++) /* the first task not cancelled */
         if (seen[i]) {
             snprintf(id, sizeof(id), "s-%d", i);
             break;
         }
-    assert_true(wait_until(status_says, &(struct said){id, "sent"}, 20000));
+    assert_true(fx_status_says(&F, id, "sent", 20000));
 }
 
 static void

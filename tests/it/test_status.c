@@ -51,21 +51,10 @@ check_order(const char *text, int64_t queried_ms)
     return n;
 }
 
-static int
-status_says(void *arg)
-{
-    const char **what = arg; /* id, needle */
-    char out[16384];
-    return fx_sendat(&F, out, sizeof(out), NULL, 0, "status", what[0], NULL) == 0 &&
-           strstr(out, what[1]) != NULL;
-}
-
 static void
 wait_status(const char *id, const char *needle)
 {
-    const char *what[] = {id, needle};
-    if (!wait_until(status_says, (void *)what, 60000))
-        fail_msg("status %s never said %s", id, needle);
+    assert_true(fx_status_says(&F, id, needle, 60000));
 }
 
 static void
