@@ -339,10 +339,12 @@ deliver_run(struct deliver *d)
         if (wheel_take_inbox(d->c->wheel, &err) != SA_OK)
             sa_log(SA_LOG_WARN, "wheel_full", "error=\"%s\"", err.msg);
         if (atomic_load(&d->c->stopping)) {
+            /* every turn: a pull answered after the first release goes back too (left in the
+             * wheel, its due time kept the loop from sleeping until the drain ended) */
+            size_t back = wheel_release_all(d->c->wheel);
             if (!released++) {
                 drain_until = now + d->c->cfg.drain_ms;
-                sa_log(SA_LOG_INFO, "draining", "released=%zu inflight=%d",
-                       wheel_release_all(d->c->wheel), d->inflight);
+                sa_log(SA_LOG_INFO, "draining", "released=%zu inflight=%d", back, d->inflight);
             }
             if ((d->inflight == 0 && claimq_pending(d->c->claimq) == 0 &&
                  ready_count(&d->ready) == 0) ||

@@ -1,5 +1,6 @@
-/* Recurring series (invariant 4): every occurrence delivered exactly once and none missing,
- * with three consumers and one of them killed mid-series; cancel stops the chain; status
+/* Recurring series (invariant 4): every occurrence delivered and none twice (a request its
+ * member died sending may be sent again with the same webhook-id), with three consumers and
+ * one of them killed mid-series; cancel stops the chain; status
  * lists the occurrences; preview warns about DST. */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -43,7 +44,9 @@ test_series_survives_a_kill(void **state)
         int64_t later = test_now_ms() + 4000; /* nothing after the last one */
         assert_true(wait_until_ms(later, 10000));
     }
-    assert_int_equal(receiver_count(F.recv), COUNT);
+    /* a request in flight or just answered when its member died is sent again with the same
+     * webhook-id (at-least-once): one kill, at most one such repeat */
+    assert_true(receiver_count(F.recv) >= COUNT && receiver_count(F.recv) <= COUNT + 1);
     for (size_t i = 0; i < receiver_count(F.recv); i++) {
         struct receiver_hit h;
         assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);
@@ -60,11 +63,14 @@ test_series_survives_a_kill(void **state)
                 occ[i] = occ[j];
                 occ[j] = t;
             }
-    for (int i = 1; i < n; i++)
+    for (int i = 1, repeats = 0; i < n; i++) {
+        if (occ[i] == occ[i - 1] && ++repeats == 1)
+            continue; /* the repeat above: the same occurrence, the same webhook-id */
         if (occ[i] - occ[i - 1] != 2000)
             fail_msg("occurrence %d is %" PRId64
-                     " ms after the one before (want 2000: no gap, no double)",
+                     " ms after the one before (want 2000: no gap, no second occurrence)",
                      i, occ[i] - occ[i - 1]);
+    }
     assert_int_equal(fx_sendat(&F, status, sizeof(status), NULL, 0, "status", series, NULL), 0);
     assert_non_null(strstr(status, "series"));
     assert_non_null(strstr(status, "state=\"sent\""));
