@@ -178,7 +178,11 @@ scenario_bulk_idle() {
   bytes=$(echo "$info" | grep -o '"bytes":[0-9]*' | cut -d: -f2)
   fact bulk n "$BULK_N"
   fact bulk producer "$(cat "$d/schedule.json")"
-  fact bulk summary "$(cat "$d/schedule.out")"
+  # the summary without its list of every booked id (75 MB at 1,000,000)
+  fact bulk summary "$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["ids"] = "(%d ids left out)" % len(d.get("ids", []))
+print(json.dumps(d))' "$d/schedule.out")"
   fact bulk stream "$info"
   fact bulk rate "$(awk -v n="$BULK_N" -v t="$(grep -o '"wall_s": [0-9.]*' "$d/schedule.json" | cut -d' ' -f2)" 'BEGIN{printf "%.0f", n / t}')"
   fact bulk bytes_per_task "$(awk -v b="$bytes" -v m="$msgs" 'BEGIN{printf "%.1f", m ? b / m : 0}')"

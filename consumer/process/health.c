@@ -123,10 +123,11 @@ metrics(struct consumer *c, char *buf)
             atomic_load(&k->inflight));
     n = put(buf, n, "# TYPE sendat_held gauge\nsendat_held %zu\n",
             atomic_load(&c->started) ? wheel_count(c->wheel) : 0);
-    n = put(buf, n,
-            "# HELP sendat_backlog Tasks waiting in the current window, fleet-wide.\n"
-            "# TYPE sendat_backlog gauge\nsendat_backlog %ld\n",
-            atomic_load(&k->backlog));
+    n = put(
+        buf, n,
+        "# HELP sendat_backlog Tasks waiting in the current window, fleet-wide (read every 30 s).\n"
+        "# TYPE sendat_backlog gauge\nsendat_backlog %ld\n",
+        atomic_load(&k->backlog));
     n = put(buf, n, "# TYPE sendat_ready gauge\nsendat_ready %d\n", ready(c));
     return lateness(buf, n, k);
 }

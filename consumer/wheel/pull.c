@@ -25,6 +25,9 @@
 
 #define REFRESH_EVERY_MS 1000
 #define PROBE_EVERY_MS 5000
+/* The backlog gauge asks for a count that nats-server 2.9 computes by walking every stored
+ * subject (0.1 s of its CPU with 1,000,000 waiting): a gauge need not be fresher. */
+#define BACKLOG_EVERY_MS 30000
 #define MEMBER_EVERY_MS 1000 /* a beat, and a probe of the others */
 #define BROKEN_WAIT_MS 100
 /* A rescue also covers the levels this member takes up in the next seconds: one found dead at
@@ -269,8 +272,11 @@ housekeeping(struct puller *p, int64_t now)
     }
     if (now >= p->next_probe_ms) {
         targets_probe(p, now);
-        update_backlog(p, now);
         p->next_probe_ms = now + PROBE_EVERY_MS;
+    }
+    if (now >= p->next_backlog_ms) {
+        update_backlog(p, now);
+        p->next_backlog_ms = now + BACKLOG_EVERY_MS;
     }
 }
 

@@ -54,7 +54,7 @@ struct puller {
     struct target t[PULL_MAX_TARGETS];
     int n;
     int64_t next_refresh_ms;
-    int64_t next_probe_ms;
+    int64_t next_probe_ms, next_backlog_ms;
     int64_t next_member_ms;
     int64_t next_key_reload_ms; /* a task with an unknown key id may ask for a reload from then */
     struct members *members;    /* fleet membership: shares of a slot, members found dead */
