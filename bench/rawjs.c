@@ -576,6 +576,56 @@ usage(void)
     exit(2);
 }
 
+/* The flags after the command ("--name value" pairs) into o; usage() on anything else. */
+static void
+parse_flags(struct rawjs_opts *o, int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            usage();
+        i++;
+        if (!strcmp(k, "--server"))
+            o->server = v;
+        else if (!strcmp(k, "--stream"))
+            o->stream = v;
+        else if (!strcmp(k, "--url"))
+            o->url = v;
+        else if (!strcmp(k, "--data"))
+            o->data = v;
+        else if (!strcmp(k, "--n"))
+            o->n = atol(v);
+        else if (!strcmp(k, "--kv-n"))
+            o->kv_n = atol(v);
+        else if (!strcmp(k, "--size"))
+            o->size = atoi(v);
+        else if (!strcmp(k, "--replicas"))
+            o->replicas = atoi(v);
+        else if (!strcmp(k, "--dump"))
+            o->dump = v;
+        else if (!strcmp(k, "--server-pid"))
+            o->server_pids = v;
+        else if (!strcmp(k, "--sink"))
+            o->sink = v;
+        else if (!strcmp(k, "--inflight"))
+            o->inflight = atoi(v);
+        else if (!strcmp(k, "--pace-n"))
+            o->pace_n = atol(v);
+        else if (!strcmp(k, "--pace-seconds"))
+            o->pace_seconds = atof(v);
+        else if (!strcmp(k, "--batch"))
+            o->batch = atoi(v);
+        else if (!strcmp(k, "--msg-id"))
+            o->msg_id = atol(v);
+        else if (!strcmp(k, "--subjects"))
+            o->subjects = atol(v);
+        else if (!strcmp(k, "--sync-seconds"))
+            o->sync_seconds = atof(v);
+        else
+            usage();
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -593,50 +643,7 @@ main(int argc, char **argv)
 
     if (argc < 2)
         usage();
-    for (int i = 2; i < argc; i++) {
-        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
-            usage();
-        i++;
-        if (!strcmp(k, "--server"))
-            o.server = v;
-        else if (!strcmp(k, "--stream"))
-            o.stream = v;
-        else if (!strcmp(k, "--url"))
-            o.url = v;
-        else if (!strcmp(k, "--data"))
-            o.data = v;
-        else if (!strcmp(k, "--n"))
-            o.n = atol(v);
-        else if (!strcmp(k, "--kv-n"))
-            o.kv_n = atol(v);
-        else if (!strcmp(k, "--size"))
-            o.size = atoi(v);
-        else if (!strcmp(k, "--replicas"))
-            o.replicas = atoi(v);
-        else if (!strcmp(k, "--dump"))
-            o.dump = v;
-        else if (!strcmp(k, "--server-pid"))
-            o.server_pids = v;
-        else if (!strcmp(k, "--sink"))
-            o.sink = v;
-        else if (!strcmp(k, "--inflight"))
-            o.inflight = atoi(v);
-        else if (!strcmp(k, "--pace-n"))
-            o.pace_n = atol(v);
-        else if (!strcmp(k, "--pace-seconds"))
-            o.pace_seconds = atof(v);
-        else if (!strcmp(k, "--batch"))
-            o.batch = atoi(v);
-        else if (!strcmp(k, "--msg-id"))
-            o.msg_id = atol(v);
-        else if (!strcmp(k, "--subjects"))
-            o.subjects = atol(v);
-        else if (!strcmp(k, "--sync-seconds"))
-            o.sync_seconds = atof(v);
-        else
-            usage();
-    }
+    parse_flags(&o, argc, argv);
     if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
     if (o.server_pids)

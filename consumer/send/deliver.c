@@ -300,8 +300,8 @@ poll_timeout(struct deliver *d, int64_t now)
 }
 
 /* The drain time ran out with claim writes unanswered or not yet published: a task not yet
- * sent goes back to the
- * fleet; a sent one's outcome is written the patient way before its task is acked. */
+ * sent goes back to the fleet; a sent one's outcome is written the patient way before its
+ * task is acked. */
 static void
 abandon(struct deliver *d, struct claim_job *j)
 {
