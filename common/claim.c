@@ -69,7 +69,8 @@ utf8_len(const unsigned char *s)
 
 /* Copies in (NUL-terminated, at most cap - 1 bytes) with every byte that is not part of valid
  * UTF-8 replaced by '?': JSON strings must be UTF-8, and an error text may come from a
- * receiver or be cut inside a character by its field's size. */
+ * receiver or be cut inside a character by its field's size. Decoding copies the same way, so a
+ * record read back encodes to what it holds (fuzz_claim: an error cut inside a character). */
 static void
 utf8_clean(char *out, size_t cap, const char *in)
 {
@@ -158,7 +159,7 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     }
     c->state = state_from(state);
     c->at_ms = at;
-    snprintf(c->consumer, sizeof(c->consumer), "%s", consumer);
+    utf8_clean(c->consumer, sizeof(c->consumer), consumer);
     snprintf(c->instance, sizeof(c->instance), "%s", instance);
     snprintf(c->write_id, sizeof(c->write_id), "%s", write_id);
     c->attempt = attempt;
@@ -169,7 +170,7 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     c->lateness_ms = late;
     c->delivery_lateness_ms = delivery;
     c->http_status = status;
-    snprintf(c->error, sizeof(c->error), "%s", error);
+    utf8_clean(c->error, sizeof(c->error), error);
     enum sa_code rc = c->state == SA_CLAIM_NONE
                           ? sa_fail(err, SA_EINVAL, "claim state %.40s is unknown", state)
                           : SA_OK;
