@@ -15,6 +15,7 @@ struct prepare;
 #define PULL_MAX_TARGETS 1024
 #define PULL_INBOX_MAX 64
 #define PULL_QUIET_WINDOWS 8
+#define SHARE_AGAIN_MS 250 /* a member whose share is in reads the level's count again */
 
 /* One shard this member serves (all, or those in SENDAT_SHARDS): its stream and what the
  * puller knows of it. */
@@ -45,6 +46,7 @@ struct target {
     int64_t heard_ms;       /* its last message or heartbeat */
     int64_t retry_ms;       /* after a refusal: no new request before this */
     int64_t share_again_ms; /* its share, once taken, is read again from this time */
+    int64_t share_every_ms; /* and then after this long (asks.c) */
 };
 
 struct puller {

@@ -14,10 +14,11 @@
 #include "log.h"
 #include "retry.h"
 #include "sweep.h"
+#include "sweepread.h"
 #include "sweeprec.h"
 #include "timeparse.h"
 
-#define SWEEP_MAX_PER_RUN 20000 /* ~2 s of direct gets on loopback; the rest next time */
+#define SWEEP_MAX_PER_RUN 20000 /* the rest next time */
 
 struct sweep {
     struct consumer *c;
@@ -92,22 +93,46 @@ printable(char *out, size_t cap, const char *in)
     out[i] = '\0';
 }
 
-/* Dead-letters m and then deletes it from the task stream; -1 if either failed (it stays). */
+/* The whole stored message seq (the reader gave its headers only): NULL if it is gone. */
+static natsMsg *
+read_whole(struct run *r, uint64_t seq, natsStatus *s)
+{
+    jsDirectGetMsgOptions o;
+    natsMsg *m = NULL;
+
+    jsDirectGetMsgOptions_Init(&o);
+    o.Sequence = seq;
+    *s = js_DirectGetMsg(&m, r->s->c->n->js, r->stream, NULL, &o);
+    return *s == NATS_OK ? m : NULL;
+}
+
+/* Dead-letters stored message seq and then deletes it from the task stream; -1 if either
+ * failed (it stays). */
 static int
-settle(struct run *r, natsMsg *m, const char *why)
+settle(struct run *r, uint64_t seq, const char *subject, const char *why)
 {
     struct consumer *c = r->s->c;
     struct sa_place place;
     struct sa_err err = {0};
     char shown[SA_SUBJECT_MAX];
-    uint64_t seq = natsMsg_GetSequence(m);
     jsErrCode jerr = 0;
+    enum sa_code rc;
     natsStatus s;
-    int named = sa_layout_parse_subject(&place, natsMsg_GetSubject(m), NULL) == SA_OK;
+    natsMsg *m = read_whole(r, seq, &s);
+    int named = sa_layout_parse_subject(&place, subject, NULL) == SA_OK;
 
-    printable(shown, sizeof(shown), natsMsg_GetSubject(m));
+    if (!m && s == NATS_NOT_FOUND)
+        return 0; /* deleted since the reader saw it: nothing left to do */
+    if (!m) {
+        sa_nats_fail(&err, s, 0, "read");
+        sa_log(SA_LOG_ERROR, "dead_letter_failed", "seq=%" PRIu64 " error=\"%s\"", seq, err.msg);
+        return -1;
+    }
+    printable(shown, sizeof(shown), subject);
     sa_log(SA_LOG_WARN, "unread_task", "seq=%" PRIu64 " subject=%s reason=\"%s\"", seq, shown, why);
-    if (retry_dead_letter(c, m, named ? place.id : NULL, 0, 0, why, &err) != SA_OK) {
+    rc = retry_dead_letter(c, m, named ? place.id : NULL, 0, 0, why, &err);
+    natsMsg_Destroy(m);
+    if (rc != SA_OK) {
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "seq=%" PRIu64 " error=\"%s\"", seq, err.msg);
         return -1;
     }
@@ -123,11 +148,11 @@ settle(struct run *r, natsMsg *m, const char *why)
 /* Judges one message (sequence got) and settles it if nobody reads it; -1 if the walk
  * must stop here (the broker failed a dead letter or a delete: the message stays). */
 static int
-look(struct run *r, natsMsg *m, uint64_t got)
+look(struct run *r, uint64_t got, const char *subject)
 {
     char why[320];
-    enum verdict v = classify(r, natsMsg_GetSubject(m), why, sizeof(why));
-    int failed = v == UNREAD && settle(r, m, why) != 0;
+    enum verdict v = classify(r, subject, why, sizeof(why));
+    int failed = v == UNREAD && settle(r, got, subject, why) != 0;
 
     if (v == UNREAD && !failed)
         r->found++;
@@ -137,36 +162,31 @@ look(struct run *r, natsMsg *m, uint64_t got)
 }
 
 /* Looks at up to SWEEP_MAX_PER_RUN messages from rec.next_seq on and moves next_seq past
- * what is settled for good. A direct get "next by subject" skips deleted sequences on the
- * server, so a drained stream costs nothing to walk. */
+ * what is settled for good. The reader skips deleted sequences on the server, so a drained
+ * stream costs little to walk. */
 static void
 walk(struct run *r)
 {
-    jsDirectGetMsgOptions o;
+    struct sweepread *rd = NULL;
+    struct sa_err err = {0};
     uint64_t seq = r->rec.next_seq;
     int n = 0, stop = 0;
 
-    while (!stop && n < SWEEP_MAX_PER_RUN && !give_way(r->s) && sa_now_ms() < r->until) {
-        natsMsg *m = NULL;
-        uint64_t got;
-
-        jsDirectGetMsgOptions_Init(&o);
-        o.Sequence = seq;
-        o.NextBySubject = r->subjects;
-        if (js_DirectGetMsg(&m, r->s->c->n->js, r->stream, NULL, &o) != NATS_OK)
-            break; /* the end of the stream, or no answer: again next turn */
-        got = natsMsg_GetSequence(m);
-        n++;
-        if (got < seq) { /* an answer without its sequence: cannot go on */
-            sa_log(SA_LOG_ERROR, "sweep_failed",
-                   "seq=%" PRIu64 " error=\"no sequence in the answer\"", seq);
-            stop = 1;
-        } else {
-            stop = look(r, m, got) != 0;
-            seq = got + 1;
-        }
-        natsMsg_Destroy(m);
+    if (sweepread_open(&rd, r->s->c, r->stream, r->subjects, seq, &err) != SA_OK) {
+        sa_log(SA_LOG_WARN, "sweep_failed", "stream=%s error=\"%s\"", r->stream, err.msg);
+        return; /* again next turn */
     }
+    while (!stop && n < SWEEP_MAX_PER_RUN && !give_way(r->s) && sa_now_ms() < r->until) {
+        char subject[SA_SUBJECT_MAX];
+        uint64_t got = 0;
+
+        if (sweepread_next(rd, &got, subject, sizeof(subject)) != NATS_OK)
+            break; /* the end of the stream, or no answer: again next turn */
+        n++;
+        stop = look(r, got, subject) != 0;
+        seq = got + 1;
+    }
+    sweepread_close(rd);
     r->rec.checked += (uint64_t)n;
     r->rec.found += r->found;
     r->rec.next_seq = r->undecided ? r->undecided : seq;

@@ -106,6 +106,8 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
     /* taken up before it starts (a slot, or the next window, whose first slot's tasks are held
      * straight from it): each member takes its share until the start, then pulls freely */
     t->prefetch_cap = sa_now_ms() < t->start_ms ? targets_share(p, t) : -1;
+    t->share_every_ms = SHARE_AGAIN_MS;
+    t->share_again_ms = sa_now_ms() + SHARE_AGAIN_MS;
     p->n++;
     if (sa_now_ms() < sv->rescue_until_ms && redeliver_one(p, t)) /* see RESCUE_LATE_MS */
         sa_log(SA_LOG_WARN, "member_rescued_late", "stream=%s durable=%s", sv->stream, durable);

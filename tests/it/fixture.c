@@ -134,10 +134,8 @@ fx_stop_consumers(struct fx *f)
         if (!f->consumers[i].pid || f->consumers[i].exited)
             continue;
         if (proc_wait(&f->consumers[i], 60000) != 0) {
-            char *log = proc_read_file(f->consumers[i].err_path);
-            fprintf(stderr, "consumer %d did not exit 0 after SIGTERM; its log:\n%s\n", i,
-                    log ? log : "(none)");
-            free(log);
+            fprintf(stderr, "consumer %d did not exit 0 after SIGTERM\n", i);
+            fx_print_log(f, i);
             bad++;
         }
     }
@@ -226,6 +224,15 @@ collect(char *data, size_t size, size_t n, void *arg)
         buf[have + add] = '\0';
     }
     return add;
+}
+
+void
+fx_print_log(struct fx *f, int i)
+{
+    char *log = proc_read_file(f->consumers[i].err_path);
+
+    fprintf(stderr, "consumer %d's log:\n%s\n", i, log ? log : "(none)");
+    free(log);
 }
 
 int

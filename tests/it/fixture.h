@@ -62,7 +62,11 @@ void fx_smtp_sink(struct fx *f, struct proc *sink, char *env, size_t cap);
 
 #define FX_BODY_MAX 65536
 
+/* Prints consumer i's log to stderr (for a failed wait). */
+void fx_print_log(struct fx *f, int i);
+
 /* Consumer i's HTTP port from its "event=http_listening" log line; 0 until it listens. */
+
 int fx_consumer_port(struct fx *f, int i);
 
 /* GETs path from consumer i into body (FX_BODY_MAX bytes); returns the HTTP status, 0 if

@@ -127,12 +127,15 @@ test_unread_tasks_are_dead_lettered(void **state)
     assert_int_equal(fx_schedule(&F, test_now_ms() + 600000, "/later", later, sizeof(later)), 0);
     fx_consumer(&F, 0, env);
     fx_consumer(&F, 1, env); /* two members, one turn at a time: each found is counted once */
-    if (!wait_until(all_swept, NULL, 30000))
+    if (!wait_until(all_swept, NULL, 30000)) {
+        fx_print_log(&F, 0);
+        fx_print_log(&F, 1);
         for (int i = 0; i < N_JUNK; i++) {
             dead_reason(junk[i], reason, sizeof(reason));
             fprintf(stderr, "%s: in stream %d, dead letter \"%s\"\n", junk[i], in_stream(junk[i]),
                     reason);
         }
+    }
     assert_true(all_swept(NULL));
     for (int i = 0; i < N_JUNK; i++) {
         dead_reason(junk[i], reason, sizeof(reason));

@@ -1,0 +1,201 @@
+/* The sweep's reader (sweepread.h). A round asks "the first message at or after from + i" for
+ * i < ahead, all at once. Every message in [from, b] is the answer to one of them, b being the
+ * answer to the last, so a round yields every stored message up to b, and the next round starts
+ * after b: a gap of deleted sequences costs one round, not one request per sequence. A round
+ * that finds as many messages as it asked for asks twice as many next time (up to AHEAD_MAX);
+ * one that finds few, fewer. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jspull.h"
+#include "sweepread.h"
+#include "timeparse.h"
+
+#define AHEAD_MIN 4
+#define AHEAD_MAX 256
+#define ANSWER_WAIT_MS 2000 /* no answer to a request for this long: the turn ends */
+
+enum answer { NONE = 0, FOUND, END };
+
+struct reply {
+    enum answer a;
+    uint64_t seq;
+    char subject[SA_SUBJECT_MAX];
+};
+
+struct sweepread {
+    struct consumer *c;
+    char api[64]; /* the stream's direct get subject */
+    char subjects[SA_SUBJECT_MAX];
+    char inbox[128];
+    natsSubscription *sub;
+    uint64_t from;
+    uint32_t round;
+    int ahead;
+    struct reply got[AHEAD_MAX];
+    int n, pos;        /* got[pos..n) are still to hand out */
+    natsStatus after; /* what next says once they are out */
+};
+
+enum sa_code
+sweepread_open(struct sweepread **out, struct consumer *c, const char *stream,
+               const char *subjects, uint64_t from, struct sa_err *err)
+{
+    struct sweepread *r = NULL;
+    char all[160];
+    enum sa_code rc;
+    natsStatus s;
+
+    *out = NULL;
+    r = calloc(1, sizeof(*r));
+    if (!r)
+        return sa_fail(err, SA_ENOMEM, "no memory for the sweep's reader");
+    r->c = c;
+    r->from = from ? from : 1;
+    r->ahead = AHEAD_MIN;
+    r->after = NATS_OK;
+    snprintf(r->api, sizeof(r->api), "$JS.API.DIRECT.GET.%s", stream);
+    snprintf(r->subjects, sizeof(r->subjects), "%s", subjects);
+    rc = sa_nats_new_inbox(c->n, r->inbox, sizeof(r->inbox), err);
+    if (rc == SA_OK) {
+        snprintf(all, sizeof(all), "%s.*.*", r->inbox);
+        s = natsConnection_SubscribeSync(&r->sub, c->n->nc, all);
+        if (s == NATS_OK) /* a round's answers wait here */
+            s = natsSubscription_SetPendingLimits(r->sub, -1, -1);
+        if (s != NATS_OK)
+            rc = sa_nats_fail(err, s, 0, "subscribe to the sweep's inbox");
+    }
+    if (rc != SA_OK)
+        sweepread_close(r);
+    else
+        *out = r;
+    return rc;
+}
+
+static natsStatus
+ask(struct sweepread *r, int i)
+{
+    char reply[160], body[SA_SUBJECT_MAX + 64];
+
+    snprintf(reply, sizeof(reply), "%s.%" PRIu32 ".%d", r->inbox, r->round, i);
+    snprintf(body, sizeof(body), "{\"seq\":%" PRIu64 ",\"next_by_subj\":\"%s\"}",
+             r->from + (uint64_t)i, r->subjects);
+    return natsConnection_PublishRequestString(r->c->n->nc, r->api, reply, body);
+}
+
+/* Which request of this round msg answers: -1 for an answer to an earlier round. */
+static int
+index_of(const struct sweepread *r, natsMsg *msg)
+{
+    const char *tail = natsMsg_GetSubject(msg) + strlen(r->inbox);
+    unsigned round = 0;
+    int i = -1;
+
+    if (sscanf(tail, ".%u.%d", &round, &i) != 2 || round != r->round || i < 0 || i >= r->ahead)
+        return -1;
+    return i;
+}
+
+/* Reads one answer into got[i] (its seq and subject from the direct get's headers). */
+static void
+take(struct reply *g, natsMsg *msg)
+{
+    const char *seq = NULL, *subject = NULL;
+    size_t len;
+
+    g->a = END; /* 404: nothing at or after that sequence; any other status: treated the same */
+    if (sa_jspull_classify(msg, NULL) != SA_JSPULL_TASK ||
+        natsMsgHeader_Get(msg, "Nats-Sequence", &seq) != NATS_OK ||
+        natsMsgHeader_Get(msg, "Nats-Subject", &subject) != NATS_OK || !seq || !subject)
+        return;
+    g->a = FOUND;
+    g->seq = strtoull(seq, NULL, 10);
+    len = strlen(subject);
+    snprintf(g->subject, sizeof(g->subject), "%s", subject);
+    if (len >= sizeof(g->subject))
+        g->subject[sizeof(g->subject) - 2] = '?'; /* cut: no layout subject is this long */
+}
+
+/* Sends a round and waits for its answers; the first request without one (ahead if none). */
+static int
+collect(struct sweepread *r)
+{
+    int64_t until = sa_now_ms() + ANSWER_WAIT_MS;
+    int answered = 0, first_missing = 0;
+
+    r->round++;
+    for (int i = 0; i < r->ahead; i++) {
+        r->got[i].a = NONE;
+        if (ask(r, i) != NATS_OK)
+            break;
+    }
+    while (answered < r->ahead && sa_now_ms() < until) {
+        natsMsg *msg = NULL;
+        int i;
+
+        if (natsSubscription_NextMsg(&msg, r->sub, until - sa_now_ms()) != NATS_OK)
+            break;
+        i = index_of(r, msg);
+        if (i >= 0 && r->got[i].a == NONE) {
+            take(&r->got[i], msg);
+            answered++;
+        }
+        natsMsg_Destroy(msg);
+    }
+    while (first_missing < r->ahead && r->got[first_missing].a != NONE)
+        first_missing++;
+    return first_missing;
+}
+
+/* One round: got[0..n) the distinct messages found, in order (the requests answered before
+ * the first one not answered are complete up to the last's answer), and after what next says
+ * then. */
+static void
+round_trip(struct sweepread *r)
+{
+    int upto = collect(r), found = 0;
+
+    r->n = r->pos = 0;
+    for (int i = 0; i < upto && r->got[i].a == FOUND; i++) {
+        if (r->n && r->got[r->n - 1].seq == r->got[i].seq)
+            continue;
+        if (r->n != i)
+            r->got[r->n] = r->got[i];
+        r->n++;
+        found++;
+    }
+    if (upto < r->ahead)
+        r->after = NATS_TIMEOUT;
+    else if (r->got[r->ahead - 1].a == END || r->n == 0)
+        r->after = NATS_NOT_FOUND; /* nothing after what was found: the end, for now */
+    if (r->n)
+        r->from = r->got[r->n - 1].seq + 1;
+    r->ahead = found >= r->ahead ? r->ahead * 2 : found * 2;
+    r->ahead = r->ahead < AHEAD_MIN ? AHEAD_MIN : r->ahead > AHEAD_MAX ? AHEAD_MAX : r->ahead;
+}
+
+natsStatus
+sweepread_next(struct sweepread *r, uint64_t *seq, char *subject, size_t cap)
+{
+    if (r->pos == r->n && r->after == NATS_OK)
+        round_trip(r);
+    if (r->pos == r->n)
+        return r->after;
+    *seq = r->got[r->pos].seq;
+    snprintf(subject, cap, "%s", r->got[r->pos].subject);
+    r->pos++;
+    return NATS_OK;
+}
+
+void
+sweepread_close(struct sweepread *r)
+{
+    if (!r)
+        return;
+    if (r->sub)
+        natsSubscription_Unsubscribe(r->sub);
+    natsSubscription_Destroy(r->sub);
+    free(r);
+}
