@@ -256,7 +256,7 @@ turn_shard(struct sweep *s, int k, int64_t until)
     if (kvStore_UpdateString(&rev, s->c->n->meta, r.key, text, r.rev) != NATS_OK)
         sa_log(SA_LOG_WARN, "sweep_not_recorded",
                "stream=%s error=\"the record changed during the turn\"", r.stream);
-    sa_log(r.found ? SA_LOG_INFO : SA_LOG_DEBUG, "sweep",
+    sa_log(r.found || r.rec.next_seq != from ? SA_LOG_INFO : SA_LOG_DEBUG, "sweep",
            "stream=%s from=%" PRIu64 " next=%" PRIu64 " found=%" PRIu64 " ms=%" PRId64, r.stream,
            from, r.rec.next_seq, r.found, sa_now_ms() - r.now);
 }
