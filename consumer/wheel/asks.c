@@ -17,11 +17,11 @@
 #define ASK_EXPIRES_MS 30000  /* a request stays open this long, then the server closes it */
 #define ASK_HEARTBEAT_MS 2000 /* while it is idle the server says so this often */
 #define ASK_SILENT_MS (2 * ASK_HEARTBEAT_MS + 1000) /* no word for this long: it is gone */
-#define ASK_AGAIN_MS 1000  /* after a refusal (409), before asking that level again */
-#define ASK_SOON_MS 100    /* after "Consumer Deleted" */
-#define IDLE_WAIT_MS 100   /* the longest the puller waits for a message */
+#define ASK_AGAIN_MS 1000       /* after a refusal (409), before asking that level again */
+#define ASK_SOON_MS 100         /* after "Consumer Deleted" */
+#define IDLE_WAIT_MS 100        /* the longest the puller waits for a message */
 #define SHARE_AGAIN_MAX_MS 2000 /* read twice as long apart while the share stays the same */
-#define BUSY_WAIT_MS 10    /* while a limit holds a request back, it looks again this often */
+#define BUSY_WAIT_MS 10         /* while a limit holds a request back, it looks again this often */
 
 static int
 is_open(const struct target *t, int64_t now)

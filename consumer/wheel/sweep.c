@@ -172,7 +172,7 @@ walk(struct run *r)
     uint64_t seq = r->rec.next_seq;
     int n = 0, stop = 0;
 
-    if (sweepread_open(&rd, r->s->c, r->stream, r->subjects, seq, &err) != SA_OK) {
+    if (sweepread_open(&rd, r->s->c->n, r->stream, r->subjects, seq, &err) != SA_OK) {
         sa_log(SA_LOG_WARN, "sweep_failed", "stream=%s error=\"%s\"", r->stream, err.msg);
         return; /* again next turn */
     }

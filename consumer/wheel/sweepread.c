@@ -26,7 +26,7 @@ struct reply {
 };
 
 struct sweepread {
-    struct consumer *c;
+    natsConnection *nc;
     char api[64]; /* the stream's direct get subject */
     char subjects[SA_SUBJECT_MAX];
     char inbox[128];
@@ -35,12 +35,12 @@ struct sweepread {
     uint32_t round;
     int ahead;
     struct reply got[AHEAD_MAX];
-    int n, pos;        /* got[pos..n) are still to hand out */
+    int n, pos;       /* got[pos..n) are still to hand out */
     natsStatus after; /* what next says once they are out */
 };
 
 enum sa_code
-sweepread_open(struct sweepread **out, struct consumer *c, const char *stream,
+sweepread_open(struct sweepread **out, const struct sa_nats *n, const char *stream,
                const char *subjects, uint64_t from, struct sa_err *err)
 {
     struct sweepread *r = NULL;
@@ -52,16 +52,16 @@ sweepread_open(struct sweepread **out, struct consumer *c, const char *stream,
     r = calloc(1, sizeof(*r));
     if (!r)
         return sa_fail(err, SA_ENOMEM, "no memory for the sweep's reader");
-    r->c = c;
+    r->nc = n->nc;
     r->from = from ? from : 1;
     r->ahead = AHEAD_MIN;
     r->after = NATS_OK;
     snprintf(r->api, sizeof(r->api), "$JS.API.DIRECT.GET.%s", stream);
     snprintf(r->subjects, sizeof(r->subjects), "%s", subjects);
-    rc = sa_nats_new_inbox(c->n, r->inbox, sizeof(r->inbox), err);
+    rc = sa_nats_new_inbox(n, r->inbox, sizeof(r->inbox), err);
     if (rc == SA_OK) {
         snprintf(all, sizeof(all), "%s.*.*", r->inbox);
-        s = natsConnection_SubscribeSync(&r->sub, c->n->nc, all);
+        s = natsConnection_SubscribeSync(&r->sub, r->nc, all);
         if (s == NATS_OK) /* a round's answers wait here */
             s = natsSubscription_SetPendingLimits(r->sub, -1, -1);
         if (s != NATS_OK)
@@ -82,7 +82,7 @@ ask(struct sweepread *r, int i)
     snprintf(reply, sizeof(reply), "%s.%" PRIu32 ".%d", r->inbox, r->round, i);
     snprintf(body, sizeof(body), "{\"seq\":%" PRIu64 ",\"next_by_subj\":\"%s\"}",
              r->from + (uint64_t)i, r->subjects);
-    return natsConnection_PublishRequestString(r->c->n->nc, r->api, reply, body);
+    return natsConnection_PublishRequestString(r->nc, r->api, reply, body);
 }
 
 /* Which request of this round msg answers: -1 for an answer to an earlier round. */
@@ -122,20 +122,19 @@ take(struct reply *g, natsMsg *msg)
 static int
 collect(struct sweepread *r)
 {
-    int64_t until = sa_now_ms() + ANSWER_WAIT_MS;
-    int answered = 0, first_missing = 0;
+    int64_t until = sa_now_ms() + ANSWER_WAIT_MS, left;
+    int answered = 0, sent = 0, first_missing = 0;
 
     r->round++;
-    for (int i = 0; i < r->ahead; i++) {
+    for (int i = 0; i < r->ahead; i++)
         r->got[i].a = NONE;
-        if (ask(r, i) != NATS_OK)
-            break;
-    }
-    while (answered < r->ahead && sa_now_ms() < until) {
+    while (sent < r->ahead && ask(r, sent) == NATS_OK)
+        sent++;
+    while (answered < sent && (left = until - sa_now_ms()) > 0) {
         natsMsg *msg = NULL;
         int i;
 
-        if (natsSubscription_NextMsg(&msg, r->sub, until - sa_now_ms()) != NATS_OK)
+        if (natsSubscription_NextMsg(&msg, r->sub, left) != NATS_OK)
             break;
         i = index_of(r, msg);
         if (i >= 0 && r->got[i].a == NONE) {

@@ -7,13 +7,13 @@
 
 #include <stdint.h>
 
-#include "consumer.h"
+#include "natsconn.h"
 
 struct sweepread;
 
 /* Opens a reader of the messages of stream on subjects from sequence from on. SA_ENOMEM, or
  * SA_ERETRY if it cannot subscribe. */
-enum sa_code sweepread_open(struct sweepread **out, struct consumer *c, const char *stream,
+enum sa_code sweepread_open(struct sweepread **out, const struct sa_nats *n, const char *stream,
                             const char *subjects, uint64_t from, struct sa_err *err) SA_MUST_CHECK;
 
 /* The next stored message's sequence and subject (cut to cap; a subject cut ends in '?').

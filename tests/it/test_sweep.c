@@ -3,7 +3,8 @@
  * off by 1 ms, an unknown level, a window behind the catch-up cursor) are published raw: the
  * consumers' sweep dead-letters each with a reason naming the problem and deletes it from the
  * task stream, and `sendat stats` counts 4 (two consumers, one sweeping at a time), while a
- * task due soon is delivered and one due later stays in the stream. */
+ * task due soon is delivered and one due later stays in the stream. The reader the sweep walks
+ * with is checked against a stream with holes. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,8 @@
 #include "check.h"
 #include "fixture.h"
 #include "layout.h"
+#include "natsconn.h"
+#include "sweepread.h"
 
 #define N_JUNK 4
 
@@ -152,10 +155,78 @@ test_unread_tasks_are_dead_lettered(void **state)
     fx_stop(&F);
 }
 
+/* Reads everything from sequence from on with the sweep's reader into seqs (up to cap);
+ * checks that the subjects are the ones published (r<i> at sequence i) and that the reader
+ * ends with "nothing more". Returns how many it read. */
+static int
+read_all(struct sa_nats *n, uint64_t from, uint64_t *seqs, int cap)
+{
+    struct sweepread *rd = NULL;
+    char subject[SA_SUBJECT_MAX], want[SA_SUBJECT_MAX];
+    uint64_t seq;
+    natsStatus s;
+    int got = 0;
+
+    assert_int_equal(sweepread_open(&rd, n, "SENDAT_TASKS", "sendat.task.*.*.*", from, NULL),
+                     SA_OK);
+    while ((s = sweepread_next(rd, &seq, subject, sizeof(subject))) == NATS_OK) {
+        assert_true(got < cap);
+        assert_true(got == 0 ? seq >= from : seq > seqs[got - 1]);
+        snprintf(want, sizeof(want), "sendat.task.1.w.r%" PRIu64, seq);
+        assert_string_equal(subject, want);
+        seqs[got++] = seq;
+    }
+    assert_int_equal(s, NATS_NOT_FOUND);
+    sweepread_close(rd);
+    return got;
+}
+
+#define N_READ 1500
+
+/* The reader the sweep walks with: every stored message once, in order, across single holes,
+ * a run of 300 deleted sequences and the growth of its rounds, from the start or from any
+ * sequence, and nothing past the end. */
+static void
+test_reader_sees_every_stored_message(void **state)
+{
+    static uint64_t seqs[N_READ];
+    struct sa_nats *n = NULL;
+    char subject[64];
+    int kept = 0, got, from_mid = 0;
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    for (int i = 1; i <= N_READ; i++) { /* sequence i is r<i>: the stream is new */
+        snprintf(subject, sizeof(subject), "sendat.task.1.w.r%d", i);
+        assert_int_equal(js_Publish(NULL, js, subject, "x", 1, NULL, NULL), NATS_OK);
+    }
+    for (int i = 1; i <= N_READ; i++) {
+        int gone = (i < 600 && i % 3 == 0) || (i >= 700 && i < 1000) || i == N_READ;
+
+        if (gone)
+            assert_int_equal(js_DeleteMsg(js, "SENDAT_TASKS", (uint64_t)i, NULL, NULL), NATS_OK);
+        kept += !gone;
+        from_mid += !gone && i >= 650;
+    }
+    assert_int_equal(sa_nats_connect(&n, F.srv.url, "sweepread test", SA_INBOX_CONSUMER, NULL),
+                     SA_OK);
+    got = read_all(n, 1, seqs, N_READ);
+    assert_int_equal(got, kept);
+    assert_int_equal(read_all(n, 650, seqs, N_READ), from_mid);
+    assert_int_equal(read_all(n, N_READ, seqs, N_READ), 0);
+    sa_nats_close(n);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reader_sees_every_stored_message),
         cmocka_unit_test(test_unread_tasks_are_dead_lettered),
     };
     return FX_RUN(tests);
