@@ -44,7 +44,8 @@ outstanding(const struct puller *p, int64_t now)
 /* Reads t's share again: tasks still moving in raise it. Each read costs nats-server 2.9 a
  * walk of every stored subject (a third of its CPU with 1,000,000 tasks waiting, read every
  * 250 ms), so while the share stays the same the reads come twice as far apart, up to
- * SHARE_AGAIN_MAX_MS; a change brings them back to SHARE_AGAIN_MS. */
+ * SHARE_AGAIN_MAX_MS; a change brings them back to SHARE_AGAIN_MS. A level empty at its
+ * take-up is not read again until a task comes (batch_for). */
 static void
 share_again(struct puller *p, struct target *t, int64_t now)
 {
@@ -67,6 +68,9 @@ batch_for(struct puller *p, struct target *t, int64_t now, long room, int64_t *u
 {
     int sharing = t->prefetch_cap >= 0 && now < t->start_ms; /* a share before the start */
 
+    if (sharing && t->prefetch_cap == 0 && t->fetched == 0)
+        return 1; /* empty so far: the first task to move in comes on this request and wakes
+                   * the re-reads, which an empty level no longer needs */
     if (sharing && t->fetched >= t->prefetch_cap && now >= t->share_again_ms) {
         share_again(p, t, now);
         sharing = t->prefetch_cap >= 0;
