@@ -10,6 +10,7 @@
 
 #include "jspull.h"
 #include "log.h"
+#include "members.h"
 #include "pull.h"
 #include "timeparse.h"
 #include "wheel.h"
@@ -69,8 +70,7 @@ batch_for(struct puller *p, struct target *t, int64_t now, long room, int64_t *u
     int sharing = t->prefetch_cap >= 0 && now < t->start_ms; /* a share before the start */
 
     if (sharing && t->prefetch_cap == 0 && t->fetched == 0)
-        return 1; /* empty so far: the first task to move in comes on this request and wakes
-                   * the re-reads, which an empty level no longer needs */
+        return 1; /* the first task, and with it the share; an empty level costs nothing more */
     if (sharing && t->fetched >= t->prefetch_cap && now >= t->share_again_ms) {
         share_again(p, t, now);
         sharing = t->prefetch_cap >= 0;
@@ -183,6 +183,22 @@ status(struct puller *p, natsMsg *msg, enum sa_jspull_kind kind, int64_t now)
     t->retry_ms = now + (why && strstr(why, "Deleted") ? ASK_SOON_MS : ASK_AGAIN_MS);
 }
 
+/* The share of a level before its start, from its first task: the tasks still pending after it
+ * (its ack subject says) plus at most one fetched by each member, over the fleet's size. Read
+ * this way, a level taken up by the whole fleet at once is shared without asking the broker
+ * (a count costs nats-server 2.9 a walk of every stored subject); a member that came late
+ * reads the count of pending and unacked once it has this much (batch_for). */
+static void
+first_share(struct puller *p, struct target *t, natsMsg *msg)
+{
+    jsMsgMetaData *meta = NULL;
+    uint64_t fleet = (uint64_t)members_fleet_size(p->members);
+
+    if (fleet > 1 && natsMsg_GetMetaData(&meta, msg) == NATS_OK)
+        t->prefetch_cap = (long)((meta->NumPending + fleet + fleet - 1) / fleet);
+    jsMsgMetaData_Destroy(meta);
+}
+
 int
 asks_answer(struct puller *p, natsMsg *msg, int64_t now)
 {
@@ -195,6 +211,8 @@ asks_answer(struct puller *p, natsMsg *msg, int64_t now)
         return 0;
     }
     if ((t = by_durable(p, msg)) != NULL) {
+        if (t->prefetch_cap == 0 && t->fetched == 0 && now < t->start_ms)
+            first_share(p, t, msg);
         t->fetched++;
         t->heard_ms = now;
         if (t->credit > 0)

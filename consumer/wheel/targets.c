@@ -104,8 +104,9 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
     t->end_ms = slot ? slot + l->slot_ms : window + l->window_ms;
     t->start_ms = slot ? slot : window;
     /* taken up before it starts (a slot, or the next window, whose first slot's tasks are held
-     * straight from it): each member takes its share until the start, then pulls freely */
-    t->prefetch_cap = sa_now_ms() < t->start_ms ? targets_share(p, t) : -1;
+     * straight from it): each member takes its share until the start, then pulls freely. The
+     * share comes with the first task (asks.c): 0 until then. */
+    t->prefetch_cap = sa_now_ms() < t->start_ms && members_fleet_size(p->members) > 1 ? 0 : -1;
     t->share_every_ms = SHARE_AGAIN_MS;
     t->share_again_ms = sa_now_ms() + SHARE_AGAIN_MS;
     p->n++;
