@@ -22,7 +22,10 @@ natsConnection *rawjs_connect(const char *url);
 /* Pulls up to want messages (at most batch) through sub into list; returns how many came. */
 int rawjs_pull(struct rawpull *sub, natsMsgList *list, long want, int batch);
 
-/* The commands of rawtools.c; each prints one JSON object and returns the exit code. */
+/* The commands of rawbench.c and rawtools.c; each prints one JSON object and returns the exit
+ * code. */
+int rawjs_bench(const struct rawjs_opts *o);
+int rawjs_fill(const struct rawjs_opts *o);
 int rawjs_sealed(const struct rawjs_opts *o);
 int rawjs_info(const struct rawjs_opts *o);
 int rawjs_claims(const struct rawjs_opts *o);

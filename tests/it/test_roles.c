@@ -19,156 +19,9 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "roles.h"
 
 #define N_TASKS 12
-#define API_WAIT_MS 2000 /* a refused JetStream request only times out */
-
-static struct fx F;
-static int started, up; /* started: stop_all has work; up: every test may use F */
-
-static const struct role {
-    const char *user, *password;
-} roles[] = {
-    {"admin", "test-admin-pw"}, {"producer", "test-producer-pw"}, {"consumer", "test-consumer-pw"}};
-
-static const struct role *
-role(const char *user)
-{
-    for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
-        if (!strcmp(roles[i].user, user))
-            return &roles[i];
-    fail_msg("no role %s", user);
-    return NULL;
-}
-
-/* sendat (fx_sendat) runs with our environment: from now on as this user. */
-static void
-act_as(const char *user)
-{
-    setenv("SENDAT_NATS_USER", user, 1);
-    setenv("SENDAT_NATS_PASSWORD", role(user)->password, 1);
-}
-
-/* deploy/nats/name with every `include ./X` line replaced by the file X beside it. */
-static char *
-read_inlined(const char *name)
-{
-    const char *deploy = getenv("SENDAT_DEPLOY");
-    char path[600], inc[128], *text, *at, *end, *inner, *joined;
-
-    snprintf(path, sizeof(path), "%s/nats/%s", deploy ? deploy : "deploy", name);
-    text = proc_read_file(path);
-    if (!text)
-        fail_msg("cannot read %s", path);
-    for (int depth = 0; (at = strstr(text, "include ./")); depth++) {
-        assert_true(depth < 8);
-        end = at + strcspn(at, "\n");
-        snprintf(inc, sizeof(inc), "%s/nats/%.*s", deploy ? deploy : "deploy", (int)(end - at - 10),
-                 at + 10);
-        inner = proc_read_file(inc);
-        if (!inner)
-            fail_msg("%s includes %s, which cannot be read", path, inc);
-        joined = malloc(strlen(text) + strlen(inner) + 1);
-        assert_non_null(joined);
-        sprintf(joined, "%.*s%s%s", (int)(at - text), text, inner, end);
-        free(inner);
-        free(text);
-        text = joined;
-    }
-    return text;
-}
-
-/* Replaces token in *text, which must hold it: a deploy file that changed shape fails here. */
-static void
-subst(char **text, const char *token, const char *value)
-{
-    char *next;
-
-    if (!strstr(*text, token))
-        fail_msg("deploy/nats no longer holds \"%s\": update test_roles.c", token);
-    next = natsd_replace(*text, token, value);
-    assert_non_null(next);
-    free(*text);
-    *text = next;
-}
-
-/* Node i (1..3) as the deployment runs it, moved onto loopback and into a private folder. */
-static char *
-node_config(int i)
-{
-    char name[16], token[32], value[32], *t;
-
-    snprintf(name, sizeof(name), "n%d.conf", i);
-    t = read_inlined(name);
-    subst(&t, "/data/jetstream", "$DIR/js");
-    subst(&t, "http_port: 8222", "http_port: -1");
-    snprintf(value, sizeof(value), "listen: 127.0.0.1:$ROUTE_PORT%d", i);
-    subst(&t, "listen: 0.0.0.0:6222", value);
-    for (int k = 1; k <= 3; k++) {
-        snprintf(token, sizeof(token), "//n%d:6222", k);
-        snprintf(value, sizeof(value), "//127.0.0.1:$ROUTE_PORT%d", k);
-        subst(&t, token, value);
-    }
-    return t;
-}
-
-static void
-start_cluster(void)
-{
-    const char *text[3];
-    char *conf[3];
-
-    setenv("SENDAT_ADMIN_PASSWORD", role("admin")->password, 1); /* what nats-server reads */
-    setenv("SENDAT_PRODUCER_PASSWORD", role("producer")->password, 1);
-    setenv("SENDAT_CONSUMER_PASSWORD", role("consumer")->password, 1);
-    for (int i = 0; i < 3; i++)
-        text[i] = conf[i] = node_config(i + 1);
-    assert_int_equal(natsd_cluster_start_config(&F.cluster, text, "admin", role("admin")->password),
-                     0);
-    for (int i = 0; i < 3; i++)
-        free(conf[i]);
-    F.clustered = 1;
-}
-
-/* Once for every test: the cluster, a key, init as admin, the receiver. */
-static void
-start_once(void)
-{
-    char out[256], err[1024];
-
-    if (up)
-        return;
-    if (started)
-        fail_msg("the deployment did not start (see the first test)");
-    memset(&F, 0, sizeof(F));
-    assert_int_equal(test_mkdtemp(F.dir, sizeof(F.dir)), 0);
-    snprintf(F.key, sizeof(F.key), "%s/sendat.key", F.dir);
-    started = 1; /* from here on stop_all cleans up */
-    start_cluster();
-    snprintf(F.env_url, sizeof(F.env_url), "SENDAT_NATS_URL=%s", F.cluster.urls);
-    snprintf(F.env_key, sizeof(F.env_key), "SENDAT_KEY_FILE=%s", F.key);
-    setenv("SENDAT_NATS_URL", F.cluster.urls, 1);
-    setenv("SENDAT_KEY_FILE", F.key, 1);
-    act_as("admin");
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "keygen", F.key, NULL), 0);
-    if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--replicas", "3", "--window",
-                  "10s", "--slot", "2s", "--lead", "1s", "--ack-wait", "5s", NULL) != 0)
-        fail_msg("sendat init as admin: %s", err);
-    assert_int_equal(receiver_start(&F.recv), 0);
-    up = 1;
-}
-
-/* Consumer i with the credentials of user (its environment, not ours). */
-static void
-start_consumer_as(int i, const char *user)
-{
-    static char env_user[FX_MAX_CONSUMERS][64], env_pass[FX_MAX_CONSUMERS][128];
-    char *env[4] = {env_user[i], env_pass[i], "SENDAT_SWEEP_INTERVAL=1s", NULL};
-
-    snprintf(env_user[i], sizeof(env_user[i]), "SENDAT_NATS_USER=%s", user);
-    snprintf(env_pass[i], sizeof(env_pass[i]), "SENDAT_NATS_PASSWORD=%s", role(user)->password);
-    fx_consumer(&F, i, env);
-}
 
 static int
 consumer_ready(void *arg)
@@ -260,8 +113,6 @@ producer_groups_and_series(void)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", series, NULL), 0);
 }
 
-static void connect_js(const char *user, natsConnection **nc, jsCtx **js);
-
 static int
 junk_in_stream(void *arg)
 {
@@ -270,7 +121,7 @@ junk_in_stream(void *arg)
     natsMsg *m = NULL;
     natsStatus s;
 
-    connect_js("admin", &nc, &js);
+    roles_connect_js("admin", &nc, &js);
     s = js_GetLastMsg(&m, js, "SENDAT_TASKS", arg, NULL, NULL);
     natsMsg_Destroy(m);
     jsCtx_Destroy(js);
@@ -293,7 +144,7 @@ producer_publishes_junk(void)
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
 
-    connect_js("producer", &nc, &js);
+    roles_connect_js("producer", &nc, &js);
     assert_int_equal(js_Publish(NULL, js, subject, "junk", 4, NULL, NULL), NATS_OK);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
@@ -325,12 +176,12 @@ test_roles_do_their_work(void **state)
     int64_t start;
 
     (void)state;
-    start_once();
-    start_consumer_as(0, "consumer");
-    start_consumer_as(1, "consumer");
+    roles_start_once();
+    roles_consumer_as(0, "consumer");
+    roles_consumer_as(1, "consumer");
     for (intptr_t i = 0; i < 2; i++)
         assert_true(wait_until(consumer_ready, (void *)i, 30000));
-    act_as("producer");
+    roles_act_as("producer");
     start = test_now_ms() + 3000;
     for (int k = 0; k < N_TASKS; k++) {
         snprintf(path, sizeof(path), "/r/%d", k);
@@ -373,10 +224,10 @@ test_producer_with_consumer_credentials_is_refused(void **state)
     char id[80];
 
     (void)state;
-    start_once();
-    act_as("producer");
+    roles_start_once();
+    roles_act_as("producer");
     assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/never2", id, sizeof(id)), 0);
-    act_as("consumer");
+    roles_act_as("consumer");
     /* due within lead + slot (3 s here) of its slot: booked into its window level */
     refused_as_consumer("schedule", "schedule", "--at", "+2s", "--webhook", "http://127.0.0.1:9/x",
                         NULL);
@@ -390,24 +241,12 @@ static void
 test_consumer_with_producer_credentials_stops(void **state)
 {
     (void)state;
-    start_once();
-    start_consumer_as(2, "producer");
+    roles_start_once();
+    roles_consumer_as(2, "producer");
     assert_int_equal(proc_wait(&F.consumers[2], 30000), 1);
     assert_int_equal(proc_count_lines(F.consumers[2].err_path, "event=start_failed"), 1);
     assert_int_equal(proc_count_lines(F.consumers[2].err_path, "refused=\"Permissions Violation"),
                      1);
-}
-
-/* js with requests that give up after API_WAIT_MS (a refused one is never answered). */
-static void
-connect_js(const char *user, natsConnection **nc, jsCtx **js)
-{
-    jsOptions o;
-
-    jsOptions_Init(&o);
-    o.Wait = (int64_t)(API_WAIT_MS * test_timeout_multiplier());
-    assert_int_equal(natsd_connect(nc, F.cluster.urls, user, role(user)->password), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(js, *nc, &o), NATS_OK);
 }
 
 /* Stream admin as the consumer user: every request refused, nothing changed. */
@@ -444,13 +283,13 @@ test_consumer_user_administers_no_stream(void **state)
     const char *text = NULL;
 
     (void)state;
-    start_once();
-    connect_js("consumer", &nc, &js);
+    roles_start_once();
+    roles_connect_js("consumer", &nc, &js);
     try_stream_admin(js);
     assert_int_equal(natsConnection_GetLastError(nc, &text), NATS_NOT_PERMITTED);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
-    connect_js("admin", &nc, &js); /* everything is as it was */
+    roles_connect_js("admin", &nc, &js); /* everything is as it was */
     assert_int_equal(js_GetStreamInfo(&si, js, "SENDAT_TASKS", NULL, NULL), NATS_OK);
     jsStreamInfo_Destroy(si);
     si = NULL;
@@ -469,7 +308,7 @@ check_inboxes_closed(const char *user, const char *other)
     const char *text = NULL;
 
     for (size_t i = 0; i < sizeof(subjects) / sizeof(subjects[0]); i++) {
-        assert_int_equal(natsd_connect(&nc, F.cluster.urls, user, role(user)->password), NATS_OK);
+        assert_int_equal(natsd_connect(&nc, F.cluster.urls, user, roles_password(user)), NATS_OK);
         assert_int_equal(natsConnection_SubscribeSync(&sub, nc, subjects[i]), NATS_OK);
         natsConnection_Flush(nc); /* the server's -ERR comes before its PONG */
         if (natsConnection_GetLastError(nc, &text) != NATS_NOT_PERMITTED)
@@ -484,18 +323,9 @@ static void
 test_roles_read_only_their_own_inboxes(void **state)
 {
     (void)state;
-    start_once();
+    roles_start_once();
     check_inboxes_closed("producer", "_INBOX_sendat_consumer.>");
     check_inboxes_closed("consumer", "_INBOX_sendat_producer.>");
-}
-
-static int
-stop_all(void **state)
-{
-    (void)state;
-    if (started)
-        fx_stop(&F);
-    return 0;
 }
 
 int
@@ -509,5 +339,5 @@ main(void)
         cmocka_unit_test(test_roles_read_only_their_own_inboxes),
     };
 
-    return fx_run(tests, sizeof(tests) / sizeof(tests[0]), NULL, stop_all);
+    return fx_run(tests, sizeof(tests) / sizeof(tests[0]), NULL, roles_stop);
 }

@@ -1,28 +1,23 @@
 /* Starting and stopping nats-server for tests. The server picks its client port (-p -1) and
  * writes it to a ports file in its private folder; a restart reuses that port and folder, so
- * the store survives. Cluster ports come from binding loopback sockets to port 0. Every server
- * leads its own process group and is killed at exit (proc.c). Tried with nats-server 2.9.10. */
-#include <arpa/inet.h>
+ * the store survives. Every server leads its own process group and is killed at exit
+ * (proc.c). Tried with nats-server 2.9.10. This file runs one node; natsd_cluster.c makes
+ * three of them a cluster. */
 #include <dirent.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <nats/nats.h>
-
 #include "check.h"
 #include "natsd.h"
+#include "natsd_private.h"
 #include "proc.h"
 
-#define READY_MS 15000         /* for the ports file, times the multiplier */
-#define CLUSTER_READY_MS 30000 /* for a replicas-3 stream, times the multiplier */
-#define CLUSTER_TRIES 3
+#define READY_MS 15000 /* for the ports file, times the multiplier */
 
 struct server_argv { /* built before fork: the child only execs */
     char *v[32];
@@ -83,8 +78,8 @@ server_args(struct natsd *s, int config, struct server_argv *a)
     a->v[n] = NULL;
 }
 
-static void
-print_log_tail(struct natsd *s)
+void
+natsd_print_log_tail(struct natsd *s)
 {
     char path[300], *log;
     size_t len;
@@ -168,18 +163,18 @@ wait_ready(struct natsd *s)
                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
             proc_forget(s->pid);
             s->pid = 0;
-            print_log_tail(s);
+            natsd_print_log_tail(s);
             return -1;
         }
         nanosleep(&tick, NULL);
     }
     fprintf(stderr, "nats-server %s wrote no ports file in time\n", s->name);
-    print_log_tail(s);
+    natsd_print_log_tail(s);
     return -1;
 }
 
-static int
-launch(struct natsd *s, int config)
+int
+natsd_launch(struct natsd *s, int config)
 {
     struct server_argv a;
 
@@ -203,7 +198,7 @@ natsd_start(struct natsd *srv)
     snprintf(srv->name, sizeof(srv->name), "n0");
     if (test_mkdtemp(srv->dir, sizeof(srv->dir)) != 0)
         return -1;
-    if (launch(srv, 0) == 0)
+    if (natsd_launch(srv, 0) == 0)
         return 0;
     natsd_stop(srv);
     return -1;
@@ -233,8 +228,8 @@ natsd_replace(const char *text, const char *token, const char *value)
     return out;
 }
 
-static int
-write_config(struct natsd *srv, const char *config_text)
+int
+natsd_write_config(struct natsd *srv, const char *config_text)
 {
     char path[300], *text = natsd_replace(config_text, "$DIR", srv->dir);
     FILE *f;
@@ -257,7 +252,7 @@ natsd_start_config(struct natsd *srv, const char *config_text)
     snprintf(srv->name, sizeof(srv->name), "n0");
     if (test_mkdtemp(srv->dir, sizeof(srv->dir)) != 0)
         return -1;
-    if (write_config(srv, config_text) == 0 && launch(srv, 1) == 0)
+    if (natsd_write_config(srv, config_text) == 0 && natsd_launch(srv, 1) == 0)
         return 0;
     natsd_stop(srv);
     return -1;
@@ -297,7 +292,7 @@ natsd_restart(struct natsd *srv)
 
     natsd_kill(srv); /* in case it still runs */
     snprintf(conf, sizeof(conf), "%s/server.conf", srv->dir);
-    return launch(srv, access(conf, F_OK) == 0);
+    return natsd_launch(srv, access(conf, F_OK) == 0);
 }
 
 void
@@ -322,216 +317,4 @@ natsd_stop(struct natsd *srv)
     if (srv->dir[0])
         test_rmtree(srv->dir);
     srv->dir[0] = '\0';
-}
-
-/* Three distinct free loopback ports: all three sockets stay bound until every port is read. */
-static int
-free_ports(int ports[3])
-{
-    struct sockaddr_in a;
-    socklen_t len;
-    int fd[3] = {-1, -1, -1}, rc = 0;
-
-    for (int i = 0; i < 3; i++) {
-        memset(&a, 0, sizeof(a));
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        len = sizeof(a);
-        fd[i] = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd[i] < 0 || bind(fd[i], (struct sockaddr *)&a, sizeof(a)) != 0 ||
-            getsockname(fd[i], (struct sockaddr *)&a, &len) != 0)
-            rc = -1;
-        ports[i] = ntohs(a.sin_port);
-    }
-    for (int i = 0; i < 3; i++)
-        if (fd[i] >= 0)
-            close(fd[i]);
-    return rc;
-}
-
-/* natsOptions_SetURL takes one URL only: a comma-separated list goes in as servers. */
-static natsStatus
-set_servers(natsOptions *o, const char *urls)
-{
-    char copy[256], *save = NULL, *tok;
-    const char *list[8];
-    int n = 0;
-
-    snprintf(copy, sizeof(copy), "%s", urls);
-    for (tok = strtok_r(copy, ",", &save); tok && n < 8; tok = strtok_r(NULL, ",", &save))
-        list[n++] = tok;
-    return natsOptions_SetServers(o, list, n);
-}
-
-natsStatus
-natsd_connect(natsConnection **nc, const char *urls, const char *user, const char *password)
-{
-    natsOptions *o = NULL;
-    natsStatus s = natsOptions_Create(&o);
-
-    if (s == NATS_OK)
-        s = set_servers(o, urls);
-    if (s == NATS_OK && user)
-        s = natsOptions_SetUserInfo(o, user, password ? password : "");
-    if (s == NATS_OK && user && (!strcmp(user, "producer") || !strcmp(user, "consumer"))) {
-        char inbox[64]; /* the role's own inbox prefix, the only one it may subscribe to */
-        snprintf(inbox, sizeof(inbox), "_INBOX_sendat_%s", user);
-        s = natsOptions_SetCustomInboxPrefix(o, inbox);
-    }
-    if (s == NATS_OK)
-        s = natsConnection_Connect(nc, o);
-    natsOptions_Destroy(o);
-    return s;
-}
-
-/* One attempt to create (then delete) a replicas-3 stream: 0 once JetStream has a leader. */
-static int
-try_r3_stream(const char *urls, const char *user, const char *password)
-{
-    natsConnection *nc = NULL;
-    jsCtx *js = NULL;
-    jsStreamConfig sc;
-    jsStreamInfo *si = NULL;
-    const char *subj[] = {"natsd.ready"};
-    int rc = -1;
-
-    if (natsd_connect(&nc, urls, user, password) != NATS_OK ||
-        natsConnection_JetStream(&js, nc, NULL) != NATS_OK)
-        goto out;
-    jsStreamConfig_Init(&sc);
-    sc.Name = "NATSD_READY";
-    sc.Subjects = subj;
-    sc.SubjectsLen = 1;
-    sc.Replicas = 3;
-    if (js_AddStream(&si, js, &sc, NULL, NULL) == NATS_OK) {
-        rc = 0;
-        js_DeleteStream(js, "NATSD_READY", NULL, NULL);
-    }
-out:
-    jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    return rc;
-}
-
-static int
-cluster_usable(struct natsd_cluster *c, const char *user, const char *password)
-{
-    int64_t deadline = test_now_ms() + (int64_t)(CLUSTER_READY_MS * test_timeout_multiplier());
-    struct timespec tick = {0, 200 * 1000000L};
-
-    while (test_now_ms() < deadline) {
-        if (try_r3_stream(c->urls, user, password) == 0)
-            return 0;
-        nanosleep(&tick, NULL);
-    }
-    fprintf(stderr, "3-node cluster %s: no replicas-3 stream in time\n", c->urls);
-    for (int i = 0; i < 3; i++)
-        print_log_tail(&c->node[i]);
-    return -1;
-}
-
-/* Node i of c (n<i+1>, its own folder): from config text when given, else from the flags
- * its cluster_port and routes make. Appends its URL to c->urls. */
-static int
-start_node(struct natsd_cluster *c, int i, const char *text)
-{
-    struct natsd *s = &c->node[i];
-    size_t n = strlen(c->urls);
-
-    snprintf(s->name, sizeof(s->name), "n%d", i + 1);
-    if (test_mkdtemp(s->dir, sizeof(s->dir)) != 0 || (text && write_config(s, text) != 0) ||
-        launch(s, text != NULL) != 0)
-        return -1;
-    snprintf(c->urls + n, sizeof(c->urls) - n, "%s%s", i ? "," : "", s->url);
-    return 0;
-}
-
-static int
-cluster_launch(struct natsd_cluster *c, const int ports[3])
-{
-    char routes[256];
-
-    snprintf(routes, sizeof(routes), "nats://127.0.0.1:%d,nats://127.0.0.1:%d,nats://127.0.0.1:%d",
-             ports[0], ports[1], ports[2]);
-    for (int i = 0; i < 3; i++) {
-        c->node[i].cluster_port = ports[i];
-        snprintf(c->node[i].routes, sizeof(c->node[i].routes), "%s", routes);
-        if (start_node(c, i, NULL) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* text with "$ROUTE_PORT1".."$ROUTE_PORT3" replaced by the three cluster ports, malloc'd. */
-static char *
-with_route_ports(const char *text, const int ports[3])
-{
-    char token[16], value[16], *cur = strdup(text), *next;
-
-    for (int i = 0; i < 3 && cur; i++) {
-        snprintf(token, sizeof(token), "$ROUTE_PORT%d", i + 1);
-        snprintf(value, sizeof(value), "%d", ports[i]);
-        next = natsd_replace(cur, token, value);
-        free(cur);
-        cur = next;
-    }
-    return cur;
-}
-
-/* One try at a cluster on three fresh route ports, from config_text when given. */
-static int
-cluster_try(struct natsd_cluster *c, const char *const config_text[3], const char *user,
-            const char *password)
-{
-    int ports[3], rc = 0;
-
-    memset(c, 0, sizeof(*c));
-    if (free_ports(ports) != 0)
-        return -1;
-    if (!config_text)
-        rc = cluster_launch(c, ports);
-    for (int i = 0; config_text && i < 3 && rc == 0; i++) {
-        char *text = with_route_ports(config_text[i], ports);
-        rc = text ? start_node(c, i, text) : -1;
-        free(text);
-    }
-    if (rc == 0 && cluster_usable(c, user, password) == 0)
-        return 0;
-    natsd_cluster_stop(c);
-    return -1;
-}
-
-/* A route port read free can be taken by a parallel test before its node binds it (the node
- * then exits at once): such a start is tried again on new ports, at most CLUSTER_TRIES times. */
-static int
-cluster_start(struct natsd_cluster *c, const char *const config_text[3], const char *user,
-              const char *password)
-{
-    for (int i = 0; i < CLUSTER_TRIES; i++) {
-        if (cluster_try(c, config_text, user, password) == 0)
-            return 0;
-        fprintf(stderr, "3-node cluster: start %d of %d failed\n", i + 1, CLUSTER_TRIES);
-    }
-    return -1;
-}
-
-int
-natsd_cluster_start_config(struct natsd_cluster *c, const char *const config_text[3],
-                           const char *user, const char *password)
-{
-    return cluster_start(c, config_text, user, password);
-}
-
-int
-natsd_cluster_start(struct natsd_cluster *c)
-{
-    return cluster_start(c, NULL, NULL, NULL);
-}
-
-void
-natsd_cluster_stop(struct natsd_cluster *c)
-{
-    for (int i = 0; i < 3; i++)
-        natsd_stop(&c->node[i]);
 }

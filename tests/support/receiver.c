@@ -1,7 +1,9 @@
 /* The test receiver: libmicrohttpd with one thread per connection, bound to 127.0.0.1 only.
  * A request is recorded as soon as its body is complete, before it is answered, so a test
  * that sees a hit never races the answer; a mutex guards the hits and the scripted answers,
- * and hangs wait on a condition variable so receiver_stop never waits for them to run out. */
+ * and hangs wait on a condition variable so receiver_stop never waits for them to run out.
+ * This file serves requests; what they are answered is in receiver_script.c, and what tests
+ * read of the record in receiver_hits.c. */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -9,34 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "check.h"
 #include "receiver.h"
+#include "receiver_private.h"
 
 #define BODY_MAX (1024 * 1024)
-#define SCRIPT_MAX 64
-
-struct script {
-    char path[512];
-    int status, times;    /* an answer: status for the next `times` requests (< 0: always) */
-    int is_hang, hang_ms; /* or a hang */
-    char extra[128];
-};
-
-struct receiver {
-    struct MHD_Daemon *d;
-    char url[64];
-    pthread_mutex_t lock;
-    pthread_cond_t wake; /* broadcast by receiver_stop to cut hangs short */
-    int stopping;
-    struct receiver_hit *hits;
-    size_t n, cap;
-    int open, max_open, delay_ms;
-    struct script scripts[SCRIPT_MAX];
-    int n_scripts;
-};
 
 struct pending { /* one request from its request line until MHD is done with it */
     struct receiver_hit hit;
@@ -131,54 +112,12 @@ append_body(struct pending *p, const char *data, size_t len)
     p->hit.body[p->hit.body_len] = '\0';
 }
 
-/* A script for "/a" also matches "/a?x=1"; one for "/a?x=1" only that URI. */
-static int
-script_matches(const struct script *s, const char *uri)
-{
-    size_t n = strlen(s->path);
-
-    return strncmp(s->path, uri, n) == 0 &&
-           (uri[n] == '\0' || (uri[n] == '?' && !strchr(s->path, '?')));
-}
-
-struct answer {
-    int status;
-    int hang_ms;
-    char extra[128];
-};
-
-/* The newest live scripted answer and the newest hang for uri win (under the lock). */
-static void
-pick_answer(struct receiver *r, const char *uri, struct answer *a)
-{
-    int answered = 0, hung = 0;
-
-    a->status = 200;
-    a->hang_ms = r->delay_ms;
-    a->extra[0] = '\0';
-    for (int i = r->n_scripts - 1; i >= 0; i--) {
-        struct script *s = &r->scripts[i];
-        if (!script_matches(s, uri))
-            continue;
-        if (s->is_hang && !hung) {
-            hung = 1;
-            a->hang_ms = s->hang_ms > 0 ? s->hang_ms : r->delay_ms;
-        } else if (!s->is_hang && !answered && s->times != 0) {
-            answered = 1;
-            a->status = s->status;
-            snprintf(a->extra, sizeof(a->extra), "%s", s->extra);
-            if (s->times > 0)
-                s->times--;
-        }
-    }
-}
-
 /* Moves the hit into the record and picks its answer. */
 static void
 record(struct receiver *r, struct pending *p, struct answer *a)
 {
     pthread_mutex_lock(&r->lock);
-    pick_answer(r, p->hit.path, a);
+    receiver_pick_answer(r, p->hit.path, a);
     if (r->n == r->cap) {
         size_t ncap = r->cap ? r->cap * 2 : 256;
         struct receiver_hit *h = realloc(r->hits, ncap * sizeof(*h));
@@ -353,187 +292,4 @@ const char *
 receiver_url(struct receiver *r)
 {
     return r->url;
-}
-
-size_t
-receiver_count(struct receiver *r)
-{
-    size_t n;
-
-    pthread_mutex_lock(&r->lock);
-    n = r->n;
-    pthread_mutex_unlock(&r->lock);
-    return n;
-}
-
-size_t
-receiver_count_path(struct receiver *r, const char *path)
-{
-    size_t n = 0;
-
-    pthread_mutex_lock(&r->lock);
-    for (size_t i = 0; i < r->n; i++)
-        n += strcmp(r->hits[i].path, path) == 0;
-    pthread_mutex_unlock(&r->lock);
-    return n;
-}
-
-struct waiting {
-    struct receiver *r;
-    const char *path;
-    size_t n;
-};
-
-static int
-enough(void *arg)
-{
-    struct waiting *w = arg;
-
-    return (w->path ? receiver_count_path(w->r, w->path) : receiver_count(w->r)) >= w->n;
-}
-
-int
-receiver_wait(struct receiver *r, const char *path, size_t n, int64_t timeout_ms)
-{
-    struct waiting w = {r, path, n};
-
-    return wait_until(enough, &w, timeout_ms);
-}
-
-static char *
-dup_bytes(const char *s, size_t len)
-{
-    char *d = malloc(len + 1);
-
-    if (d) {
-        if (len)
-            memcpy(d, s, len);
-        d[len] = '\0';
-    }
-    return d;
-}
-
-int
-receiver_hit_copy(struct receiver *r, size_t i, struct receiver_hit *out)
-{
-    int rc = -1;
-
-    memset(out, 0, sizeof(*out));
-    pthread_mutex_lock(&r->lock);
-    if (i < r->n) {
-        const struct receiver_hit *h = &r->hits[i];
-        *out = *h;
-        out->headers = dup_bytes(h->headers ? h->headers : "", h->headers ? strlen(h->headers) : 0);
-        out->body = dup_bytes(h->body ? h->body : "", h->body_len);
-        rc = out->headers && out->body ? 0 : -1;
-    }
-    pthread_mutex_unlock(&r->lock);
-    if (rc != 0)
-        receiver_hit_free(out);
-    return rc;
-}
-
-void
-receiver_hit_free(struct receiver_hit *h)
-{
-    if (!h)
-        return;
-    free(h->headers);
-    free(h->body);
-    h->headers = h->body = NULL;
-}
-
-const char *
-receiver_hit_header(const struct receiver_hit *h, const char *name, char *buf, size_t cap)
-{
-    size_t n = strlen(name);
-
-    for (const char *line = h->headers; line && *line;) {
-        const char *end = strchr(line, '\n');
-        if (!strncasecmp(line, name, n) && line[n] == ':') {
-            const char *v = line + n + 1;
-            while (*v == ' ')
-                v++;
-            snprintf(buf, cap, "%.*s", (int)((end ? end : v + strlen(v)) - v), v);
-            return buf;
-        }
-        line = end ? end + 1 : NULL;
-    }
-    return NULL;
-}
-
-int
-receiver_max_concurrent(struct receiver *r)
-{
-    int m;
-
-    pthread_mutex_lock(&r->lock);
-    m = r->max_open;
-    pthread_mutex_unlock(&r->lock);
-    return m;
-}
-
-/* A free slot for a script (under the lock); used-up answers are dropped when full. */
-static struct script *
-script_new(struct receiver *r, const char *path)
-{
-    struct script *s;
-
-    if (r->n_scripts == SCRIPT_MAX) {
-        int k = 0;
-        for (int i = 0; i < r->n_scripts; i++)
-            if (r->scripts[i].is_hang || r->scripts[i].times != 0)
-                r->scripts[k++] = r->scripts[i];
-        r->n_scripts = k;
-    }
-    if (r->n_scripts == SCRIPT_MAX)
-        return NULL;
-    s = &r->scripts[r->n_scripts++];
-    memset(s, 0, sizeof(*s));
-    snprintf(s->path, sizeof(s->path), "%s", path);
-    return s;
-}
-
-void
-receiver_respond(struct receiver *r, const char *path, int status, int times,
-                 const char *extra_header)
-{
-    struct script *s;
-
-    pthread_mutex_lock(&r->lock);
-    for (int i = 0; times < 0 && i < r->n_scripts; i++)
-        if (!strcmp(r->scripts[i].path, path) && !r->scripts[i].is_hang)
-            r->scripts[i].times = 0; /* "from now on" replaces what was scripted before */
-    if ((s = script_new(r, path))) {
-        s->status = status;
-        s->times = times;
-        snprintf(s->extra, sizeof(s->extra), "%s", extra_header ? extra_header : "");
-    }
-    pthread_mutex_unlock(&r->lock);
-}
-
-void
-receiver_hang(struct receiver *r, const char *path, int ms)
-{
-    struct script *s;
-
-    pthread_mutex_lock(&r->lock);
-    for (int i = 0; i < r->n_scripts; i++)
-        if (!strcmp(r->scripts[i].path, path) && r->scripts[i].is_hang) {
-            r->scripts[i].is_hang = 0; /* replaced: now a used-up answer, so its slot is free */
-            r->scripts[i].times = 0;
-        }
-    if ((s = script_new(r, path))) {
-        s->is_hang = 1;
-        s->hang_ms = ms;
-    }
-    pthread_mutex_unlock(&r->lock);
-}
-
-void
-receiver_set_delay(struct receiver *r, int ms)
-{
-    pthread_mutex_lock(&r->lock);
-    r->delay_ms = ms;
-    pthread_mutex_unlock(&r->lock);
 }

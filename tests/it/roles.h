@@ -1,0 +1,27 @@
+/* The deployment test_roles.c runs its tests against (roles.c): a 3-node cluster from the very
+ * files in deploy/nats, `sendat init --replicas 3` as admin, a receiver, and the credentials of
+ * the three roles (admin, producer, consumer). */
+#ifndef ROLES_H
+#define ROLES_H
+
+#include "fixture.h"
+
+extern struct fx F; /* the deployment, shared by every test of the binary */
+
+/* Starts the deployment on the first call, failing the test if any step fails (and every later
+ * call after such a failure); returns at once once it is up. */
+void roles_start_once(void);
+/* The password of user (admin, producer or consumer); fails the test for any other user. */
+const char *roles_password(const char *user);
+/* sendat (fx_sendat) runs with our environment: from now on as this user. */
+void roles_act_as(const char *user);
+/* Starts consumer i with the credentials of user (in its environment, not ours). */
+void roles_consumer_as(int i, const char *user);
+/* Connects to the cluster as user, with a JetStream context whose requests give up after 2 s
+ * times the timeout multiplier (a refused one is never answered). Fails the test if either
+ * cannot be had. */
+void roles_connect_js(const char *user, natsConnection **nc, jsCtx **js);
+/* The group teardown for fx_run: stops what roles_start_once started. Returns 0. */
+int roles_stop(void **state);
+
+#endif
