@@ -107,40 +107,14 @@ made(struct maker *m, int64_t window, int64_t slot)
     return found;
 }
 
-/* The task stream's durable names, read at most once a pass and only when a level is to be
- * made: a name list costs the server nothing per stored task, where asking one durable for its
- * state walks every stored subject on nats-server 2.9 (a tenth of its CPU with 1,000,000 tasks
- * waiting went to members checking a durable another had made). */
-struct names {
-    jsConsumerNamesList *list; /* NULL: not read, or no answer (then each level is asked) */
-    int read;
-};
-
-static int
-named(struct maker *m, struct names *nm, const char *durable)
-{
-    if (!nm->read) {
-        nm->read = 1;
-        if (js_ConsumerNames(&nm->list, m->pr->c->n->js, m->stream, NULL, NULL) != NATS_OK)
-            nm->list = NULL;
-    }
-    for (int i = 0; nm->list && i < nm->list->Count; i++)
-        if (!strcmp(nm->list->List[i], durable))
-            return 1;
-    return 0;
-}
-
 static void
-make(struct maker *m, struct names *nm, int64_t window, int64_t slot)
+make(struct maker *m, int64_t window, int64_t slot)
 {
-    char durable[32];
-    natsStatus s = NATS_OK;
+    natsStatus s;
 
     if (made(m, window, slot))
         return;
-    sa_layout_durable(durable, sizeof(durable), window, slot);
-    if (!named(m, nm, durable))
-        s = prepare_durable(m->pr->c, m->shard, m->stream, window, slot);
+    s = prepare_durable(m->pr->c, m->shard, m->stream, window, slot);
     if (s != NATS_OK) { /* looked at again next pass; the puller makes it itself if need be */
         sa_log(SA_LOG_DEBUG, "prepare_failed", "stream=%s window=%lld slot=%lld error=\"%s\"",
                m->stream, (long long)window, (long long)slot, natsStatus_GetText(s));
@@ -159,17 +133,15 @@ pass(struct maker *m)
 {
     const struct sa_layout *l = &m->pr->c->n->layout;
     int64_t now = sa_now_ms(), to = now + l->lead_ms + PREPARE_AHEAD_SLOTS * l->slot_ms;
-    struct names nm = {0};
 
-    make(m, &nm, sa_layout_window(l, now), 0);
+    make(m, sa_layout_window(l, now), 0);
     for (int64_t s = sa_layout_slot(l, now);
          s <= to && !atomic_load(&m->pr->stop) && !atomic_load(&m->pr->c->stopping);
          s += l->slot_ms) {
         if (sa_layout_window(l, s) == s)
-            make(m, &nm, s, 0);
-        make(m, &nm, sa_layout_window(l, s), s);
+            make(m, s, 0);
+        make(m, sa_layout_window(l, s), s);
     }
-    jsConsumerNamesList_Destroy(nm.list);
 }
 
 static void *
