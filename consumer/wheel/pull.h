@@ -38,7 +38,8 @@ struct target {
     int64_t start_ms; /* when the level starts: its window, or its slot */
     int64_t end_ms;   /* once past and drained fleet-wide, the target is dropped */
     char durable[32];
-    long prefetch_cap;      /* before the level starts: this member's share of it (-1: no cap) */
+    long prefetch_cap;      /* before the level starts: this member's share of it (-1: no cap; 0
+                             * until its first task says) */
     long fetched;           /* tasks it brought us */
     uint32_t req;           /* the request open on the server (0: none) */
     long credit;            /* messages it may still bring */

@@ -58,8 +58,9 @@ targets_redeliver(struct puller *p, const struct served *sv)
     return n;
 }
 
-/* This member's share of a level before it starts: its tasks over the fleet's size, rounded
- * up (-1: no share, a fleet of one or no answer). Tasks already fetched by the others (unacked:
+/* This member's share of a level before it starts, as the broker counts it (asks.c reads it once
+ * the share its first task gave is in): its tasks over the fleet's size, rounded up (-1: no
+ * share, a fleet of one or no answer). Tasks already fetched by the others (unacked:
  * held) count too, so a member that reads the count after the others began pulling gets the same
  * share (it read pending alone and got 864 of 4,000 over 4). (A 2 % surplus let the fastest members
  * fill theirs and leave the slowest short once pulls got fast: 2247 against 2683 of 10,000 over 4.)
