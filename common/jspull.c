@@ -1,5 +1,4 @@
 /* The pull protocol by hand: a request is one publish of {"batch","expires","idle_heartbeat"}
- * (or {"batch","no_wait"})
  * to $JS.API.CONSUMER.MSG.NEXT.<stream>.<durable> with the caller's inbox as reply; the server
  * sends stream messages (subject: the task's, reply: its $JS.ACK subject) and status
  * messages (no body, a Status header) to that inbox. Acks go to the ack subject. */
@@ -12,23 +11,13 @@
 
 #define ACK_PREFIX "$JS.ACK."
 
-/* Publishes one request with body to durable's next-message subject. */
-static natsStatus
-ask(natsConnection *nc, const char *stream, const char *durable, const char *reply,
-    const char *body)
-{
-    char subject[256];
-
-    snprintf(subject, sizeof(subject), "$JS.API.CONSUMER.MSG.NEXT.%s.%s", stream, durable);
-    return natsConnection_PublishRequestString(nc, subject, reply, body);
-}
-
 natsStatus
 sa_jspull_request(natsConnection *nc, const char *stream, const char *durable, const char *reply,
                   int batch, int64_t expires_ms, int64_t heartbeat_ms)
 {
-    char body[128];
+    char subject[256], body[128];
 
+    snprintf(subject, sizeof(subject), "$JS.API.CONSUMER.MSG.NEXT.%s.%s", stream, durable);
     if (heartbeat_ms > 0)
         snprintf(body, sizeof(body),
                  "{\"batch\":%d,\"expires\":%" PRId64 ",\"idle_heartbeat\":%" PRId64 "}", batch,
@@ -36,17 +25,7 @@ sa_jspull_request(natsConnection *nc, const char *stream, const char *durable, c
     else
         snprintf(body, sizeof(body), "{\"batch\":%d,\"expires\":%" PRId64 "}", batch,
                  expires_ms * 1000000);
-    return ask(nc, stream, durable, reply, body);
-}
-
-natsStatus
-sa_jspull_request_now(natsConnection *nc, const char *stream, const char *durable,
-                      const char *reply, int batch)
-{
-    char body[64];
-
-    snprintf(body, sizeof(body), "{\"batch\":%d,\"no_wait\":true}", batch);
-    return ask(nc, stream, durable, reply, body);
+    return natsConnection_PublishRequestString(nc, subject, reply, body);
 }
 
 enum sa_jspull_kind

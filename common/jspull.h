@@ -26,12 +26,6 @@ natsStatus sa_jspull_request(natsConnection *nc, const char *stream, const char 
                              const char *reply, int batch, int64_t expires_ms,
                              int64_t heartbeat_ms);
 
-/* Asks durable of stream for up to batch messages that are there now, delivered to reply: the
- * server answers with what it has and closes the request with a status (404 or 408) if that
- * was fewer than batch. Publishes only. */
-natsStatus sa_jspull_request_now(natsConnection *nc, const char *stream, const char *durable,
-                                 const char *reply, int batch);
-
 /* Classifies msg; for a status, *pending (may be NULL) gets Nats-Pending-Messages (what the
  * closed request had not received), else 0. */
 enum sa_jspull_kind sa_jspull_classify(natsMsg *msg, long *pending);

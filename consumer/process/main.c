@@ -140,9 +140,12 @@ setup(struct consumer *c, struct sa_err *err)
 static void
 teardown(struct consumer *c)
 {
+    struct deliver *d = the_deliver;
+
     cancel_stop(c->cancels);
     wheel_free(c->wheel);
-    deliver_free(the_deliver);
+    the_deliver = NULL; /* a second SIGTERM now wakes nothing freed */
+    deliver_free(d);
     sa_nats_close(c->n);
     claimq_free(c->claimq); /* after the connection: no PubAck can reach it any more */
     mover_free(c->mover);

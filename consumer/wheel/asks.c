@@ -54,6 +54,8 @@ share_again(struct puller *p, struct target *t, int64_t now)
     int64_t every = t->share_every_ms;
 
     t->prefetch_cap = targets_share(p, t);
+    if (t->prefetch_cap < 0 && members_fleet_size(p->members) > 1)
+        t->prefetch_cap = before; /* no answer: the share stands, asked again below */
     if (t->prefetch_cap != before)
         every = SHARE_AGAIN_MS;
     else

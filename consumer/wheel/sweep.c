@@ -93,7 +93,8 @@ printable(char *out, size_t cap, const char *in)
     out[i] = '\0';
 }
 
-/* The whole stored message seq (the reader gave its headers only): NULL if it is gone. */
+/* The whole stored message seq (the reader keeps only sequences and subjects): NULL if the
+ * server that answered does not have it. */
 static natsMsg *
 read_whole(struct run *r, uint64_t seq, natsStatus *s)
 {
@@ -106,8 +107,9 @@ read_whole(struct run *r, uint64_t seq, natsStatus *s)
     return *s == NATS_OK ? m : NULL;
 }
 
-/* Dead-letters stored message seq and then deletes it from the task stream; -1 if either
- * failed (it stays). */
+/* Dead-letters stored message seq and then deletes it from the task stream: 0 if done; 1 if
+ * the server that answered did not have it (deleted since, or a replica behind: looked at
+ * again next turn); -1 if a dead letter or delete failed (it stays). */
 static int
 settle(struct run *r, uint64_t seq, const char *subject, const char *why)
 {
@@ -122,7 +124,7 @@ settle(struct run *r, uint64_t seq, const char *subject, const char *why)
     int named = sa_layout_parse_subject(&place, subject, NULL) == SA_OK;
 
     if (!m && s == NATS_NOT_FOUND)
-        return 0; /* deleted since the reader saw it: nothing left to do */
+        return 1;
     if (!m) {
         sa_nats_fail(&err, s, 0, "read");
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "seq=%" PRIu64 " error=\"%s\"", seq, err.msg);
@@ -152,13 +154,13 @@ look(struct run *r, uint64_t got, const char *subject)
 {
     char why[320];
     enum verdict v = classify(r, subject, why, sizeof(why));
-    int failed = v == UNREAD && settle(r, got, subject, why) != 0;
+    int settled = v == UNREAD ? settle(r, got, subject, why) : 0;
 
-    if (v == UNREAD && !failed)
+    if (v == UNREAD && settled == 0)
         r->found++;
-    if ((v == UNDECIDED || failed) && !r->undecided)
+    if ((v == UNDECIDED || settled != 0) && !r->undecided)
         r->undecided = got;
-    return failed ? -1 : 0;
+    return settled < 0 ? -1 : 0;
 }
 
 /* Looks at up to SWEEP_MAX_PER_RUN messages from rec.next_seq on and moves next_seq past
@@ -172,7 +174,7 @@ walk(struct run *r)
     uint64_t seq = r->rec.next_seq;
     int n = 0, stop = 0;
 
-    if (sweepread_open(&rd, r->s->c->n, r->stream, r->subjects, seq, &err) != SA_OK) {
+    if (sweepread_open(&rd, r->s->c->n, r->stream, r->subjects, seq, r->until, &err) != SA_OK) {
         sa_log(SA_LOG_WARN, "sweep_failed", "stream=%s error=\"%s\"", r->stream, err.msg);
         return; /* again next turn */
     }

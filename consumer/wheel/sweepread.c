@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jspull.h"
 #include "sweepread.h"
 #include "timeparse.h"
 
@@ -32,6 +31,7 @@ struct sweepread {
     char inbox[128];
     natsSubscription *sub;
     uint64_t from;
+    int64_t until; /* no round waits past this */
     uint32_t round;
     int ahead;
     struct reply got[AHEAD_MAX];
@@ -41,7 +41,7 @@ struct sweepread {
 
 enum sa_code
 sweepread_open(struct sweepread **out, const struct sa_nats *n, const char *stream,
-               const char *subjects, uint64_t from, struct sa_err *err)
+               const char *subjects, uint64_t from, int64_t until, struct sa_err *err)
 {
     struct sweepread *r = NULL;
     char all[160];
@@ -54,6 +54,7 @@ sweepread_open(struct sweepread **out, const struct sa_nats *n, const char *stre
         return sa_fail(err, SA_ENOMEM, "no memory for the sweep's reader");
     r->nc = n->nc;
     r->from = from ? from : 1;
+    r->until = until;
     r->ahead = AHEAD_MIN;
     r->after = NATS_OK;
     snprintf(r->api, sizeof(r->api), "$JS.API.DIRECT.GET.%s", stream);
@@ -98,20 +99,33 @@ index_of(const struct sweepread *r, natsMsg *msg)
     return i;
 }
 
-/* Reads one answer into got[i] (its seq and subject from the direct get's headers). */
-static void
-take(struct reply *g, natsMsg *msg)
+/* The last value of header name: the server adds its own after the headers the publisher
+ * stored, so a stored "Nats-Sequence" cannot pass for the server's. NULL if there is none. */
+static const char *
+last_value(natsMsg *msg, const char *name)
 {
-    const char *seq = NULL, *subject = NULL;
+    const char **values = NULL, *v = NULL;
+    int n = 0;
+
+    if (natsMsgHeader_Values(msg, name, &values, &n) == NATS_OK && n > 0)
+        v = values[n - 1];
+    free((void *)values);
+    return v;
+}
+
+/* Reads the answer to the request for "at or after at" into g: FOUND with the message's seq and
+ * subject, or END (404: nothing at or after it; an answer without the server's headers, or
+ * with a sequence before at, is taken as the same: looked at again next turn). */
+static void
+take(struct reply *g, natsMsg *msg, uint64_t at)
+{
+    const char *seq = last_value(msg, "Nats-Sequence"), *subject = last_value(msg, "Nats-Subject");
     size_t len;
 
-    g->a = END; /* 404: nothing at or after that sequence; any other status: treated the same */
-    if (sa_jspull_classify(msg, NULL) != SA_JSPULL_TASK ||
-        natsMsgHeader_Get(msg, "Nats-Sequence", &seq) != NATS_OK ||
-        natsMsgHeader_Get(msg, "Nats-Subject", &subject) != NATS_OK || !seq || !subject)
+    g->a = END;
+    if (!seq || !subject || (g->seq = strtoull(seq, NULL, 10)) < at)
         return;
     g->a = FOUND;
-    g->seq = strtoull(seq, NULL, 10);
     len = strlen(subject);
     snprintf(g->subject, sizeof(g->subject), "%s", subject);
     if (len >= sizeof(g->subject))
@@ -123,6 +137,9 @@ static int
 collect(struct sweepread *r)
 {
     int64_t until = sa_now_ms() + ANSWER_WAIT_MS, left;
+
+    if (until > r->until)
+        until = r->until;
     int answered = 0, sent = 0, first_missing = 0;
 
     r->round++;
@@ -138,7 +155,7 @@ collect(struct sweepread *r)
             break;
         i = index_of(r, msg);
         if (i >= 0 && r->got[i].a == NONE) {
-            take(&r->got[i], msg);
+            take(&r->got[i], msg, r->from + (uint64_t)i);
             answered++;
         }
         natsMsg_Destroy(msg);
@@ -158,8 +175,8 @@ round_trip(struct sweepread *r)
 
     r->n = r->pos = 0;
     for (int i = 0; i < upto && r->got[i].a == FOUND; i++) {
-        if (r->n && r->got[r->n - 1].seq == r->got[i].seq)
-            continue;
+        if (r->n && r->got[r->n - 1].seq >= r->got[i].seq)
+            continue; /* the same message again, or a replica further behind: had already */
         if (r->n != i)
             r->got[r->n] = r->got[i];
         r->n++;

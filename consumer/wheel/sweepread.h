@@ -11,10 +11,11 @@
 
 struct sweepread;
 
-/* Opens a reader of the messages of stream on subjects from sequence from on. SA_ENOMEM, or
- * SA_ERETRY if it cannot subscribe. */
+/* Opens a reader of the messages of stream on subjects from sequence from on, which waits for
+ * no answer past until (ms since the epoch). SA_ENOMEM, or SA_ERETRY if it cannot subscribe. */
 enum sa_code sweepread_open(struct sweepread **out, const struct sa_nats *n, const char *stream,
-                            const char *subjects, uint64_t from, struct sa_err *err) SA_MUST_CHECK;
+                            const char *subjects, uint64_t from, int64_t until,
+                            struct sa_err *err) SA_MUST_CHECK;
 
 /* The next stored message's sequence and subject (cut to cap; a subject cut ends in '?').
  * NATS_NOT_FOUND: nothing more is stored now; any other status: the broker did not answer in

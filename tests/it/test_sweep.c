@@ -167,7 +167,8 @@ read_all(struct sa_nats *n, uint64_t from, uint64_t *seqs, int cap)
     natsStatus s;
     int got = 0;
 
-    assert_int_equal(sweepread_open(&rd, n, "SENDAT_TASKS", "sendat.task.*.*.*", from, NULL),
+    assert_int_equal(sweepread_open(&rd, n, "SENDAT_TASKS", "sendat.task.*.*.*", from,
+                                    test_now_ms() + 60000, NULL),
                      SA_OK);
     while ((s = sweepread_next(rd, &seq, subject, sizeof(subject))) == NATS_OK) {
         assert_true(got < cap);
@@ -183,9 +184,26 @@ read_all(struct sa_nats *n, uint64_t from, uint64_t *seqs, int cap)
 
 #define N_READ 1500
 
+/* A message whose own headers claim the server's words: another sequence and subject, and a
+ * status. The reader must see it as what it is: r<N_READ + 1> at sequence N_READ + 1. */
+static void
+publish_forged(void)
+{
+    natsMsg *m = NULL;
+    char subject[64];
+
+    snprintf(subject, sizeof(subject), "sendat.task.1.w.r%d", N_READ + 1);
+    assert_int_equal(natsMsg_Create(&m, subject, NULL, "", 0), NATS_OK);
+    assert_int_equal(natsMsgHeader_Set(m, "Nats-Sequence", "3"), NATS_OK);
+    assert_int_equal(natsMsgHeader_Set(m, "Nats-Subject", "sendat.task.1.w.r3"), NATS_OK);
+    assert_int_equal(natsMsgHeader_Set(m, "Status", "404"), NATS_OK);
+    assert_int_equal(js_PublishMsg(NULL, js, m, NULL, NULL), NATS_OK);
+    natsMsg_Destroy(m);
+}
+
 /* The reader the sweep walks with: every stored message once, in order, across single holes,
  * a run of 300 deleted sequences and the growth of its rounds, from the start or from any
- * sequence, and nothing past the end. */
+ * sequence, and nothing past the end; a message's own headers do not pass for the server's. */
 static void
 test_reader_sees_every_stored_message(void **state)
 {
@@ -210,12 +228,14 @@ test_reader_sees_every_stored_message(void **state)
         kept += !gone;
         from_mid += !gone && i >= 650;
     }
+    publish_forged(); /* sequence N_READ + 1, claiming to be another */
     assert_int_equal(sa_nats_connect(&n, F.srv.url, "sweepread test", SA_INBOX_CONSUMER, NULL),
                      SA_OK);
     got = read_all(n, 1, seqs, N_READ);
-    assert_int_equal(got, kept);
-    assert_int_equal(read_all(n, 650, seqs, N_READ), from_mid);
-    assert_int_equal(read_all(n, N_READ, seqs, N_READ), 0);
+    assert_int_equal(got, kept + 1);
+    assert_int_equal(read_all(n, 650, seqs, N_READ), from_mid + 1);
+    assert_int_equal(read_all(n, N_READ, seqs, N_READ), 1);
+    assert_int_equal(read_all(n, N_READ + 2, seqs, N_READ), 0);
     sa_nats_close(n);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
