@@ -137,11 +137,10 @@ static int
 collect(struct sweepread *r)
 {
     int64_t until = sa_now_ms() + ANSWER_WAIT_MS, left;
+    int answered = 0, sent = 0, first_missing = 0;
 
     if (until > r->until)
         until = r->until;
-    int answered = 0, sent = 0, first_missing = 0;
-
     r->round++;
     for (int i = 0; i < r->ahead; i++)
         r->got[i].a = NONE;
@@ -171,7 +170,7 @@ collect(struct sweepread *r)
 static void
 round_trip(struct sweepread *r)
 {
-    int upto = collect(r), found = 0;
+    int upto = collect(r);
 
     r->n = r->pos = 0;
     for (int i = 0; i < upto && r->got[i].a == FOUND; i++) {
@@ -180,7 +179,6 @@ round_trip(struct sweepread *r)
         if (r->n != i)
             r->got[r->n] = r->got[i];
         r->n++;
-        found++;
     }
     if (upto < r->ahead)
         r->after = NATS_TIMEOUT;
@@ -188,7 +186,7 @@ round_trip(struct sweepread *r)
         r->after = NATS_NOT_FOUND; /* nothing after what was found: the end, for now */
     if (r->n)
         r->from = r->got[r->n - 1].seq + 1;
-    r->ahead = found >= r->ahead ? r->ahead * 2 : found * 2;
+    r->ahead = r->n >= r->ahead ? r->ahead * 2 : r->n * 2;
     r->ahead = r->ahead < AHEAD_MIN ? AHEAD_MIN : r->ahead > AHEAD_MAX ? AHEAD_MAX : r->ahead;
 }
 
