@@ -173,6 +173,7 @@ sa_nats_bind(struct sa_nats *n, struct sa_err *err)
     if ((rc = bind_kv(&n->meta, n->js, SA_META_BUCKET, err)) != SA_OK ||
         (rc = bind_kv(&n->cancel, n->js, SA_CANCEL_BUCKET, err)) != SA_OK ||
         (rc = bind_kv(&n->series, n->js, SA_SERIES_BUCKET, err)) != SA_OK ||
+        (!n->marks && (rc = sa_marks_open(&n->marks, n->js, err)) != SA_OK) ||
         (rc = sa_nats_read_layout(n, err)) != SA_OK)
         return rc;
     for (int k = 0; k < n->layout.shards; k++) {
@@ -231,6 +232,7 @@ sa_nats_close(struct sa_nats *n)
     kvStore_Destroy(n->cancel);
     kvStore_Destroy(n->meta);
     kvStore_Destroy(n->series);
+    sa_marks_close(n->marks);
     jsCtx_Destroy(n->js);
     natsConnection_Destroy(n->nc);
     free(n);

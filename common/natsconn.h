@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "layout.h"
+#include "levelmark.h"
 
 #define SA_DEFAULT_URL "nats://127.0.0.1:4222"
 
@@ -18,6 +19,7 @@ struct sa_nats {
     kvStore *cancel;
     kvStore *meta;
     kvStore *series;
+    struct sa_marks *marks; /* the level marks (levelmark.h); NULL if the bucket does not exist */
     struct sa_layout layout;
     atomic_long
         reconnects;        /* times the connection came back: what was open on the server is gone */

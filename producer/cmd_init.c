@@ -299,6 +299,8 @@ add_all(struct sa_nats *n, const struct init_opts *o, struct sa_err *err)
         rc = add_bucket(n->js, SA_MEMBERS_BUCKET, 1, 20000, o->replicas, err);
     if (rc == SA_OK) /* fleet-wide provider limits: a lease outlives no holder by more than 60 s */
         rc = add_bucket(n->js, SA_LEASES_BUCKET, 1, 60000, o->replicas, err);
+    if (rc == SA_OK) /* where slot durables start (levelmark.h): deleted as slots drain */
+        rc = add_bucket(n->js, SA_LEVELS_BUCKET, 1, 0, o->replicas, err);
     /* the shards last: a process binds the claims buckets last, so once it binds, all is made */
     for (int k = 0; k < o->layout.shards && rc == SA_OK; k++)
         rc = add_shard(n, k, o, err);

@@ -43,25 +43,35 @@ struct publisher {
     struct dup *dups, **dups_tail;
 };
 
-static natsStatus
-build_msg(natsMsg **msg, const struct sa_layout *l, const struct sa_task *t, const uint8_t *env,
-          size_t len, int64_t now)
+/* The task's message, once its level may take it: a slot level's mark exists first. */
+static enum sa_code
+build_msg(natsMsg **msg, struct sa_nats *n, const struct sa_task *t, const uint8_t *env, size_t len,
+          int64_t now, struct sa_err *err)
 {
+    const struct sa_layout *l = &n->layout;
     char subject[SA_SUBJECT_MAX], sched[24];
     int64_t at = t->due_ms > now ? t->due_ms : now, slot = sa_layout_book_slot(l, t->due_ms, now);
     int shard = sa_layout_shard_of(l, t->id);
+    enum sa_code rc;
     natsStatus s;
 
+    *msg = NULL;
     if (slot) /* no move later: one publish is the task's whole way down */
         sa_layout_slot_subject(subject, sizeof(subject), shard, sa_layout_window(l, at), slot,
                                t->id);
     else
         sa_layout_window_subject(subject, sizeof(subject), shard, sa_layout_window(l, at), t->id);
+    if ((rc = sa_marks_before_publish(n->marks, l, subject, now, NULL, err)) != SA_OK)
+        return rc;
     snprintf(sched, sizeof(sched), "%" PRId64, now);
     s = natsMsg_Create(msg, subject, NULL, (const char *)env, (int)len);
     if (s == NATS_OK)
         s = natsMsgHeader_Set(*msg, "Sendat-Scheduled", sched);
-    return s;
+    if (s == NATS_OK)
+        return SA_OK;
+    natsMsg_Destroy(*msg);
+    *msg = NULL;
+    return sa_nats_fail(err, s, 0, subject);
 }
 
 enum sa_code
@@ -79,16 +89,19 @@ publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_t
 
     if (rc != SA_OK)
         return rc;
-    s = build_msg(&msg, &n->layout, t, env, env_len, sa_now_ms());
+    rc = build_msg(&msg, n, t, env, env_len, sa_now_ms(), err);
     jsPubOptions_Init(&po);
     po.MsgId = msgid ? msgid : t->id;
-    if (s == NATS_OK)
-        s = js_PublishMsg(&pa, n->js, msg, &po, &jerr);
-    if (s != NATS_OK)
-        rc = sa_nats_fail(err, s, jerr, msg ? natsMsg_GetSubject(msg) : "publish");
-    else if (pa->Duplicate && !msgid &&
-             (rc = dupcheck_verify(n, ring, t, pa->Sequence, err)) == SA_OK)
+    if (rc != SA_OK)
+        goto out;
+    s = js_PublishMsg(&pa, n->js, msg, &po, &jerr);
+    if (s != NATS_OK) {
+        rc = sa_nats_fail(err, s, jerr, natsMsg_GetSubject(msg));
+        goto out;
+    }
+    if (pa->Duplicate && !msgid && (rc = dupcheck_verify(n, ring, t, pa->Sequence, err)) == SA_OK)
         rc = SA_EEXIST; /* this very task was stored before */
+out:
     jsPubAck_Destroy(pa);
     natsMsg_Destroy(msg);
     free(env);
@@ -284,7 +297,6 @@ publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env,
 {
     natsMsg *msg = NULL;
     jsPubOptions po;
-    natsStatus s;
     enum sa_code rc = t->group[0] ? group_member_msg(&msg, t, err) : SA_OK;
 
     /* A grouped task's membership goes first, so a group cancel that finds the task stored
@@ -293,11 +305,8 @@ publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env,
         rc = send_tracked(p, &msg, NULL, line, "publish group member", err);
     if (rc != SA_OK)
         return rc;
-    s = build_msg(&msg, &p->n->layout, t, env, len, now);
-    if (s != NATS_OK) {
-        natsMsg_Destroy(msg);
-        return sa_nats_fail(err, s, 0, "publish");
-    }
+    if ((rc = build_msg(&msg, p->n, t, env, len, now, err)) != SA_OK)
+        return rc;
     jsPubOptions_Init(&po);
     po.MsgId = t->id;
     return send_tracked(p, &msg, &po, line, "publish", err);

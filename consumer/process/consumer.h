@@ -93,6 +93,7 @@ struct consumer {
     atomic_int stopping;        /* set by SIGTERM: stop pulling, release what is held */
     atomic_int reload;          /* set by SIGHUP: read the key ring and webhook secrets again */
     atomic_int sender_busy;     /* due tasks wait for a free send slot: pull no more due ones */
+    atomic_long marks_made;     /* slot marks this member made: its makers look again at once */
     pthread_rwlock_t ring_lock; /* the puller opens under it; the main thread swaps rings */
 };
 

@@ -123,7 +123,7 @@ asks_send(struct puller *p, int64_t now)
         struct target *t = &p->t[i];
         long batch;
 
-        if (is_open(t, now) || now < t->retry_ms)
+        if (is_open(t, now) || now < t->retry_ms || !targets_wake(p, t, now))
             continue;
         until = now + BUSY_WAIT_MS;
         batch = room > 0 ? batch_for(p, t, now, room, &until) : 0;

@@ -16,6 +16,7 @@
 #define MOVES_IN_FLIGHT 4096
 
 struct mover {
+    struct consumer *c;
     struct asyncpub pub; /* published copy -> its original */
     natsConnection *nc;  /* acks go to the original's reply subject */
     struct counters *k;
@@ -52,6 +53,7 @@ mover_new(struct mover **out, struct consumer *c, struct sa_err *err)
     *out = NULL;
     if (!m)
         return sa_fail(err, SA_ENOMEM, "no memory for the mover");
+    m->c = c;
     m->nc = c->n->nc;
     m->k = &c->counters;
     rc = asyncpub_init(&m->pub, c->n->nc, MOVES_IN_FLIGHT, STALL_WAIT_MS, on_done, m,
@@ -70,7 +72,7 @@ mover_send(struct mover *m, natsMsg **orig, const char *subject, const char *msg
 {
     natsMsg *copy = NULL;
     jsPubOptions po;
-    enum sa_code rc = relay_build(&copy, subject, natsMsg_GetData(*orig),
+    enum sa_code rc = relay_build(m->c, &copy, subject, natsMsg_GetData(*orig),
                                   natsMsg_GetDataLength(*orig), meta, err);
 
     if (rc != SA_OK)

@@ -1,5 +1,6 @@
 /* Level durables made ahead of their time, one thread per served shard (prepare.h). Each
- * thread remembers the levels it made in a small ring and looks ahead every PASS_MS. */
+ * thread remembers the levels it made (or found empty) in a small ring and looks ahead every
+ * PASS_MS. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -7,11 +8,14 @@
 #include <time.h>
 
 #include "log.h"
+#include "marks.h"
 #include "prepare.h"
 #include "timeparse.h"
 
 #define READY_MAX 32
 #define PASS_MS 250
+#define POKE_EVERY_MS 25    /* how often a resting maker looks whether it is wanted sooner */
+#define RECHECK_FAR_MS 1000 /* how often an empty slot not yet near is looked at again */
 
 /* Window durables nobody pulled for an hour go away; slot durables after a window (at least
  * two minutes) without a pull request: a slot is over in seconds, and hundreds of empty
@@ -25,7 +29,8 @@
 
 struct level {
     int64_t window, slot;
-    int64_t made_ms; /* when it was made (or found made) */
+    int64_t made_ms; /* when it was made (or found made); if empty, when its mark was looked for */
+    int empty;       /* a slot nobody marked: no durable made (marks.h) */
 };
 
 struct maker {
@@ -35,6 +40,7 @@ struct maker {
     pthread_mutex_t lock; /* guards ready and next */
     struct level ready[READY_MAX];
     int next;
+    int64_t drop_next; /* the first slot whose mark may still be there (marks.h) */
     pthread_t thread;
 };
 
@@ -91,38 +97,94 @@ prepare_durable(struct consumer *c, int shard, const char *stream, int64_t windo
     return s;
 }
 
-/* Whether (window, slot) was made lately: an entry older than half the level's inactive
- * threshold is looked at again, in case nobody pulled it since and the server dropped it. */
-static int
-made(struct maker *m, int64_t window, int64_t slot)
+/* What the ring says of (window, slot): a durable made lately (an entry older than half the
+ * level's inactive threshold is looked at again, in case nobody pulled it since and the server
+ * dropped it), a slot found empty (for good once its mark was looked for EMPTY_FINAL_MS after
+ * its end), or nothing. */
+static enum prepare_state
+state_of(struct maker *m, int64_t window, int64_t slot, int64_t *at)
 {
-    int64_t fresh = sa_now_ms() - inactive_ms(&m->pr->c->n->layout, slot) / 2;
-    int found = 0;
+    const struct sa_layout *l = &m->pr->c->n->layout;
+    int64_t fresh = sa_now_ms() - inactive_ms(l, slot) / 2;
+    enum prepare_state st = PREPARE_NOT_YET;
 
     pthread_mutex_lock(&m->lock);
-    for (int i = 0; i < READY_MAX && !found; i++)
-        found =
-            m->ready[i].window == window && m->ready[i].slot == slot && m->ready[i].made_ms > fresh;
+    for (int i = 0; i < READY_MAX; i++) {
+        const struct level *v = &m->ready[i];
+        if (v->window != window || v->slot != slot)
+            continue;
+        *at = v->made_ms;
+        if (v->empty)
+            st = v->made_ms >= slot + l->slot_ms + EMPTY_FINAL_MS ? PREPARE_EMPTY_FOR_GOOD
+                                                                  : PREPARE_EMPTY;
+        else if (v->made_ms > fresh)
+            st = PREPARE_MADE;
+        break;
+    }
     pthread_mutex_unlock(&m->lock);
-    return found;
+    return st;
 }
 
+/* Records (window, slot) in its entry of the ring, or in the oldest one. */
+static void
+record(struct maker *m, int64_t window, int64_t slot, int empty)
+{
+    struct level v = {window, slot, sa_now_ms(), empty};
+    int i = 0;
+
+    pthread_mutex_lock(&m->lock);
+    while (i < READY_MAX && (m->ready[i].window != window || m->ready[i].slot != slot))
+        i++;
+    if (i < READY_MAX)
+        m->ready[i] = v;
+    else
+        m->ready[m->next++ % READY_MAX] = v;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* Makes (window, slot)'s durable unless it is made; a slot still to end only once its mark
+ * exists (until then it is recorded empty, and looked for again next pass). */
 static void
 make(struct maker *m, int64_t window, int64_t slot)
 {
+    const struct sa_layout *l = &m->pr->c->n->layout;
+    int64_t at = 0, now = sa_now_ms();
+    enum prepare_state st = state_of(m, window, slot, &at);
     natsStatus s;
 
-    if (made(m, window, slot))
+    if (st == PREPARE_MADE || st == PREPARE_EMPTY_FOR_GOOD)
         return;
+    if (st == PREPARE_EMPTY && slot > now + l->lead_ms + l->slot_ms && now < at + RECHECK_FAR_MS)
+        return; /* producers book this far ahead: a second to see its mark before the take-up */
+    if (slot && !marks_slot_used(m->pr->c, m->shard, slot)) {
+        record(m, window, slot, 1);
+        return;
+    }
     s = prepare_durable(m->pr->c, m->shard, m->stream, window, slot);
     if (s != NATS_OK) { /* looked at again next pass; the puller makes it itself if need be */
         sa_log(SA_LOG_DEBUG, "prepare_failed", "stream=%s window=%lld slot=%lld error=\"%s\"",
                m->stream, (long long)window, (long long)slot, natsStatus_GetText(s));
         return;
     }
+    record(m, window, slot, 0);
+}
+
+/* Slots found empty and over, until their mark was looked for EMPTY_FINAL_MS after their end:
+ * a task re-published into a slot just before it ended still gets its durable. */
+static void
+recheck_empty(struct maker *m, int64_t now)
+{
+    const struct sa_layout *l = &m->pr->c->n->layout;
+    struct level over[READY_MAX];
+    int n = 0;
+
     pthread_mutex_lock(&m->lock);
-    m->ready[m->next++ % READY_MAX] = (struct level){window, slot, sa_now_ms()};
+    for (int i = 0; i < READY_MAX; i++)
+        if (m->ready[i].empty && m->ready[i].slot + l->slot_ms <= now)
+            over[n++] = m->ready[i];
     pthread_mutex_unlock(&m->lock);
+    for (int i = 0; i < n && !atomic_load(&m->pr->stop); i++)
+        make(m, over[i].window, over[i].slot);
 }
 
 /* The current window, then the levels starting from now to PREPARE_AHEAD_SLOTS slots past
@@ -142,17 +204,42 @@ pass(struct maker *m)
             make(m, s, 0);
         make(m, sa_layout_window(l, s), s);
     }
+    recheck_empty(m, now);
+    marks_drop_over(m->pr->c, m->shard, &m->drop_next, now);
+}
+
+static int
+stopping(const struct maker *m)
+{
+    return atomic_load(&m->pr->stop) || atomic_load(&m->pr->c->stopping);
+}
+
+/* Waits PASS_MS, or less once this member made a slot's mark (a retry re-published into the
+ * current slot, found empty, wants its durable now). */
+static void
+rest(struct maker *m, long *seen)
+{
+    struct timespec ts = {0, POKE_EVERY_MS * 1000000L};
+
+    for (int i = 0; i < PASS_MS / POKE_EVERY_MS && !stopping(m); i++) {
+        long made = atomic_load(&m->pr->c->marks_made);
+        if (made != *seen) {
+            *seen = made;
+            return;
+        }
+        nanosleep(&ts, NULL);
+    }
 }
 
 static void *
 loop(void *arg)
 {
     struct maker *m = arg;
-    struct timespec ts = {0, PASS_MS * 1000000L};
+    long seen = atomic_load(&m->pr->c->marks_made);
 
-    while (!atomic_load(&m->pr->stop) && !atomic_load(&m->pr->c->stopping)) {
+    while (!stopping(m)) {
         pass(m);
-        nanosleep(&ts, NULL);
+        rest(m, &seen);
     }
     return NULL;
 }
@@ -186,13 +273,15 @@ prepare_start(struct prepare **out, struct consumer *c, struct sa_err *err)
     return SA_OK;
 }
 
-int
+enum prepare_state
 prepare_ready(struct prepare *pr, int shard, int64_t window, int64_t slot)
 {
+    int64_t at = 0;
+
     for (int i = 0; pr && i < pr->n; i++)
         if (pr->m[i].shard == shard)
-            return made(&pr->m[i], window, slot);
-    return 0;
+            return state_of(&pr->m[i], window, slot, &at);
+    return PREPARE_NOT_YET;
 }
 
 void

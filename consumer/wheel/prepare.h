@@ -12,6 +12,15 @@
 #include "consumer.h"
 
 #define PREPARE_AHEAD_SLOTS 3
+/* A slot found empty is looked at until this long after its end (prepare_ready) */
+#define EMPTY_FINAL_MS 2000
+
+enum prepare_state {
+    PREPARE_NOT_YET,        /* not made (or not lately): the puller makes it if it must */
+    PREPARE_MADE,           /* made lately */
+    PREPARE_EMPTY,          /* a slot nobody marked (marks.h): no durable; looked at again */
+    PREPARE_EMPTY_FOR_GOOD, /* and still none EMPTY_FINAL_MS after the slot's end */
+};
 
 struct prepare;
 
@@ -23,8 +32,8 @@ natsStatus prepare_durable(struct consumer *c, int shard, const char *stream, in
 enum sa_code prepare_start(struct prepare **out, struct consumer *c,
                            struct sa_err *err) SA_MUST_CHECK;
 
-/* Whether the durable of (window, slot) in shard is made (any thread). */
-int prepare_ready(struct prepare *pr, int shard, int64_t window, int64_t slot);
+/* Whether the durable of (window, slot) in shard is made, or the slot empty (any thread). */
+enum prepare_state prepare_ready(struct prepare *pr, int shard, int64_t window, int64_t slot);
 
 /* Stops and joins the threads (NULL: nothing). */
 void prepare_stop(struct prepare *pr);

@@ -38,6 +38,7 @@ struct target {
     int64_t start_ms; /* when the level starts: its window, or its slot */
     int64_t end_ms;   /* once past and drained fleet-wide, the target is dropped */
     char durable[32];
+    int empty;              /* a slot nobody marked: no durable, nothing asked (prepare.h) */
     long prefetch_cap;      /* before the level starts: this member's share of it (-1: no cap; 0
                              * until its first task says) */
     long fetched;           /* tasks it brought us */
@@ -86,6 +87,8 @@ enum sa_code targets_add(struct puller *p, struct served *sv, int64_t window, in
 void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
 void targets_reap(struct puller *p, int64_t now_ms);
+/* Whether t is pulled: a slot found empty is once its durable is made (prepare.h). */
+int targets_wake(struct puller *p, struct target *t, int64_t now);
 void targets_close(struct puller *p);
 /* A member died: every level of shard sv with unacked tasks is made anew (same durable, same
  * settings), so the server delivers them again now instead of after the ack wait. Live members'

@@ -78,12 +78,21 @@ set_meta(natsMsg *msg, const struct relay_meta *m)
 }
 
 enum sa_code
-relay_build(natsMsg **out, const char *subject, const void *data, int len,
+relay_build(struct consumer *c, natsMsg **out, const char *subject, const void *data, int len,
             const struct relay_meta *m, struct sa_err *err)
 {
-    natsStatus s = natsMsg_Create(out, subject, NULL, data, len);
     char what[SA_SUBJECT_MAX + 16];
+    int made = 0;
+    enum sa_code rc =
+        sa_marks_before_publish(c->n->marks, &c->n->layout, subject, sa_now_ms(), &made, err);
+    natsStatus s;
 
+    *out = NULL;
+    if (rc != SA_OK)
+        return rc;
+    if (made) /* the slot may be taken up empty already: its durable is wanted now */
+        atomic_fetch_add(&c->marks_made, 1);
+    s = natsMsg_Create(out, subject, NULL, data, len);
     if (s == NATS_OK)
         s = set_meta(*out, m);
     if (s == NATS_OK)
@@ -104,7 +113,7 @@ relay_publish(struct consumer *c, const char *subject, const void *data, int len
     jsErrCode jerr = 0;
     natsStatus s;
     char what[SA_SUBJECT_MAX + 16];
-    enum sa_code rc = relay_build(&msg, subject, data, len, m, err);
+    enum sa_code rc = relay_build(c, &msg, subject, data, len, m, err);
 
     if (rc != SA_OK)
         return rc;

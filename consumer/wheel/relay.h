@@ -28,9 +28,10 @@ uint64_t relay_seq(natsMsg *msg);
 void relay_meta_read(natsMsg *msg, struct relay_meta *m);
 
 /* Builds a task message for subject with data and the metadata headers into *out (the
- * caller's to destroy). SA_ENATS (or a mapped nats.c code) if it cannot; *out is NULL then. */
-enum sa_code relay_build(natsMsg **out, const char *subject, const void *data, int len,
-                         const struct relay_meta *m, struct sa_err *err) SA_MUST_CHECK;
+ * caller's to destroy), once the subject's level may take it (its mark exists: levelmark.h).
+ * Otherwise the failure (SA_ERETRY, SA_ENATS or a mapped nats.c code); *out is NULL then. */
+enum sa_code relay_build(struct consumer *c, natsMsg **out, const char *subject, const void *data,
+                         int len, const struct relay_meta *m, struct sa_err *err) SA_MUST_CHECK;
 
 /* Publishes data to subject with Nats-Msg-Id msgid and the metadata headers; waits for the
  * PubAck. SA_ERETRY/SA_ENATS if it was not stored. */

@@ -32,6 +32,8 @@ redeliver_one(struct puller *p, struct target *t)
     int unacked = 0;
     natsStatus s;
 
+    if (t->empty)
+        return 0; /* no durable: nothing to hand out */
     if (js_GetConsumerInfo(&ci, p->c->n->js, t->sv->stream, t->durable, NULL, NULL) == NATS_OK)
         unacked = ci->NumAckPending > 0;
     jsConsumerInfo_Destroy(ci);
@@ -79,10 +81,35 @@ targets_share(struct puller *p, const struct target *t)
     return share;
 }
 
+/* Taken up before it starts (a slot, or the next window, whose first slot's tasks are held
+ * straight from it): each member takes its share until the start, then pulls freely. The share
+ * comes with the first task (asks.c): 0 until then. */
+static void
+arm(struct puller *p, struct target *t, int64_t now)
+{
+    t->empty = 0;
+    t->prefetch_cap = now < t->start_ms && members_fleet_size(p->members) > 1 ? 0 : -1;
+    t->share_every_ms = SHARE_AGAIN_MS;
+    t->share_again_ms = now + SHARE_AGAIN_MS;
+}
+
+int
+targets_wake(struct puller *p, struct target *t, int64_t now)
+{
+    if (t->empty && prepare_ready(p->prepare, t->sv->shard, t->window, t->slot) == PREPARE_MADE) {
+        arm(p, t, now);
+        sa_log(SA_LOG_DEBUG, "pull_level", "stream=%s durable=%s marked=late", t->sv->stream,
+               t->durable);
+    }
+    return !t->empty;
+}
+
 enum sa_code
 targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, struct sa_err *err)
 {
     const struct sa_layout *l = &p->c->n->layout;
+    int64_t now = sa_now_ms(), end = slot ? slot + l->slot_ms : window + l->window_ms;
+    enum prepare_state st = prepare_ready(p->prepare, sv->shard, window, slot);
     struct target *t;
     char durable[32];
     natsStatus s = NATS_OK;
@@ -93,7 +120,9 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
         return sa_fail(err, SA_ERETRY, "already pulling %d levels", PULL_MAX_TARGETS);
     sa_layout_durable(durable, sizeof(durable), window, slot);
     t = &p->t[p->n];
-    if (!prepare_ready(p->prepare, sv->shard, window, slot)) /* a past level, or the maker late */
+    if (st == PREPARE_EMPTY_FOR_GOOD && end <= now)
+        st = PREPARE_NOT_YET;  /* over and taken up all the same: the probe found tasks in it */
+    if (st == PREPARE_NOT_YET) /* a past level, or the maker late */
         s = prepare_durable(p->c, sv->shard, sv->stream, window, slot);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, durable);
@@ -102,18 +131,15 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
     snprintf(t->durable, sizeof(t->durable), "%s", durable);
     t->window = window;
     t->slot = slot;
-    t->end_ms = slot ? slot + l->slot_ms : window + l->window_ms;
+    t->end_ms = end;
     t->start_ms = slot ? slot : window;
-    /* taken up before it starts (a slot, or the next window, whose first slot's tasks are held
-     * straight from it): each member takes its share until the start, then pulls freely. The
-     * share comes with the first task (asks.c): 0 until then. */
-    t->prefetch_cap = sa_now_ms() < t->start_ms && members_fleet_size(p->members) > 1 ? 0 : -1;
-    t->share_every_ms = SHARE_AGAIN_MS;
-    t->share_again_ms = sa_now_ms() + SHARE_AGAIN_MS;
+    arm(p, t, now);
+    t->empty = st == PREPARE_EMPTY || st == PREPARE_EMPTY_FOR_GOOD;
     p->n++;
     if (sa_now_ms() < sv->rescue_until_ms && redeliver_one(p, t)) /* see RESCUE_LATE_MS */
         sa_log(SA_LOG_WARN, "member_rescued_late", "stream=%s durable=%s", sv->stream, durable);
-    sa_log(SA_LOG_DEBUG, "pull_level", "stream=%s durable=%s", sv->stream, durable);
+    sa_log(SA_LOG_DEBUG, "pull_level", "stream=%s durable=%s empty=%d", sv->stream, durable,
+           t->empty);
     return SA_OK;
 }
 
@@ -134,7 +160,7 @@ static int
 not_made_yet(struct puller *p, struct served *sv, int64_t window, int64_t slot, int64_t now_ms)
 {
     return (slot ? slot : window) > now_ms && targets_find(p, sv, window, slot) < 0 &&
-           !prepare_ready(p->prepare, sv->shard, window, slot);
+           prepare_ready(p->prepare, sv->shard, window, slot) == PREPARE_NOT_YET;
 }
 
 /* Every slot from the last one taken up to the one starting within the lead, so a slot is
@@ -177,12 +203,30 @@ targets_refresh(struct puller *p, int64_t now_ms)
     }
 }
 
+/* Whether a slot found empty is over and still unmarked for good; one whose maker forgot it
+ * gets its durable now. */
+static int
+empty_done(struct puller *p, struct target *t, int64_t now_ms)
+{
+    enum prepare_state st = prepare_ready(p->prepare, t->sv->shard, t->window, t->slot);
+
+    if (st == PREPARE_EMPTY_FOR_GOOD)
+        return 1;
+    if (st == PREPARE_NOT_YET &&
+        prepare_durable(p->c, t->sv->shard, t->sv->stream, t->window, t->slot) == NATS_OK)
+        arm(p, t, now_ms);
+    return 0;
+}
+
 void
 targets_reap(struct puller *p, int64_t now_ms)
 {
     for (int i = 0; i < p->n; i++) {
         struct target *t = &p->t[i];
-        if (t->end_ms > now_ms || lookup_level_undone(p, t->sv, t->window, t->slot) != LEVEL_DONE)
+        if (t->end_ms > now_ms)
+            continue;
+        if (t->empty ? !empty_done(p, t, now_ms)
+                     : lookup_level_undone(p, t->sv, t->window, t->slot) != LEVEL_DONE)
             continue;
         p->t[i--] = p->t[--p->n]; /* its open request expires on the server */
     }

@@ -1,0 +1,24 @@
+/* The fleet's side of level marks (common/levelmark.h): whether a slot about to be taken up
+ * was published into, and the marks of slots long over dropped. */
+#ifndef MARKS_H
+#define MARKS_H
+
+#include <stdint.h>
+
+#include "consumer.h"
+
+/* A mark outlives its slot's end by this much, so a member whose clock is up to this far
+ * behind still finds it while it counts the slot as running. */
+#define MARKS_KEEP_MS 60000
+
+/* Whether shard's slot may hold tasks: 1 if its mark exists, if the slot ended more than
+ * MARKS_KEEP_MS ago (its mark may be gone), if there are no marks (no bucket) or if the broker
+ * did not say; 0 only if nobody marked it. */
+int marks_slot_used(struct consumer *c, int shard, int64_t slot);
+
+/* Drops the marks of shard's slots from *next on that ended MARKS_KEEP_MS before now_ms,
+ * and moves *next past them (0: start a window further back). Stops at the first failure
+ * (again next call). */
+void marks_drop_over(struct consumer *c, int shard, int64_t *next, int64_t now_ms);
+
+#endif
