@@ -89,12 +89,14 @@ struct consumer {
     struct transfer *inflight; /* sends in flight (main thread only) */
     struct members *members;   /* fleet members alive (owned by the puller) */
     struct counters counters;
-    atomic_int started;         /* connected, layout read, every part set up: /readyz may look */
-    atomic_int stopping;        /* set by SIGTERM: stop pulling, release what is held */
-    atomic_int reload;          /* set by SIGHUP: read the key ring and webhook secrets again */
-    atomic_int sender_busy;     /* due tasks wait for a free send slot: pull no more due ones */
-    atomic_long marks_made;     /* slot marks this member made: its makers look again at once */
-    pthread_rwlock_t ring_lock; /* the puller opens under it; the main thread swaps rings */
+    atomic_int started;          /* connected, layout read, every part set up: /readyz may look */
+    atomic_int stopping;         /* set by SIGTERM: stop pulling, release what is held */
+    atomic_int reload;           /* set by SIGHUP: read the key ring and webhook secrets again */
+    atomic_int sender_busy;      /* due tasks wait for a free send slot: pull no more due ones */
+    pthread_mutex_t makers_lock; /* guards makers_made; makers_wake tells the durable makers */
+    pthread_cond_t makers_wake;  /* (prepare.c) that this member made a slot's mark: they look */
+    long makers_made;            /* for durables to make at once (relay.c) */
+    pthread_rwlock_t ring_lock;  /* the puller opens under it; the main thread swaps rings */
 };
 
 /* Main thread: loads the key ring and webhook secrets again and swaps them in; on a bad

@@ -94,6 +94,8 @@ setup_local(struct consumer *c, struct sa_err *err)
     randombytes_buf(nonce, sizeof(nonce));
     sodium_bin2hex(c->instance, sizeof(c->instance), nonce, sizeof(nonce));
     pthread_rwlock_init(&c->ring_lock, NULL);
+    pthread_mutex_init(&c->makers_lock, NULL);
+    pthread_cond_init(&c->makers_wake, NULL);
     if (consumer_load_signer(&c->signer, err) != SA_OK ||
         sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK)
         return -1;

@@ -14,8 +14,8 @@
 
 #define READY_MAX 32
 #define PASS_MS 250
-#define POKE_EVERY_MS 25    /* how often a resting maker looks whether it is wanted sooner */
-#define RECHECK_FAR_MS 1000 /* how often an empty slot not yet near is looked at again */
+#define RECHECK_MS                                                                                 \
+    1000 /* an empty slot is looked at again this often, or when a mark was made here */
 
 /* Window durables nobody pulled for an hour go away; slot durables after a window (at least
  * two minutes) without a pull request: a slot is over in seconds, and hundreds of empty
@@ -41,6 +41,7 @@ struct maker {
     struct level ready[READY_MAX];
     int next;
     int64_t drop_next; /* the first slot whose mark may still be there (marks.h) */
+    int woken;         /* this pass follows a mark this member made: empty slots looked at */
     pthread_t thread;
 };
 
@@ -142,20 +143,20 @@ record(struct maker *m, int64_t window, int64_t slot, int empty)
     pthread_mutex_unlock(&m->lock);
 }
 
-/* Makes (window, slot)'s durable unless it is made; a slot still to end only once its mark
- * exists (until then it is recorded empty, and looked for again next pass). */
+/* Makes (window, slot)'s durable unless it is made; a slot only once its mark exists (until
+ * then it is recorded empty, and its mark looked for again a second later, or at once after
+ * this member made a mark). */
 static void
 make(struct maker *m, int64_t window, int64_t slot)
 {
-    const struct sa_layout *l = &m->pr->c->n->layout;
     int64_t at = 0, now = sa_now_ms();
     enum prepare_state st = state_of(m, window, slot, &at);
     natsStatus s;
 
     if (st == PREPARE_MADE || st == PREPARE_EMPTY_FOR_GOOD)
         return;
-    if (st == PREPARE_EMPTY && slot > now + l->lead_ms + l->slot_ms && now < at + RECHECK_FAR_MS)
-        return; /* producers book this far ahead: a second to see its mark before the take-up */
+    if (st == PREPARE_EMPTY && !m->woken && now < at + RECHECK_MS)
+        return;
     if (slot && !marks_slot_used(m->pr->c, m->shard, slot)) {
         record(m, window, slot, 1);
         return;
@@ -215,31 +216,42 @@ stopping(const struct maker *m)
 }
 
 /* Waits PASS_MS, or less once this member made a slot's mark (a retry re-published into the
- * current slot, found empty, wants its durable now). */
-static void
+ * current slot, found empty, wants its durable now): 1 if woken so. */
+static int
 rest(struct maker *m, long *seen)
 {
-    struct timespec ts = {0, POKE_EVERY_MS * 1000000L};
+    struct consumer *c = m->pr->c;
+    struct timespec at;
+    int woken;
 
-    for (int i = 0; i < PASS_MS / POKE_EVERY_MS && !stopping(m); i++) {
-        long made = atomic_load(&m->pr->c->marks_made);
-        if (made != *seen) {
-            *seen = made;
-            return;
-        }
-        nanosleep(&ts, NULL);
+    clock_gettime(CLOCK_REALTIME, &at);
+    at.tv_nsec += PASS_MS * 1000000L;
+    if (at.tv_nsec >= 1000000000L) {
+        at.tv_sec++;
+        at.tv_nsec -= 1000000000L;
     }
+    pthread_mutex_lock(&c->makers_lock);
+    while (c->makers_made == *seen && !stopping(m) &&
+           pthread_cond_timedwait(&c->makers_wake, &c->makers_lock, &at) == 0)
+        ;
+    woken = c->makers_made != *seen;
+    *seen = c->makers_made;
+    pthread_mutex_unlock(&c->makers_lock);
+    return woken;
 }
 
 static void *
 loop(void *arg)
 {
     struct maker *m = arg;
-    long seen = atomic_load(&m->pr->c->marks_made);
+    long seen;
 
+    pthread_mutex_lock(&m->pr->c->makers_lock);
+    seen = m->pr->c->makers_made;
+    pthread_mutex_unlock(&m->pr->c->makers_lock);
     while (!stopping(m)) {
         pass(m);
-        rest(m, &seen);
+        m->woken = rest(m, &seen);
     }
     return NULL;
 }
@@ -290,6 +302,9 @@ prepare_stop(struct prepare *pr)
     if (!pr)
         return;
     atomic_store(&pr->stop, 1);
+    pthread_mutex_lock(&pr->c->makers_lock);
+    pthread_cond_broadcast(&pr->c->makers_wake);
+    pthread_mutex_unlock(&pr->c->makers_lock);
     for (int i = 0; i < pr->n; i++) {
         pthread_join(pr->m[i].thread, NULL);
         pthread_mutex_destroy(&pr->m[i].lock);

@@ -90,8 +90,12 @@ relay_build(struct consumer *c, natsMsg **out, const char *subject, const void *
     *out = NULL;
     if (rc != SA_OK)
         return rc;
-    if (made) /* the slot may be taken up empty already: its durable is wanted now */
-        atomic_fetch_add(&c->marks_made, 1);
+    if (made) { /* the slot may be taken up empty already: its durable is wanted now */
+        pthread_mutex_lock(&c->makers_lock);
+        c->makers_made++;
+        pthread_cond_broadcast(&c->makers_wake);
+        pthread_mutex_unlock(&c->makers_lock);
+    }
     s = natsMsg_Create(out, subject, NULL, data, len);
     if (s == NATS_OK)
         s = set_meta(*out, m);
