@@ -63,31 +63,62 @@ key_of(char *out, size_t cap, int shard, int64_t slot)
     snprintf(out, cap, "%d.%" PRId64, shard, slot);
 }
 
-/* The mark's stored message: SA_OK with its sequence, SA_ENOTFOUND, or a failure. */
+/* Key's value, read from the stream's leader (a direct get may be answered by a replica that
+ * has not seen a mark yet) into out if not NULL: SA_OK, SA_ENOTFOUND, or a failure. */
 static enum sa_code
-find(struct sa_marks *m, int shard, int64_t slot, uint64_t *rev, struct sa_err *err)
+find(struct sa_marks *m, const char *key, char *out, size_t cap, struct sa_err *err)
 {
-    char key[48];
-    kvEntry *e = NULL;
+    char subject[80];
+    natsMsg *msg = NULL;
+    jsErrCode jerr = 0;
     natsStatus s;
 
-    key_of(key, sizeof(key), shard, slot);
-    s = kvStore_Get(&e, m->kv, key);
-    if (s == NATS_NOT_FOUND)
-        return sa_fail(err, SA_ENOTFOUND, "level %s has no mark", key);
+    snprintf(subject, sizeof(subject), "$KV." SA_LEVELS_BUCKET ".%s", key);
+    s = js_GetLastMsg(&msg, m->js, "KV_" SA_LEVELS_BUCKET, subject, NULL, &jerr);
+    if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr)
+        return sa_fail(err, SA_ENOTFOUND, "level mark %s does not exist", key);
     if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, "read the mark of a level");
-    *rev = kvEntry_Revision(e);
-    kvEntry_Destroy(e);
+        return sa_nats_fail(err, s, jerr, "read a level mark");
+    if (out)
+        snprintf(out, cap, "%.*s", natsMsg_GetDataLength(msg), natsMsg_GetData(msg));
+    natsMsg_Destroy(msg);
     return SA_OK;
 }
 
 enum sa_code
 sa_marks_exists(struct sa_marks *m, int shard, int64_t slot, struct sa_err *err)
 {
+    char key[48];
+
+    key_of(key, sizeof(key), shard, slot);
+    return find(m, key, NULL, 0, err);
+}
+
+enum sa_code
+sa_marks_since(struct sa_marks *m, int shard, uint64_t *since, struct sa_err *err)
+{
+    char key[32], value[32];
+    enum sa_code rc;
+
+    snprintf(key, sizeof(key), "since.%d", shard);
+    if ((rc = find(m, key, value, sizeof(value), err)) != SA_OK)
+        return rc;
+    *since = strtoull(value, NULL, 10);
+    return SA_OK;
+}
+
+enum sa_code
+sa_marks_start(struct sa_marks *m, int shard, uint64_t last, struct sa_err *err)
+{
+    char key[32], value[32];
     uint64_t rev = 0;
 
-    return find(m, shard, slot, &rev, err);
+    snprintf(key, sizeof(key), "since.%d", shard);
+    snprintf(value, sizeof(value), "%" PRIu64, last);
+    if (kvStore_CreateString(&rev, m->kv, key, value) == NATS_OK ||
+        find(m, key, NULL, 0, NULL) == SA_OK) /* the first init's stands */
+        return SA_OK;
+    return sa_fail(err, SA_ENATS, "cannot write level mark %s", key);
 }
 
 /* Creates the mark of (shard, slot) unless it exists; *made: whether this call created it. */
@@ -103,9 +134,8 @@ ensure(struct sa_marks *m, int shard, int64_t slot, int *made, struct sa_err *er
     *made = kvStore_CreateString(&rev, m->kv, key, value) == NATS_OK;
     if (*made)
         return SA_OK;
-    /* Refused because it exists, or no answer: only a read tells which. A replica that has not
-     * seen the mark yet answers "not found": not known here, so a failure to back off from. */
-    if (find(m, shard, slot, &rev, &miss) == SA_OK)
+    /* Refused because it exists, or no answer: only a read tells which. */
+    if (find(m, key, NULL, 0, &miss) == SA_OK)
         return SA_OK;
     return sa_fail(err, miss.code == SA_ENOTFOUND ? SA_ERETRY : miss.code,
                    "make sure level %s has a mark: %s", key, miss.msg);
@@ -130,9 +160,9 @@ sa_marks_drop(struct sa_marks *m, int shard, int64_t slot, struct sa_err *err)
 }
 
 static size_t
-made_home(int shard, int64_t slot)
+made_home(const struct sa_layout *l, int shard, int64_t slot)
 {
-    return (size_t)(((uint64_t)slot / 1000u + (uint64_t)shard * 7919u) % MADE_SLOTS);
+    return (size_t)(((uint64_t)(slot / l->slot_ms) + (uint64_t)shard * 7919u) % MADE_SLOTS);
 }
 
 /* Whether this process made sure of (shard, slot) and may still trust it: a mark is deleted
@@ -140,7 +170,7 @@ made_home(int shard, int64_t slot)
 static int
 made_sure(struct sa_marks *m, const struct sa_layout *l, int shard, int64_t slot, int64_t now)
 {
-    struct made *d = &m->made[made_home(shard, slot)];
+    struct made *d = &m->made[made_home(l, shard, slot)];
     int yes;
 
     if (slot + l->slot_ms <= now + l->lead_ms + l->slot_ms)
@@ -152,9 +182,9 @@ made_sure(struct sa_marks *m, const struct sa_layout *l, int shard, int64_t slot
 }
 
 static void
-remember(struct sa_marks *m, int shard, int64_t slot)
+remember(struct sa_marks *m, const struct sa_layout *l, int shard, int64_t slot)
 {
-    struct made *d = &m->made[made_home(shard, slot)];
+    struct made *d = &m->made[made_home(l, shard, slot)];
 
     pthread_mutex_lock(&m->lock);
     d->shard = shard;
@@ -178,7 +208,7 @@ sa_marks_before_publish(struct sa_marks *m, const struct sa_layout *l, const cha
         return SA_OK;
     rc = ensure(m, place.shard, place.slot, &created, err);
     if (rc == SA_OK)
-        remember(m, place.shard, place.slot);
+        remember(m, l, place.shard, place.slot);
     if (made)
         *made = created;
     return rc;

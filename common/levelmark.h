@@ -7,9 +7,11 @@
  *
  * The rule that keeps every task read: whoever publishes into a slot level makes sure its mark
  * exists first (sa_marks_before_publish), and fails the publish if it cannot. The fleet looks
- * for the marks of the slots it takes up until each is over; a mark is never changed, and is
- * deleted once its slot is over. A task published into a slot without a mark (an older
- * sendat, a hand-made publish) is found by the catch-up probe once its slot is over. */
+ * for the marks of the slots it takes up until 2 s after each ends; a mark is never changed,
+ * and is purged a minute after its slot. Tasks stored before `sendat init` made the bucket
+ * have no marks: marks decide nothing for a shard until those are gone ("since"). A task
+ * published into a slot without a mark all the same (an older sendat, a hand-made publish) is
+ * found by the catch-up probe once its window is no longer pulled: late, not lost. */
 #ifndef SA_LEVELMARK_H
 #define SA_LEVELMARK_H
 
@@ -39,6 +41,15 @@ enum sa_code sa_marks_before_publish(struct sa_marks *m, const struct sa_layout 
 /* Whether (shard, slot) has a mark: SA_OK, SA_ENOTFOUND, or the broker's failure. */
 enum sa_code sa_marks_exists(struct sa_marks *m, int shard, int64_t slot,
                              struct sa_err *err) SA_MUST_CHECK;
+
+/* When the bucket was made, the last sequence of shard's task stream (key "since.<shard>"):
+ * tasks stored up to it were booked without marks, so marks decide nothing for the shard
+ * until its stream's first sequence is past it. SA_ENOTFOUND if not written. */
+enum sa_code sa_marks_since(struct sa_marks *m, int shard, uint64_t *since,
+                            struct sa_err *err) SA_MUST_CHECK;
+/* Writes shard's "since" as last unless one is written (`sendat init`). */
+enum sa_code sa_marks_start(struct sa_marks *m, int shard, uint64_t last,
+                            struct sa_err *err) SA_MUST_CHECK;
 
 /* Deletes the mark of (shard, slot) with everything stored under its key, so no delete
  * marker stays (nothing there: nothing to do). */

@@ -263,8 +263,23 @@ settle_layout(struct sa_nats *n, struct init_opts *o)
     return EXIT_OK;
 }
 
-/* Shard k's task stream and claims bucket, and where its catch-up starts (the first init's
- * window). */
+/* Shard k's level marks start: tasks stored so far were booked without them (levelmark.h). */
+static enum sa_code
+start_marks(struct sa_nats *n, int k, const char *stream, struct sa_err *err)
+{
+    jsStreamInfo *si = NULL;
+    uint64_t last = 0;
+    natsStatus s = js_GetStreamInfo(&si, n->js, stream, NULL, NULL);
+
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, stream);
+    last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    return sa_marks_start(n->marks, k, last, err);
+}
+
+/* Shard k's task stream and claims bucket, where its level marks start (the first init's
+ * last sequence) and where its catch-up starts (the first init's window). */
 static enum sa_code
 add_shard(struct sa_nats *n, int k, const struct init_opts *o, struct sa_err *err)
 {
@@ -276,6 +291,7 @@ add_shard(struct sa_nats *n, int k, const struct init_opts *o, struct sa_err *er
     sa_layout_stream_subjects(subjects, sizeof(subjects), k);
     sa_layout_claims_bucket(bucket, sizeof(bucket), k);
     if ((rc = add_stream(n->js, stream, subjects, 1, o, err)) != SA_OK ||
+        (n->marks && (rc = start_marks(n, k, stream, err)) != SA_OK) ||
         (rc = add_bucket(n->js, bucket, 32, o->claims_ttl_ms, o->replicas, err)) != SA_OK)
         return rc;
     sa_layout_meta_key(key, sizeof(key), "cursor", k);
@@ -299,8 +315,10 @@ add_all(struct sa_nats *n, const struct init_opts *o, struct sa_err *err)
         rc = add_bucket(n->js, SA_MEMBERS_BUCKET, 1, 20000, o->replicas, err);
     if (rc == SA_OK) /* fleet-wide provider limits: a lease outlives no holder by more than 60 s */
         rc = add_bucket(n->js, SA_LEASES_BUCKET, 1, 60000, o->replicas, err);
-    if (rc == SA_OK) /* where slot durables start (levelmark.h): deleted as slots drain */
+    if (rc == SA_OK) /* which slots were booked into (levelmark.h): purged after their slot */
         rc = add_bucket(n->js, SA_LEVELS_BUCKET, 1, 0, o->replicas, err);
+    if (rc == SA_OK && !n->marks)
+        rc = sa_marks_open(&n->marks, n->js, err);
     /* the shards last: a process binds the claims buckets last, so once it binds, all is made */
     for (int k = 0; k < o->layout.shards && rc == SA_OK; k++)
         rc = add_shard(n, k, o, err);

@@ -295,18 +295,18 @@ enum sa_code
 publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env, size_t len,
                int64_t now, long line, struct sa_err *err)
 {
-    natsMsg *msg = NULL;
+    natsMsg *msg = NULL, *member = NULL;
     jsPubOptions po;
-    enum sa_code rc = t->group[0] ? group_member_msg(&msg, t, err) : SA_OK;
+    enum sa_code rc = build_msg(&msg, p->n, t, env, len, now, err); /* its level's mark first */
 
-    /* A grouped task's membership goes first, so a group cancel that finds the task stored
-     * finds its membership too. Ungrouped tasks pay nothing. */
-    if (rc == SA_OK && msg)
-        rc = send_tracked(p, &msg, NULL, line, "publish group member", err);
-    if (rc != SA_OK)
+    /* A grouped task's membership goes before the task, so a group cancel that finds the task
+     * stored finds its membership too. Ungrouped tasks pay nothing. */
+    if (rc == SA_OK && t->group[0] && (rc = group_member_msg(&member, t, err)) == SA_OK)
+        rc = send_tracked(p, &member, NULL, line, "publish group member", err);
+    if (rc != SA_OK) {
+        natsMsg_Destroy(msg);
         return rc;
-    if ((rc = build_msg(&msg, p->n, t, env, len, now, err)) != SA_OK)
-        return rc;
+    }
     jsPubOptions_Init(&po);
     po.MsgId = t->id;
     return send_tracked(p, &msg, &po, line, "publish", err);

@@ -90,12 +90,16 @@ static int
 setup_local(struct consumer *c, struct sa_err *err)
 {
     unsigned char nonce[8];
+    pthread_condattr_t attr;
 
     randombytes_buf(nonce, sizeof(nonce));
     sodium_bin2hex(c->instance, sizeof(c->instance), nonce, sizeof(nonce));
     pthread_rwlock_init(&c->ring_lock, NULL);
     pthread_mutex_init(&c->makers_lock, NULL);
-    pthread_cond_init(&c->makers_wake, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* a clock step stalls no maker */
+    pthread_cond_init(&c->makers_wake, &attr);
+    pthread_condattr_destroy(&attr);
     if (consumer_load_signer(&c->signer, err) != SA_OK ||
         sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK)
         return -1;

@@ -42,6 +42,7 @@ struct maker {
     int next;
     int64_t drop_next; /* the first slot whose mark may still be there (marks.h) */
     int woken;         /* this pass follows a mark this member made: empty slots looked at */
+    struct marks_gate gate;
     pthread_t thread;
 };
 
@@ -126,11 +127,12 @@ state_of(struct maker *m, int64_t window, int64_t slot, int64_t *at)
     return st;
 }
 
-/* Records (window, slot) in its entry of the ring, or in the oldest one. */
+/* Records (window, slot) as made, or found empty at `at`, in its entry of the ring or in the
+ * oldest one. */
 static void
-record(struct maker *m, int64_t window, int64_t slot, int empty)
+record(struct maker *m, int64_t window, int64_t slot, int empty, int64_t at)
 {
-    struct level v = {window, slot, sa_now_ms(), empty};
+    struct level v = {window, slot, at, empty};
     int i = 0;
 
     pthread_mutex_lock(&m->lock);
@@ -153,12 +155,13 @@ make(struct maker *m, int64_t window, int64_t slot)
     enum prepare_state st = state_of(m, window, slot, &at);
     natsStatus s;
 
-    if (st == PREPARE_MADE || st == PREPARE_EMPTY_FOR_GOOD)
+    if (st == PREPARE_MADE || (st == PREPARE_EMPTY_FOR_GOOD && !m->woken))
         return;
     if (st == PREPARE_EMPTY && !m->woken && now < at + RECHECK_MS)
         return;
-    if (slot && !marks_slot_used(m->pr->c, m->shard, slot)) {
-        record(m, window, slot, 1);
+    /* an empty slot counts as looked at when the read left, not when its answer came */
+    if (slot && !marks_slot_used(m->pr->c, &m->gate, m->shard, m->stream, slot)) {
+        record(m, window, slot, 1, now);
         return;
     }
     s = prepare_durable(m->pr->c, m->shard, m->stream, window, slot);
@@ -167,7 +170,7 @@ make(struct maker *m, int64_t window, int64_t slot)
                m->stream, (long long)window, (long long)slot, natsStatus_GetText(s));
         return;
     }
-    record(m, window, slot, 0);
+    record(m, window, slot, 0, sa_now_ms());
 }
 
 /* Slots found empty and over, until their mark was looked for EMPTY_FINAL_MS after their end:
@@ -224,7 +227,7 @@ rest(struct maker *m, long *seen)
     struct timespec at;
     int woken;
 
-    clock_gettime(CLOCK_REALTIME, &at);
+    clock_gettime(CLOCK_MONOTONIC, &at); /* makers_wake runs on it (main.c) */
     at.tv_nsec += PASS_MS * 1000000L;
     if (at.tv_nsec >= 1000000000L) {
         at.tv_sec++;

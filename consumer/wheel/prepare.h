@@ -12,7 +12,7 @@
 #include "consumer.h"
 
 #define PREPARE_AHEAD_SLOTS 3
-/* A slot found empty is looked at until this long after its end (prepare_ready) */
+/* A slot found empty is looked at until this long after its end (prepare.c: make) */
 #define EMPTY_FINAL_MS 2000
 
 enum prepare_state {

@@ -120,8 +120,8 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
         return sa_fail(err, SA_ERETRY, "already pulling %d levels", PULL_MAX_TARGETS);
     sa_layout_durable(durable, sizeof(durable), window, slot);
     t = &p->t[p->n];
-    if (st == PREPARE_EMPTY_FOR_GOOD && end <= now)
-        st = PREPARE_NOT_YET;  /* over and taken up all the same: the probe found tasks in it */
+    if ((st == PREPARE_EMPTY || st == PREPARE_EMPTY_FOR_GOOD) && end <= now)
+        st = PREPARE_NOT_YET;  /* over and taken up all the same: a lookup found tasks in it */
     if (st == PREPARE_NOT_YET) /* a past level, or the maker late */
         s = prepare_durable(p->c, sv->shard, sv->stream, window, slot);
     if (s != NATS_OK)

@@ -46,8 +46,16 @@ violations_logged(void)
     int n = 0;
 
     for (int i = 0; i < 3; i++) {
+        char line[1024];
+        FILE *f;
+
         snprintf(path, sizeof(path), "%s/server.log", F.cluster.node[i].dir);
         n += proc_count_lines(path, "Violation");
+        for (f = fopen(path, "r"); f && fgets(line, sizeof(line), f);)
+            if (strstr(line, "Violation")) /* say which, for a failed check */
+                fprintf(stderr, "node %d: %s", i, line);
+        if (f)
+            fclose(f);
     }
     return n;
 }
