@@ -8,6 +8,8 @@
 static void
 check(natsMsg *msg)
 {
+    static struct sa_nats n; /* no levels bucket: relay_build makes no mark */
+    static struct consumer c = {.n = &n};
     struct relay_meta m;
     natsMsg *out = NULL;
 
@@ -16,7 +18,7 @@ check(natsMsg *msg)
         m.scheduled_ms > SA_TIME_MAX_MS || m.moved_ms < 0 || m.moved_ms > SA_TIME_MAX_MS)
         abort();
     m.moves++;
-    if (relay_build(&out, "sendat.task.1.s.2.x", "x", 1, &m, NULL) == SA_OK)
+    if (relay_build(&c, &out, "sendat.task.1.s.2.x", "x", 1, &m, NULL) == SA_OK)
         natsMsg_Destroy(out);
 }
 
