@@ -14,8 +14,7 @@
 
 #define READY_MAX 32
 #define PASS_MS 250
-#define RECHECK_MS                                                                                 \
-    1000 /* an empty slot is looked at again this often, or when a mark was made here */
+#define RECHECK_MS 1000 /* an empty slot's mark is read again this often (or when woken) */
 
 /* Window durables nobody pulled for an hour go away; slot durables after a window (at least
  * two minutes) without a pull request: a slot is over in seconds, and hundreds of empty
@@ -41,7 +40,7 @@ struct maker {
     struct level ready[READY_MAX];
     int next;
     int64_t drop_next; /* the first slot whose mark may still be there (marks.h) */
-    int woken;         /* this pass follows a mark this member made: empty slots looked at */
+    int woken; /* this pass follows a mark this member made: empty slots' marks read at once */
     struct marks_gate gate;
     pthread_t thread;
 };
@@ -155,7 +154,7 @@ make(struct maker *m, int64_t window, int64_t slot)
     enum prepare_state st = state_of(m, window, slot, &at);
     natsStatus s;
 
-    if (st == PREPARE_MADE || (st == PREPARE_EMPTY_FOR_GOOD && !m->woken))
+    if (st == PREPARE_MADE || st == PREPARE_EMPTY_FOR_GOOD)
         return;
     if (st == PREPARE_EMPTY && !m->woken && now < at + RECHECK_MS)
         return;
@@ -183,9 +182,11 @@ recheck_empty(struct maker *m, int64_t now)
     int n = 0;
 
     pthread_mutex_lock(&m->lock);
-    for (int i = 0; i < READY_MAX; i++)
-        if (m->ready[i].empty && m->ready[i].slot + l->slot_ms <= now)
+    for (int i = 0; i < READY_MAX; i++) {
+        int64_t end = m->ready[i].slot + l->slot_ms;
+        if (m->ready[i].empty && end <= now && m->ready[i].made_ms < end + EMPTY_FINAL_MS)
             over[n++] = m->ready[i];
+    }
     pthread_mutex_unlock(&m->lock);
     for (int i = 0; i < n && !atomic_load(&m->pr->stop); i++)
         make(m, over[i].window, over[i].slot);

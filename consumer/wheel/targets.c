@@ -109,7 +109,7 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
 {
     const struct sa_layout *l = &p->c->n->layout;
     int64_t now = sa_now_ms(), end = slot ? slot + l->slot_ms : window + l->window_ms;
-    enum prepare_state st = prepare_ready(p->prepare, sv->shard, window, slot);
+    enum prepare_state st;
     struct target *t;
     char durable[32];
     natsStatus s = NATS_OK;
@@ -120,6 +120,7 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
         return sa_fail(err, SA_ERETRY, "already pulling %d levels", PULL_MAX_TARGETS);
     sa_layout_durable(durable, sizeof(durable), window, slot);
     t = &p->t[p->n];
+    st = prepare_ready(p->prepare, sv->shard, window, slot);
     if ((st == PREPARE_EMPTY || st == PREPARE_EMPTY_FOR_GOOD) && end <= now)
         st = PREPARE_NOT_YET;  /* over and taken up all the same: a lookup found tasks in it */
     if (st == PREPARE_NOT_YET) /* a past level, or the maker late */
