@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "natsconn.h"
+#include "shutdown.h"
 
 /* nats.c's last error for people: without its source location ("(conn.c:2088): "), and
  * NULL when it only repeats the status text. */
@@ -235,7 +236,7 @@ sa_nats_close(struct sa_nats *n)
     sa_marks_close(n->marks);
     jsCtx_Destroy(n->js);
     natsConnection_Destroy(n->nc);
-    free(n);
+    sa_free_late(free, n); /* a reconnect handler queued before the close may still count */
 }
 
 enum sa_code

@@ -59,6 +59,8 @@ enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_
  * text fits in a log value) into out and returns 1; 0 if nothing was refused. */
 int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
 
+/* Closes the connection and its contexts; n itself is freed by sa_nats_shutdown (shutdown.h),
+ * since the reconnect handler's closure is n. */
 void sa_nats_close(struct sa_nats *n);
 
 /* Converts a nats.c status (and JetStream error code, 0 if none) once, at the boundary:

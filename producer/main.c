@@ -6,6 +6,7 @@
 #include <sodium.h>
 
 #include "cli.h"
+#include "shutdown.h"
 
 static const char usage[] =
     "usage: sendat <command> [options]\n"
@@ -75,7 +76,7 @@ main(int argc, char **argv)
             continue;
         nats_Open(-1);
         rc = v->run(argc - 1, argv + 1);
-        nats_CloseAndWait(5000); /* lets nats.c's collector free the last messages */
+        sa_nats_shutdown(5000); /* nats.c's collector frees the last messages, then ours */
         return rc;
     }
     return cli_error(EXIT_USAGE, "unknown command %s (see sendat --help)", argv[1]);

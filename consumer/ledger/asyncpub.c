@@ -1,10 +1,12 @@
 /* See asyncpub.h. A value is found again from its PubAck by the address of the message the
  * library hands back, which is the one published; it is put in the map before the publish,
  * since the PubAck may come first. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "asyncpub.h"
 #include "natsconn.h"
+#include "shutdown.h"
 
 static void
 on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
@@ -104,10 +106,34 @@ asyncpub_take_all(struct asyncpub *ap, void (*take)(void *arg, void *val), void 
     pthread_mutex_unlock(&ap->lock);
 }
 
-void
-asyncpub_destroy(struct asyncpub *ap)
+struct owned {
+    struct asyncpub *ap;
+    void *owner;
+};
+
+static void
+release(void *p)
 {
-    jsCtx_Destroy(ap->js);
+    struct owned *o = p;
+
+    pthread_mutex_destroy(&o->ap->lock);
+    free(o->owner);
+    free(o);
+}
+
+void
+asyncpub_destroy(struct asyncpub *ap, void *owner)
+{
+    struct owned *o = malloc(sizeof(*o));
+
+    pthread_mutex_lock(&ap->lock);
+    ap->closed = 1; /* a PubAck still on its way finds nothing */
     seqset_free(&ap->flying);
-    pthread_mutex_destroy(&ap->lock);
+    pthread_mutex_unlock(&ap->lock);
+    jsCtx_Destroy(ap->js);
+    if (!o)
+        return; /* left to the exit: never freed under a running handler */
+    o->ap = ap;
+    o->owner = owner;
+    sa_free_late(release, o);
 }

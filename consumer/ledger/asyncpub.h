@@ -44,7 +44,9 @@ int asyncpub_close(struct asyncpub *ap, int64_t timeout_ms);
 /* Stops calling done and hands every value still in flight to take(arg, val). */
 void asyncpub_take_all(struct asyncpub *ap, void (*take)(void *arg, void *val), void *arg);
 
-/* Values still in flight must have been taken. */
-void asyncpub_destroy(struct asyncpub *ap);
+/* Ends the JetStream context; values still in flight must have been taken. A PubAck handler
+ * of the library may still run after this and must find ap closed, so owner (the heap block
+ * ap sits in) is freed only once nats.c's threads are gone: by sa_nats_shutdown (shutdown.h). */
+void asyncpub_destroy(struct asyncpub *ap, void *owner);
 
 #endif

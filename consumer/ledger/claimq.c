@@ -79,8 +79,7 @@ claimq_free(struct claimq *q)
 {
     if (!q)
         return;
-    asyncpub_destroy(&q->pub);
-    free(q);
+    asyncpub_destroy(&q->pub, q);
 }
 
 enum sa_code

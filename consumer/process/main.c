@@ -22,6 +22,7 @@
 #include "mover.h"
 #include "pull.h"
 #include "health.h"
+#include "shutdown.h"
 #include "limits.h"
 #include "sign.h"
 #include "sweep.h"
@@ -153,7 +154,7 @@ teardown(struct consumer *c)
     the_deliver = NULL; /* a second SIGTERM now wakes nothing freed */
     deliver_free(d);
     sa_nats_close(c->n);
-    claimq_free(c->claimq); /* after the connection: no PubAck can reach it any more */
+    claimq_free(c->claimq); /* after the connection: no PubAck is sent any more */
     mover_free(c->mover);
     sa_keyring_free(c->ring);
     signer_free(c->signer);
@@ -253,7 +254,8 @@ main(int argc, char **argv)
     teardown(&the);
     curl_global_cleanup();
     /* Waits for the library's threads: a message destroyed last sits on nats.c's garbage
-     * list until its collector thread frees it, and an exit before that is a leak report. */
-    nats_CloseAndWait(5000);
+     * list until its collector thread frees it, and an exit before that is a leak report.
+     * Then frees what their handlers could still reach. */
+    sa_nats_shutdown(5000);
     return rc;
 }

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "shutdown.h"
 
 const char *
 fx_sendat_bin(void)
@@ -346,7 +347,7 @@ fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
     if (getenv("SENDAT_TEST_ONLY")) /* one test by name (a pattern: * and ?), to run it alone */
         cmocka_set_test_filter(getenv("SENDAT_TEST_ONLY"));
     rc = _cmocka_run_group_tests("tests", tests, n, setup, teardown);
-    nats_CloseAndWait(5000);
+    sa_nats_shutdown(5000);
     curl_global_cleanup();
     return rc;
 }
