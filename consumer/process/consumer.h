@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "easypool.h"
 #include "jspull.h" /* how every pulled message is answered (and nats.c's acks poisoned) */
 #include "keyring.h"
 #include "lateness.h"
@@ -87,6 +88,7 @@ struct consumer {
     struct claimq *claimq;     /* claim writes in flight (main thread; PubAcks on a nats thread) */
     struct mover *mover;       /* moves down a level in flight (puller; PubAcks on a nats thread) */
     struct transfer *inflight; /* sends in flight (main thread only) */
+    struct easypool easy;      /* easy handles for the next sends (main thread only) */
     struct members *members;   /* fleet members alive (owned by the puller) */
     struct counters counters;
     atomic_int started;          /* connected, layout read, every part set up: /readyz may look */

@@ -46,6 +46,7 @@ deliver_new(struct deliver **out, struct consumer *c, struct sa_err *err)
     }
     curl_multi_setopt(d->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->cfg.max_inflight);
     curl_multi_setopt(d->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->cfg.max_host_connections);
+    easypool_init(&c->easy, c->cfg.max_inflight);
     d->c = c;
     *out = d;
     return SA_OK;
@@ -56,6 +57,7 @@ deliver_free(struct deliver *d)
 {
     if (!d)
         return;
+    easypool_free(&d->c->easy);
     curl_multi_cleanup(d->multi);
     ready_free(&d->ready);
     free(d);

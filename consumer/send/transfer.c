@@ -63,12 +63,12 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
                const char *host, int lease, struct sa_err *err)
 {
     struct transfer *x = calloc(1, sizeof(*x));
-    CURL *e = curl_easy_init();
+    CURL *e = easypool_take(&c->easy);
     enum sa_code rc;
 
     if (!x || !e) {
         free(x);
-        curl_easy_cleanup(e);
+        easypool_give(&c->easy, e);
         return sa_fail(err, SA_ENOMEM, "no memory for a transfer");
     }
     x->h = h;
@@ -87,7 +87,7 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
     if (rc == SA_OK)
         link(c, x);
     if (rc != SA_OK) {
-        curl_easy_cleanup(e);
+        easypool_give(&c->easy, e); /* reset before x's lists, which e may point at, go */
         transfer_free(x);
     }
     return rc;
@@ -128,7 +128,7 @@ transfer_collect(CURLM *multi, struct consumer *c)
             webhook_result(m->easy_handle, m->data.result, x, &r);
         unlink_transfer(c, x);
         curl_multi_remove_handle(multi, m->easy_handle);
-        curl_easy_cleanup(m->easy_handle);
+        easypool_give(&c->easy, m->easy_handle);
         limits_release(c->limits, x->host, x->lease);
         outcome_done(c, x->h, x->rev, &r);
         transfer_free(x);
