@@ -1,5 +1,5 @@
 /* Logging for the binaries: one line per event, written with a single write(2) so lines
- * from several threads never interleave. */
+ * from several threads never interleave (held lines: several whole lines in one write). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,13 @@
 static enum sa_log_level min_level = SA_LOG_INFO;
 static const char *prog_name = "sendat";
 static int json_format;
+
+#define HELD_MAX 16384
+static __thread struct {
+    int on;
+    size_t n;
+    char buf[HELD_MAX];
+} held;
 
 void
 sa_log_init(const char *prog)
@@ -31,6 +38,36 @@ sa_log_init(const char *prog)
         min_level = SA_LOG_WARN;
     else if (!strcasecmp(lv, "error"))
         min_level = SA_LOG_ERROR;
+}
+
+void
+sa_log_flush(void)
+{
+    size_t n = held.n;
+
+    held.n = 0;
+    if (n && write(STDERR_FILENO, held.buf, n) < 0)
+        return; /* stderr is gone: the lines have nowhere to go */
+}
+
+void
+sa_log_hold(int on)
+{
+    if (!on)
+        sa_log_flush();
+    held.on = on;
+}
+
+/* Writes line (n bytes, with its newline), or holds it. */
+static void
+emit(enum sa_log_level level, const char *line, size_t n)
+{
+    if (held.n + n > sizeof(held.buf))
+        sa_log_flush();
+    memcpy(held.buf + held.n, line, n);
+    held.n += n;
+    if (!held.on || level >= SA_LOG_WARN)
+        sa_log_flush();
 }
 
 /* Appends s as a JSON string body (without quotes). */
@@ -197,6 +234,5 @@ sa_log(enum sa_log_level level, const char *event, const char *fmt, ...)
         requote(line + n, sizeof(line) - 2 - (size_t)n);
     n = (int)strlen(line);
     line[n++] = '\n';
-    if (write(STDERR_FILENO, line, (size_t)n) < 0)
-        return;
+    emit(level, line, (size_t)n);
 }

@@ -46,6 +46,9 @@ deliver_new(struct deliver **out, struct consumer *c, struct sa_err *err)
     }
     curl_multi_setopt(d->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->cfg.max_inflight);
     curl_multi_setopt(d->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->cfg.max_host_connections);
+    /* unset, libcurl keeps 4 idle connections per handle added at the time, and closed the
+     * connections a burst's next sends would have used as its sends ended */
+    curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS, (long)c->cfg.max_inflight);
     easypool_init(&c->easy, c->cfg.max_inflight);
     d->c = c;
     *out = d;
@@ -336,6 +339,7 @@ deliver_run(struct deliver *d)
     int64_t now, drain_until = 0;
     int running = 0, released = 0;
 
+    sa_log_hold(1);
     for (;;) {
         now = sa_now_ms();
         if (wheel_take_inbox(d->c->wheel, &err) != SA_OK)
@@ -360,10 +364,12 @@ deliver_run(struct deliver *d)
         if (now >= claimq_flush_at(d->c->claimq))
             claimq_flush(d->c->claimq); /* outcomes of the last few ms, together */
         atomic_store(&d->c->counters.inflight, d->inflight);
+        sa_log_flush(); /* this turn's lines before the wait */
         curl_multi_poll(d->multi, NULL, 0, poll_timeout(d, now), NULL);
         jobs_done(d, claimq_done(d->c->claimq)); /* claims answered: their sends start now */
         curl_multi_perform(d->multi, &running);
         d->inflight -= transfer_collect(d->multi, d->c);
     }
     abandon(d, claimq_abandon(d->c->claimq));
+    sa_log_hold(0);
 }
