@@ -93,10 +93,10 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
     return rc;
 }
 
-void
-transfer_host(const struct consumer *c, const struct sa_task *t, char *out, size_t cap)
+/* The host of url as libcurl parses it, into out ("" if none). */
+static void
+parse_host(const char *url, char *out, size_t cap)
 {
-    const char *url = t->channel == SA_CHANNEL_EMAIL ? c->cfg.smtp.url : t->url;
     CURLU *u = curl_url();
     char *host = NULL;
 
@@ -106,6 +106,25 @@ transfer_host(const struct consumer *c, const struct sa_task *t, char *out, size
         snprintf(out, cap, "%s", host);
     curl_free(host);
     curl_url_cleanup(u);
+}
+
+void
+transfer_host(const struct consumer *c, const struct sa_task *t, char *out, size_t cap)
+{
+    /* the last URL's host, per thread: a burst's tasks mostly go to one URL, and parsing it
+     * for each send cost about 1.5 % of a consumer's CPU */
+    static __thread char last_url[SA_URL_MAX + 1], last_host[256];
+    const char *url = t->channel == SA_CHANNEL_EMAIL ? c->cfg.smtp.url : t->url;
+
+    if (!url || strlen(url) > SA_URL_MAX) {
+        parse_host(url, out, cap);
+        return;
+    }
+    if (strcmp(url, last_url) != 0) {
+        parse_host(url, last_host, sizeof(last_host));
+        snprintf(last_url, sizeof(last_url), "%s", url);
+    }
+    snprintf(out, cap, "%s", last_host);
 }
 
 int
