@@ -1,5 +1,5 @@
-/* log: quoted values keep their own quotes escaped (logfmt) or as JSON strings, and control
- * bytes never reach the terminal raw. */
+/* log: quoted values keep their own quotes escaped (logfmt) or as JSON strings, control
+ * bytes never reach the terminal raw, and held lines come out whole and in order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,6 +67,53 @@ test_control_bytes_are_escaped(void **state)
     assert_non_null(strstr(line, "x\\x1b[31my\\x0d\\x0az"));
 }
 
+/* Bytes written to f so far, as a string (static buffer). */
+static const char *
+written(FILE *f)
+{
+    static char text[4096];
+    size_t n;
+
+    fflush(f);
+    rewind(f);
+    n = fread(text, 1, sizeof(text) - 1, f);
+    text[n] = '\0';
+    fseek(f, 0, SEEK_END);
+    return text;
+}
+
+static void
+test_held_lines_wait_for_the_flush_in_order(void **state)
+{
+    FILE *f = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    const char *text;
+
+    (void)state;
+    assert_non_null(f);
+    unsetenv("SENDAT_LOG_FORMAT");
+    sa_log_init("test");
+    dup2(fileno(f), STDERR_FILENO);
+    sa_log_hold(1);
+    sa_log(SA_LOG_INFO, "sent", "task=%s", "a");
+    sa_log(SA_LOG_INFO, "sent", "task=%s", "b");
+    assert_string_equal(written(f), "");          /* held */
+    sa_log(SA_LOG_WARN, "retry", "task=%s", "c"); /* a warning goes at once, after what is held */
+    text = written(f);
+    assert_true(strstr(text, "task=a") && strstr(text, "task=b") && strstr(text, "task=c"));
+    assert_true(strstr(text, "task=a") < strstr(text, "task=b"));
+    assert_true(strstr(text, "task=b") < strstr(text, "task=c"));
+    sa_log(SA_LOG_INFO, "sent", "task=%s", "d");
+    assert_null(strstr(written(f), "task=d"));
+    sa_log_hold(0); /* flushes */
+    assert_non_null(strstr(written(f), "task=d\n"));
+    sa_log(SA_LOG_INFO, "sent", "task=%s", "e"); /* not held any more */
+    assert_non_null(strstr(written(f), "task=e\n"));
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    fclose(f);
+}
+
 int
 main(void)
 {
@@ -74,6 +121,7 @@ main(void)
         cmocka_unit_test(test_logfmt_escapes_quotes_inside_values),
         cmocka_unit_test(test_json_keeps_the_whole_value),
         cmocka_unit_test(test_control_bytes_are_escaped),
+        cmocka_unit_test(test_held_lines_wait_for_the_flush_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
