@@ -114,7 +114,31 @@ jw_key(struct jw *w, const char *key)
     jw_bytes(w, "\":", 2);
 }
 
-/* A JSON string of s (valid UTF-8): quote, backslash and control bytes escaped. */
+/* The second byte of c's two-byte JSON escape (as jansson wrote them), or 0 if it has none. */
+static char
+short_escape(unsigned char c)
+{
+    switch (c) {
+    case '"':
+    case '\\':
+        return (char)c;
+    case '\b':
+        return 'b';
+    case '\f':
+        return 'f';
+    case '\n':
+        return 'n';
+    case '\r':
+        return 'r';
+    case '\t':
+        return 't';
+    default:
+        return 0;
+    }
+}
+
+/* A JSON string of s (valid UTF-8): quote, backslash and control bytes escaped, so that the
+ * record is no longer than jansson made it. */
 static void
 jw_str(struct jw *w, const char *key, const char *s)
 {
@@ -123,12 +147,12 @@ jw_str(struct jw *w, const char *key, const char *s)
     jw_key(w, key);
     jw_bytes(w, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
+        char esc[6] = {'\\', short_escape(*p), '0', '0', hex[*p >> 4], hex[*p & 15]};
 
-        if (*p == '"' || *p == '\\') {
-            esc[1] = (char)*p;
+        if (esc[1]) {
             jw_bytes(w, esc, 2);
         } else if (*p < 0x20) {
+            esc[1] = 'u';
             jw_bytes(w, esc, 6);
         } else {
             jw_bytes(w, (const char *)p, 1);

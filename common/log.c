@@ -1,5 +1,8 @@
 /* Logging for the binaries: one line per event, written with a single write(2) so lines
- * from several threads never interleave (held lines: several whole lines in one write). */
+ * from several threads never interleave (held lines: several whole lines to a write of at
+ * most PIPE_BUF bytes). */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,14 +43,40 @@ sa_log_init(const char *prog)
         min_level = SA_LOG_ERROR;
 }
 
+/* How much of buf (n > PIPE_BUF bytes of whole lines) to write at once: up to the end of the
+ * last line that fits in PIPE_BUF. */
+static size_t
+piece_of(const char *buf, size_t n)
+{
+    const char *end = memrchr(buf, '\n', n < PIPE_BUF ? n : PIPE_BUF);
+
+    return end ? (size_t)(end - buf) + 1 : (n < PIPE_BUF ? n : PIPE_BUF);
+}
+
+/* Writes buf in pieces of at most PIPE_BUF bytes that end at a line's end: a write that size
+ * to a pipe is never mixed with another thread's, so lines stay whole. */
+static void
+write_lines(const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, buf, piece_of(buf, n));
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return; /* stderr is gone: the lines have nowhere to go */
+        buf += w;
+        n -= (size_t)w;
+    }
+}
+
 void
 sa_log_flush(void)
 {
     size_t n = held.n;
 
     held.n = 0;
-    if (n && write(STDERR_FILENO, held.buf, n) < 0)
-        return; /* stderr is gone: the lines have nowhere to go */
+    write_lines(held.buf, n);
 }
 
 void

@@ -15,10 +15,12 @@ void sa_log_init(const char *prog);
 void sa_log(enum sa_log_level level, const char *event, const char *fmt, ...) SA_PRINTF(3, 4);
 
 /* A thread that logs a line per task (the sending loop) may hold its lines and write them
- * together at sa_log_flush, one write(2) for many: on a burst, a write per "sent" line cost
- * about 2 % of a consumer's CPU. Lines are still whole and in order, and a warning or an error
- * is written at once with whatever is held before it. Held lines are lost if the process
- * dies before the flush: the holder flushes before every wait. sa_log_hold(0) flushes. */
+ * together at sa_log_flush: on a burst, a write(2) per "sent" line cost about 2 % of a
+ * consumer's CPU. Held lines are written in pieces of at most PIPE_BUF bytes that end at a
+ * line's end, so they stay whole on a pipe too, and in the order the thread logged them
+ * (another thread's lines may come between). A warning or an error is written at once, after
+ * what is held. The holder flushes before each of its waits; lines still held when the
+ * process is killed are lost. sa_log_hold(0) flushes. */
 void sa_log_hold(int on);
 void sa_log_flush(void);
 

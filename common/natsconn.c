@@ -85,10 +85,10 @@ set_servers(natsOptions *o, const char *url)
 static void
 on_reconnected(natsConnection *nc, void *closure)
 {
-    struct sa_nats *n = closure;
+    atomic_long *reconnects = closure;
 
     (void)nc;
-    atomic_fetch_add(&n->reconnects, 1);
+    atomic_fetch_add(reconnects, 1);
 }
 
 static natsStatus
@@ -115,7 +115,7 @@ make_options(natsOptions **o, struct sa_nats *n, const char *url, const char *na
     if (s == NATS_OK)
         snprintf(n->inbox_prefix, sizeof(n->inbox_prefix), "%s", own && *own ? own : inbox);
     if (s == NATS_OK)
-        s = natsOptions_SetReconnectedCB(*o, on_reconnected, n);
+        s = natsOptions_SetReconnectedCB(*o, on_reconnected, n->reconnects);
     if (s == NATS_OK)
         s = set_auth(*o);
     return s;
@@ -136,6 +136,10 @@ sa_nats_connect(struct sa_nats **out, const char *url, const char *name, const c
     if (!url || !*url)
         url = SA_DEFAULT_URL;
     n = calloc(1, sizeof(*n));
+    if (n && !(n->reconnects = calloc(1, sizeof(*n->reconnects)))) {
+        free(n);
+        n = NULL;
+    }
     if (!n)
         return sa_fail(err, SA_ENOMEM, "no memory for a connection");
     s = make_options(&o, n, url, name, inbox);
@@ -236,7 +240,11 @@ sa_nats_close(struct sa_nats *n)
     sa_marks_close(n->marks);
     jsCtx_Destroy(n->js);
     natsConnection_Destroy(n->nc);
-    sa_free_late(free, n); /* a reconnect handler queued before the close may still count */
+    if (n->nc)
+        sa_free_late(free, n->reconnects); /* a handler queued before the close may still count */
+    else
+        free(n->reconnects); /* no connection was made: no handler has it */
+    free(n);
 }
 
 enum sa_code

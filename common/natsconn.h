@@ -21,8 +21,10 @@ struct sa_nats {
     kvStore *series;
     struct sa_marks *marks; /* the level marks (levelmark.h); NULL if the bucket does not exist */
     struct sa_layout layout;
-    atomic_long
-        reconnects;        /* times the connection came back: what was open on the server is gone */
+    /* times the connection came back: what was open on the server is gone. Its own block, the
+     * reconnect handler's closure, freed at sa_nats_shutdown (shutdown.h): the handler may
+     * still run after the connection is destroyed */
+    atomic_long *reconnects;
     char inbox_prefix[64]; /* where this connection's replies arrive (SA_INBOX_* or the env's) */
 };
 
@@ -59,8 +61,7 @@ enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_
  * text fits in a log value) into out and returns 1; 0 if nothing was refused. */
 int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
 
-/* Closes the connection and its contexts; n itself is freed by sa_nats_shutdown (shutdown.h),
- * since the reconnect handler's closure is n. */
+/* Closes the connection and its contexts, and frees n. */
 void sa_nats_close(struct sa_nats *n);
 
 /* Converts a nats.c status (and JetStream error code, 0 if none) once, at the boundary:

@@ -33,6 +33,22 @@ sa_free_late(void (*fn)(void *), void *p)
     pthread_mutex_unlock(&late_lock);
 }
 
+enum sa_code
+sa_js_quiesce(jsCtx *js, int published, int64_t wait_ms)
+{
+    natsMsgList pending = {0};
+    jsPubOptions po;
+
+    if (!js || !published)
+        return SA_OK;
+    if (js_PublishAsyncGetPendingList(&pending, js) == NATS_OK)
+        natsMsgList_Destroy(&pending);
+    /* nats.c counts a handler under way as pending until it returns */
+    jsPubOptions_Init(&po);
+    po.MaxWait = wait_ms > 0 ? wait_ms : 1;
+    return js_PublishAsyncComplete(js, &po) == NATS_OK ? SA_OK : SA_ERETRY;
+}
+
 void
 sa_nats_shutdown(int64_t timeout_ms)
 {

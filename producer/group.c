@@ -14,6 +14,7 @@
 #include "cancel.h"
 #include "claim.h"
 #include "group.h"
+#include "shutdown.h"
 #include "timeparse.h"
 
 #define IN_FLIGHT 4096
@@ -114,7 +115,18 @@ struct race {
     long won;
     struct ids contested;
     int nomem;
+    int held; /* a PubAck handler may still reach it: freed at sa_nats_shutdown */
 };
+
+static void
+race_release(void *p)
+{
+    struct race *r = p;
+
+    free(r->contested.id);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
 
 static void
 on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
@@ -144,6 +156,7 @@ race_all(struct sa_nats *n, const struct ids *l, struct race *r, struct sa_err *
     natsMsg *msg = NULL;
     natsStatus s;
     enum sa_code rc = SA_OK;
+    int published = 0;
 
     snprintf(mine.consumer, sizeof(mine.consumer), "sendat cancel --group");
     jsOptions_Init(&o);
@@ -160,6 +173,7 @@ race_all(struct sa_nats *n, const struct ids *l, struct race *r, struct sa_err *
         rc = sa_claim_message(&msg, bucket, l->id[i], &mine, 0, err);
         if (rc == SA_OK && (s = js_PublishMsgAsync(js, &msg, NULL)) != NATS_OK)
             rc = sa_nats_fail(err, s, 0, "publish a cancel claim");
+        published |= rc == SA_OK;
         natsMsg_Destroy(msg); /* NULL once taken */
         msg = NULL;
     }
@@ -168,6 +182,11 @@ race_all(struct sa_nats *n, const struct ids *l, struct race *r, struct sa_err *
     s = js_PublishAsyncComplete(js, &po);
     if (rc == SA_OK && s != NATS_OK)
         rc = sa_nats_fail(err, s, 0, "waiting for the cancel claims");
+    if (sa_js_quiesce(js, published, SA_QUIESCE_MS) != SA_OK) {
+        r->held = 1; /* a handler is still under way: r outlives this call (race_release) */
+        if (rc == SA_OK)
+            rc = sa_fail(err, SA_ERETRY, "a cancel claim's PubAck was still being handled");
+    }
     jsCtx_Destroy(js);
     if (rc == SA_OK && r->nomem)
         rc = sa_fail(err, SA_ENOMEM, "no memory to keep the contested claims");
@@ -248,20 +267,28 @@ enum sa_code
 group_cancel(struct sa_nats *n, const char *group, struct group_result *out, struct sa_err *err)
 {
     struct ids members = {0};
-    struct race r = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct race *r;
     enum sa_code rc;
 
     memset(out, 0, sizeof(*out));
     if (!sa_layout_id_valid(group))
         return sa_fail(err, SA_EINVAL, "group \"%.70s\" must be 1-%d of A-Z a-z 0-9 _ -", group,
                        SA_ID_MAX);
+    if (!(r = calloc(1, sizeof(*r))))
+        return sa_fail(err, SA_ENOMEM, "no memory to cancel group %s", group);
+    pthread_mutex_init(&r->lock, NULL);
     rc = list_members(n, group, &members, err);
     if (rc == SA_OK && members.len)
-        rc = race_all(n, &members, &r, err);
-    out->cancelled = r.won;
+        rc = race_all(n, &members, r, err);
+    pthread_mutex_lock(&r->lock);
+    out->cancelled = r->won;
+    pthread_mutex_unlock(&r->lock);
     if (rc == SA_OK)
-        rc = resolve_all(n, &r.contested, out, err);
+        rc = resolve_all(n, &r->contested, out, err);
     free(members.id);
-    free(r.contested.id);
+    if (r->held)
+        sa_free_late(race_release, r);
+    else
+        race_release(r);
     return rc;
 }

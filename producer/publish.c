@@ -16,6 +16,7 @@
 #include "dupcheck.h"
 #include "group.h"
 #include "publish.h"
+#include "shutdown.h"
 #include "timeparse.h"
 
 #define FAILURES_KEPT 100
@@ -41,6 +42,7 @@ struct publisher {
     struct flying *flying; /* open addressing by message address, at most half full */
     size_t n_flying, mask;
     struct dup *dups, **dups_tail;
+    int published; /* a publish went out (publishing thread only) */
 };
 
 /* The task's message, once its level may take it: a slot level's mark exists first. */
@@ -280,6 +282,9 @@ send_tracked(struct publisher *p, natsMsg **msg, jsPubOptions *po, long line, co
     enum sa_code rc = fly(p, *msg, line, err);
     natsStatus s = rc == SA_OK ? js_PublishMsgAsync(p->js, msg, po) : NATS_OK; /* takes *msg */
 
+    if (rc == SA_OK && s == NATS_OK)
+        p->published = 1;
+
     if (rc == SA_OK && s != NATS_OK) {
         pthread_mutex_lock(&p->lock);
         take_line(p, *msg);
@@ -376,6 +381,10 @@ publisher_free(struct publisher *p)
 
     if (!p)
         return;
+    if (sa_js_quiesce(p->js, p->published, SA_QUIESCE_MS) != SA_OK) {
+        jsCtx_Destroy(p->js);
+        return; /* a PubAck handler still under way holds p: left to the exit */
+    }
     jsCtx_Destroy(p->js);
     while (publisher_next_dup(p, &line, &seq, &msg))
         natsMsg_Destroy(msg);

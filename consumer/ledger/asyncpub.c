@@ -59,8 +59,10 @@ asyncpub_send(struct asyncpub *ap, natsMsg **msg, jsPubOptions *po, void *val, c
     if (put != SEQSET_ADDED)
         return sa_fail(err, SA_ENOMEM, "no memory for a publish in flight (%s)", what);
     s = js_PublishMsgAsync(ap->js, msg, po); /* takes *msg on success */
-    if (s == NATS_OK)
+    if (s == NATS_OK) {
+        atomic_store(&ap->published, 1);
         return SA_OK;
+    }
     pthread_mutex_lock(&ap->lock);
     seqset_remove(&ap->flying, key);
     pthread_mutex_unlock(&ap->lock);
@@ -112,28 +114,40 @@ struct owned {
 };
 
 static void
-release(void *p)
+release(struct asyncpub *ap, void *owner)
+{
+    pthread_mutex_destroy(&ap->lock);
+    free(owner);
+}
+
+static void
+release_late(void *p)
 {
     struct owned *o = p;
 
-    pthread_mutex_destroy(&o->ap->lock);
-    free(o->owner);
+    release(o->ap, o->owner);
     free(o);
 }
 
 void
 asyncpub_destroy(struct asyncpub *ap, void *owner)
 {
-    struct owned *o = malloc(sizeof(*o));
+    struct owned *o;
 
     pthread_mutex_lock(&ap->lock);
     ap->closed = 1; /* a PubAck still on its way finds nothing */
     seqset_free(&ap->flying);
     pthread_mutex_unlock(&ap->lock);
+    if (sa_js_quiesce(ap->js, atomic_load(&ap->published), SA_QUIESCE_MS) == SA_OK) {
+        jsCtx_Destroy(ap->js);
+        release(ap, owner);
+        return;
+    }
     jsCtx_Destroy(ap->js);
+    o = malloc(sizeof(*o));
     if (!o)
         return; /* left to the exit: never freed under a running handler */
     o->ap = ap;
     o->owner = owner;
-    sa_free_late(release, o);
+    sa_free_late(release_late, o);
 }

@@ -5,6 +5,7 @@
 #define ASYNCPUB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <nats/nats.h>
@@ -21,6 +22,7 @@ struct asyncpub {
     pthread_mutex_t lock;
     struct seqset flying; /* published message address -> val */
     int closed;           /* no more callbacks */
+    atomic_int published; /* a publish went out: nats.c's map of pending ones exists */
     asyncpub_fn done;
     void *arg;
 };
@@ -44,9 +46,9 @@ int asyncpub_close(struct asyncpub *ap, int64_t timeout_ms);
 /* Stops calling done and hands every value still in flight to take(arg, val). */
 void asyncpub_take_all(struct asyncpub *ap, void (*take)(void *arg, void *val), void *arg);
 
-/* Ends the JetStream context; values still in flight must have been taken. A PubAck handler
- * of the library may still run after this and must find ap closed, so owner (the heap block
- * ap sits in) is freed only once nats.c's threads are gone: by sa_nats_shutdown (shutdown.h). */
+/* Ends the JetStream context and frees owner (the heap block ap sits in); values still in
+ * flight must have been taken. No PubAck handler runs after it (sa_js_quiesce); should one
+ * still be under way after 5 s, owner is freed by sa_nats_shutdown instead (shutdown.h). */
 void asyncpub_destroy(struct asyncpub *ap, void *owner);
 
 #endif

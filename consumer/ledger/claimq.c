@@ -79,7 +79,7 @@ claimq_free(struct claimq *q)
 {
     if (!q)
         return;
-    asyncpub_destroy(&q->pub, q);
+    asyncpub_destroy(&q->pub, q); /* frees q */
 }
 
 enum sa_code

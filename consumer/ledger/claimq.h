@@ -39,8 +39,7 @@ struct claimq;
  * finishes on an empty done list (the loop takes the whole list). */
 enum sa_code claimq_new(struct claimq **out, struct consumer *c, void (*wake)(void *), void *arg,
                         struct sa_err *err) SA_MUST_CHECK;
-/* Jobs still in flight are handed back by claimq_abandon first. The memory goes at
- * sa_nats_shutdown. */
+/* Jobs still in flight are handed back by claimq_abandon first. */
 void claimq_free(struct claimq *q);
 
 /* Main thread: publishes job (owned by the queue until it comes back from claimq_done).

@@ -170,6 +170,7 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
                                                 &mine, NULL, &err);
         if (rc == SA_OK || rc == SA_EEXIST || rc == SA_EINVAL)
             return;
+        sa_log_flush(); /* the sending loop's lines do not wait out the broker's absence */
         nanosleep(&pause, NULL);
     }
     sa_log(SA_LOG_WARN, "claim_update_failed", "task=%s state=%s error=\"%s\"", h->task->id,

@@ -193,8 +193,8 @@ members_beat(struct members *m, int64_t now_ms, const char *facts)
 
     if (!m->kv)
         return;
-    if (atomic_load(&m->n->reconnects) != m->reconnects) {
-        m->reconnects = atomic_load(&m->n->reconnects);
+    if (atomic_load(m->n->reconnects) != m->reconnects) {
+        m->reconnects = atomic_load(m->n->reconnects);
         atomic_store(&m->settled_ms, now_ms + SETTLE_MS);
     }
     snprintf(value, sizeof(value), "%s%s%s", m->instance, facts && *facts ? " " : "",

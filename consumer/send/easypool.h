@@ -1,8 +1,8 @@
 /* libcurl easy handles kept for the next send instead of made and cleaned up for each one: a
  * handle's setup and cleanup were about a tenth of a consumer's CPU in a burst. A handle given
  * back is reset to libcurl's defaults (curl_easy_reset), so no option of one send reaches the
- * next; what a reset keeps (its DNS and TLS session caches) the multi handle shares anyway.
- * Main thread only. */
+ * next. A reset keeps the handle's TLS session cache; a session is only offered again to the
+ * same host with the same TLS settings. Main thread only. */
 #ifndef EASYPOOL_H
 #define EASYPOOL_H
 

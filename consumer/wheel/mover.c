@@ -108,5 +108,5 @@ mover_free(struct mover *m)
     if (!m)
         return;
     asyncpub_take_all(&m->pub, drop_original, NULL);
-    asyncpub_destroy(&m->pub, m);
+    asyncpub_destroy(&m->pub, m); /* frees m */
 }

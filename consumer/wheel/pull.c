@@ -285,7 +285,7 @@ housekeeping(struct puller *p, int64_t now)
 static void
 check_reconnect(struct puller *p)
 {
-    long r = atomic_load(&p->c->n->reconnects);
+    long r = atomic_load(p->c->n->reconnects);
 
     if (r == p->reconnects)
         return;
@@ -386,7 +386,7 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
     memset(p, 0, sizeof(*p));
     p->c = c;
     serve_shards(p);
-    p->reconnects = atomic_load(&c->n->reconnects);
+    p->reconnects = atomic_load(c->n->reconnects);
     if ((rc = open_inbox(p, err)) != SA_OK)
         return rc;
     if ((rc = members_start(&p->members, c->n, c->cfg.name, c->instance, err)) != SA_OK)

@@ -114,6 +114,44 @@ test_held_lines_wait_for_the_flush_in_order(void **state)
     fclose(f);
 }
 
+/* More held lines than fit one write to a pipe: every line arrives whole and in order. */
+static void
+test_held_lines_stay_whole_on_a_pipe(void **state)
+{
+    static char got[65536];
+    char pad[600], *line;
+    int fds[2], saved = dup(STDERR_FILENO), next = 0;
+    size_t n = 0;
+    ssize_t r;
+
+    (void)state;
+    assert_int_equal(pipe(fds), 0);
+    memset(pad, 'x', sizeof(pad) - 1);
+    pad[sizeof(pad) - 1] = '\0';
+    unsetenv("SENDAT_LOG_FORMAT");
+    sa_log_init("test");
+    dup2(fds[1], STDERR_FILENO);
+    sa_log_hold(1);
+    for (int i = 0; i < 40; i++) /* about 26 KB: the held buffer fills and is written too */
+        sa_log(SA_LOG_INFO, "sent", "pad=%s n=%d", pad, i);
+    sa_log_hold(0);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(fds[1]);
+    while ((r = read(fds[0], got + n, sizeof(got) - 1 - n)) > 0)
+        n += (size_t)r;
+    close(fds[0]);
+    got[n] = '\0';
+    for (char *save = NULL; (line = strtok_r(next ? NULL : got, "\n", &save)); next++) {
+        char want[16];
+
+        snprintf(want, sizeof(want), " n=%d", next);
+        assert_non_null(strstr(line, "time="));
+        assert_non_null(strstr(line, want));
+    }
+    assert_int_equal(next, 40);
+}
+
 int
 main(void)
 {
@@ -122,6 +160,7 @@ main(void)
         cmocka_unit_test(test_json_keeps_the_whole_value),
         cmocka_unit_test(test_control_bytes_are_escaped),
         cmocka_unit_test(test_held_lines_wait_for_the_flush_in_order),
+        cmocka_unit_test(test_held_lines_stay_whole_on_a_pipe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
