@@ -183,26 +183,33 @@ sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
 {
     struct sa_claim c = *in;
     struct jw w = {out, cap, 0};
+    const char *strs[][2] = {{"state", sa_claim_state_name(c.state)},
+                             {"consumer", c.consumer},
+                             {"instance", c.instance},
+                             {"write", c.write_id},
+                             {"error", c.error}};
+    const struct {
+        const char *key;
+        int64_t v;
+    } ints[] = {{"at", c.at_ms},
+                {"attempt", c.attempt},
+                {"due", c.due_ms},
+                {"scheduled", c.scheduled_ms},
+                {"moves", c.moves},
+                {"moved", c.moved_ms},
+                {"lateness_ms", c.lateness_ms},
+                {"http_status", c.http_status},
+                {"delivery_lateness_ms", c.delivery_lateness_ms}};
 
     utf8_clean(c.consumer, sizeof(c.consumer), in->consumer);
     utf8_clean(c.instance, sizeof(c.instance), in->instance);
     utf8_clean(c.write_id, sizeof(c.write_id), in->write_id);
     utf8_clean(c.error, sizeof(c.error), in->error);
-    jw_str(&w, "state", sa_claim_state_name(c.state));
-    jw_int(&w, "at", c.at_ms);
-    jw_str(&w, "consumer", c.consumer);
-    jw_str(&w, "instance", c.instance);
-    jw_str(&w, "write", c.write_id);
-    jw_int(&w, "attempt", c.attempt);
-    jw_int(&w, "due", c.due_ms);
-    jw_int(&w, "scheduled", c.scheduled_ms);
-    jw_int(&w, "moves", c.moves);
-    jw_int(&w, "moved", c.moved_ms);
-    jw_int(&w, "lateness_ms", c.lateness_ms);
-    jw_int(&w, "http_status", c.http_status);
-    jw_str(&w, "error", c.error);
-    if (c.delivery_lateness_ms)
-        jw_int(&w, "delivery_lateness_ms", c.delivery_lateness_ms);
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        jw_str(&w, strs[i][0], strs[i][1]);
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+        if (ints[i].v || strcmp(ints[i].key, "delivery_lateness_ms")) /* written when known */
+            jw_int(&w, ints[i].key, ints[i].v);
     jw_bytes(&w, "}", 1);
     if (w.n >= cap)
         return -1;
