@@ -304,13 +304,14 @@ poll_timeout(struct deliver *d, int64_t now)
     return t < 0 ? 0 : (int)t;
 }
 
-/* The drain time ran out with claim writes unanswered or not yet published: a task not yet
- * sent goes back to the fleet; a sent one's outcome is written the patient way before its
- * task is acked. */
+/* The drain time ran out with sends in flight or claim writes unanswered or not yet
+ * published: a task not yet sent, or still being sent, goes back to the fleet; a sent one's
+ * outcome is written the patient way before its task is acked. */
 static void
 abandon(struct deliver *d, struct claim_job *j)
 {
     struct ready_entry e;
+    int n;
 
     while (ready_pop_due(&d->ready, INT64_MAX,
                          &e)) { /* claimed, not sent: the take-over rules apply */
@@ -318,6 +319,12 @@ abandon(struct deliver *d, struct claim_job *j)
         sa_jspull_ack(d->c->n->nc, e.h->msg, SA_JSPULL_NAK, 0);
         held_free(e.h);
     }
+    if ((n = transfer_abandon_all(d->multi, d->c)) > 0)
+        sa_log(SA_LOG_WARN, "sends_abandoned",
+               "count=%d note=\"the drain time ran out with sends in flight: the fleet takes "
+               "their tasks over as a dead member's\"",
+               n);
+    d->inflight -= n;
     for (struct claim_job *next; j; j = next) {
         next = j->next;
         if (j->op == CLAIM_TAKE) {

@@ -71,6 +71,7 @@ transfer_start(CURLM *multi, struct consumer *c, struct held *h, uint64_t rev, i
         easypool_give(&c->easy, e);
         return sa_fail(err, SA_ENOMEM, "no memory for a transfer");
     }
+    x->easy = e;
     x->h = h;
     x->rev = rev;
     x->started_ms = now_ms;
@@ -154,4 +155,22 @@ transfer_collect(CURLM *multi, struct consumer *c)
         done++;
     }
     return done;
+}
+
+int
+transfer_abandon_all(CURLM *multi, struct consumer *c)
+{
+    int n = 0;
+
+    for (struct transfer *x = c->inflight, *next; x; x = next, n++) {
+        next = x->next;
+        curl_multi_remove_handle(multi, x->easy);
+        curl_easy_cleanup(x->easy);
+        limits_release(c->limits, x->host, x->lease);
+        sa_jspull_ack(c->n->nc, x->h->msg, SA_JSPULL_NAK, 0);
+        held_free(x->h);
+        transfer_free(x);
+    }
+    c->inflight = NULL;
+    return n;
 }

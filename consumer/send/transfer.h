@@ -12,6 +12,7 @@
 #include "wheel.h"
 
 struct transfer {
+    CURL *easy;
     struct held *h;
     uint64_t rev;
     int64_t started_ms;
@@ -51,5 +52,10 @@ void transfer_touch(struct consumer *c, int64_t now_ms, int64_t interval_ms);
 
 /* Hands every finished transfer to outcome_done; returns how many finished. */
 int transfer_collect(CURLM *multi, struct consumer *c);
+
+/* The drain time ran out: every send still in flight is dropped unanswered and its task
+ * handed back to the fleet, which finds it claimed by a member gone and takes it over by
+ * those rules (at-least-once: sent again; at-most-once: dead-lettered). Returns how many. */
+int transfer_abandon_all(CURLM *multi, struct consumer *c);
 
 #endif

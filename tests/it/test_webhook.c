@@ -160,10 +160,35 @@ test_signed_retried_dead_replayed(void **state)
     fx_finish(&F);
 }
 
+/* SIGTERM with a send still in flight when the drain time runs out: the member exits 0 (and
+ * frees the send: no leak under ASan), says so, and the task goes back to the fleet, which
+ * sends it again with the same webhook-id (at-least-once). */
+static void
+test_drain_runs_out_with_a_send_in_flight(void **state)
+{
+    char *slow_env[] = {"SENDAT_DRAIN_TIMEOUT=1s", "SENDAT_HTTP_TIMEOUT=30s", NULL};
+    char id[80];
+
+    (void)state;
+    fx_start(&F, 0);
+    receiver_hang(F.recv, "/slow", 20000);
+    fx_consumer(&F, 0, slow_env);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/slow", id, sizeof(id)), 0);
+    assert_true(receiver_wait(F.recv, "/slow", 1, 30000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(proc_count_lines(F.consumers[0].err_path, "event=sends_abandoned count=1"), 1);
+    receiver_hang(F.recv, "/slow", 0);
+    fx_consumer(&F, 1, slow_env);
+    assert_true(receiver_wait(F.recv, "/slow", 2, 60000));
+    assert_true(fx_status_says(&F, id, "sent", 30000));
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_signed_retried_dead_replayed)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_signed_retried_dead_replayed),
+                                       cmocka_unit_test(test_drain_runs_out_with_a_send_in_flight)};
 
     return FX_RUN(tests); /* fx_run initialises libsodium, which the signature check uses */
 }
