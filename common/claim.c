@@ -118,23 +118,10 @@ jw_key(struct jw *w, const char *key)
 static char
 short_escape(unsigned char c)
 {
-    switch (c) {
-    case '"':
-    case '\\':
-        return (char)c;
-    case '\b':
-        return 'b';
-    case '\f':
-        return 'f';
-    case '\n':
-        return 'n';
-    case '\r':
-        return 'r';
-    case '\t':
-        return 't';
-    default:
-        return 0;
-    }
+    static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt";
+    const char *at = c ? strchr(from, c) : NULL;
+
+    return at ? to[at - from] : 0;
 }
 
 /* A JSON string of s (valid UTF-8): quote, backslash and control bytes escaped, so that the

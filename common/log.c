@@ -43,14 +43,15 @@ sa_log_init(const char *prog)
         min_level = SA_LOG_ERROR;
 }
 
-/* How much of buf (n > PIPE_BUF bytes of whole lines) to write at once: up to the end of the
- * last line that fits in PIPE_BUF. */
+/* How much of buf (n bytes of whole lines) to write at once: up to the end of the last line
+ * that fits in PIPE_BUF. */
 static size_t
 piece_of(const char *buf, size_t n)
 {
-    const char *end = memrchr(buf, '\n', n < PIPE_BUF ? n : PIPE_BUF);
+    size_t most = n < PIPE_BUF ? n : PIPE_BUF;
+    const char *end = memrchr(buf, '\n', most);
 
-    return end ? (size_t)(end - buf) + 1 : (n < PIPE_BUF ? n : PIPE_BUF);
+    return end ? (size_t)(end - buf) + 1 : most;
 }
 
 /* Writes buf in pieces of at most PIPE_BUF bytes that end at a line's end: a write that size
