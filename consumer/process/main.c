@@ -153,9 +153,12 @@ teardown(struct consumer *c)
     wheel_free(c->wheel);
     the_deliver = NULL; /* a second SIGTERM now wakes nothing freed */
     deliver_free(d);
-    sa_nats_close(c->n);
-    claimq_free(c->claimq); /* after the connection: no PubAck is sent any more */
+    /* before the connection: a publisher's context must end while its PubAck subscription is
+     * still open (nats.c 3.4 queues a timeout message for every publish with a deadline, and
+     * one queued on a subscription already closed is never freed) */
+    claimq_free(c->claimq);
     mover_free(c->mover);
+    sa_nats_close(c->n);
     sa_keyring_free(c->ring);
     signer_free(c->signer);
     limits_free(c->limits);

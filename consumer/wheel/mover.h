@@ -25,8 +25,9 @@ enum sa_code mover_send(struct mover *m, natsMsg **orig, const char *subject, co
  * is acked (they are redelivered after the ack wait). */
 int mover_wait(struct mover *m, int64_t timeout_ms);
 
-/* Frees the mover after its connection is closed; originals still waiting are left unacked
- * (JetStream redelivers them after the ack wait). Accepts NULL. */
+/* Frees the mover (after mover_wait and the puller's subscriptions are closed, before the
+ * connection); originals still waiting are left unacked (JetStream redelivers them after the
+ * ack wait). Accepts NULL. */
 void mover_free(struct mover *m);
 
 #endif
