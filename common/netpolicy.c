@@ -13,15 +13,23 @@
 
 #include "netpolicy.h"
 
-/* RFC 1918, loopback, CGNAT (RFC 6598) and ULA (RFC 4193). */
+/* The IANA special-purpose address registries (IPv4 and IPv6) are the reference: an entry
+ * not globally reachable is either here, an inside network (RFC 1918, loopback, CGNAT
+ * RFC 6598, ULA RFC 4193, IETF protocol assignments 192.0.0.0/24, benchmarking RFC 2544 and
+ * RFC 5180, local-use NAT64 RFC 8215, whose embedding depends on its length) ... */
 static const char private_nets[] =
-    "10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 127.0.0.0/8 ::1/128 100.64.0.0/10 fc00::/7";
+    "10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 127.0.0.0/8 ::1/128 100.64.0.0/10 fc00::/7 "
+    "192.0.0.0/24 198.18.0.0/15 2001:2::/48 64:ff9b:1::/48";
 
-/* Refused unless ALLOW names them: this network (0/8), link-local (where the AWS, GCP and
+/* ... or refused unless ALLOW names it: this network (0/8), link-local (where the AWS, GCP and
  * Azure metadata services answer), the Alibaba and AWS IPv6 metadata addresses, multicast,
- * broadcast and the unspecified IPv6 address. */
-static const char default_deny[] = "0.0.0.0/8 169.254.0.0/16 100.100.100.200/32 224.0.0.0/4 "
-                                   "255.255.255.255/32 fe80::/10 fd00:ec2::254/128 ff00::/8 ::/128";
+ * broadcast, reserved 240/4, the documentation ranges, discard-only 100::/64, Teredo
+ * (2001::/32, an obfuscated IPv4 inside), SRv6 SIDs and the unspecified IPv6 address. The
+ * translation prefixes that carry an IPv4 address are judged by that address (embedded_v4). */
+static const char default_deny[] =
+    "0.0.0.0/8 169.254.0.0/16 100.100.100.200/32 224.0.0.0/4 240.0.0.0/4 255.255.255.255/32 "
+    "192.0.2.0/24 198.51.100.0/24 203.0.113.0/24 fe80::/10 fd00:ec2::254/128 ff00::/8 ::/128 "
+    "100::/64 2001::/32 2001:db8::/32 3fff::/20 5f00::/16";
 
 struct net {
     uint8_t a[16];
@@ -176,10 +184,49 @@ sa_netpolicy_free(struct sa_netpolicy *p)
     free(p);
 }
 
+/* The IPv6 forms that reach an IPv4 address: NAT64's well-known prefix 64:ff9b::/96
+ * (RFC 6052), IPv4-compatible ::/96 (RFC 4291, not :: or ::1), SIIT's ::ffff:0:0:0/96
+ * (RFC 2765) and 6to4 2002::/16 (RFC 3056, the address in bytes 2-5). [64:ff9b::a9fe:a9fe]
+ * is 169.254.169.254 once a NAT64 gateway translates it. */
+static const struct embedding {
+    uint8_t prefix[12];
+    int bytes; /* of prefix to compare */
+    int at;    /* where the IPv4 address starts */
+} embeddings[] = {
+    {{0x00, 0x64, 0xff, 0x9b}, 12, 12},
+    {{0}, 12, 12},
+    {{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0}, 12, 12},
+    {{0x20, 0x02}, 2, 2},
+};
+
+/* 1 and the IPv4 address a carries (as ::ffff:a.b.c.d) in v4, or 0. */
+static int
+embedded_v4(const uint8_t a[16], uint8_t v4[16])
+{
+    static const uint8_t low[15] = {0};
+
+    for (size_t i = 0; i < sizeof(embeddings) / sizeof(*embeddings); i++) {
+        const struct embedding *e = &embeddings[i];
+        if (memcmp(a, e->prefix, (size_t)e->bytes) != 0)
+            continue;
+        if (i == 1 && !memcmp(a, low, sizeof(low)) && a[15] <= 1)
+            return 0; /* :: and ::1 are themselves */
+        map_v4(v4, a + e->at);
+        return 1;
+    }
+    return 0;
+}
+
 static int
 allows16(const struct sa_netpolicy *p, const uint8_t a[16])
 {
-    return list_has(&p->allow, a) || !list_has(&p->deny, a);
+    uint8_t v4[16];
+
+    if (list_has(&p->allow, a))
+        return 1;
+    if (list_has(&p->deny, a))
+        return 0;
+    return !embedded_v4(a, v4) || list_has(&p->allow, v4) || !list_has(&p->deny, v4);
 }
 
 int

@@ -1,6 +1,8 @@
 /* Which addresses a webhook may go to: SENDAT_WEBHOOK_ALLOW and SENDAT_WEBHOOK_DENY (CIDR
  * lists, the word `private`) over a built-in deny list of link-local, metadata, 0.0.0.0/8,
- * multicast and broadcast addresses. The consumer judges every resolved address before it
+ * multicast, broadcast, reserved and documentation addresses (after the IANA special-purpose
+ * registries). An IPv6 address that carries an IPv4 one (NAT64 64:ff9b::/96, 6to4 2002::/16,
+ * ::/96, ::ffff:0:0/96) is also judged as that IPv4 address. The consumer judges every resolved address before it
  * connects; the producer judges the literal addresses it can see in a URL. */
 #ifndef SA_NETPOLICY_H
 #define SA_NETPOLICY_H
@@ -9,7 +11,7 @@
 
 #include "err.h"
 
-/* Most entries one list may hold (the word `private` counts as 7). */
+/* Most entries one list may hold (the word `private` counts as 11). */
 #define SA_NETPOLICY_MAX 1024
 
 /* What a refused send's reason says: the same words for every address, so a dead letter or

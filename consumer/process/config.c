@@ -42,7 +42,9 @@ static const char usage[] =
     "  SENDAT_WEBHOOK_DENY        addresses webhooks may not reach: CIDR list, `private` = RFC "
     "1918,\n"
     "                             loopback, CGNAT, ULA (e.g. \"private\" for multi-tenant use);\n"
-    "                             link-local, metadata, 0.0.0.0/8 and multicast are refused too\n"
+    "                             link-local, metadata, 0.0.0.0/8, multicast, reserved and\n"
+    "                             documentation ranges are refused too; NAT64, 6to4 and other\n"
+    "                             IPv6 forms of an IPv4 address are judged as that address\n"
     "  SENDAT_WEBHOOK_ALLOW       CIDR list allowed although denied (wins over both lists)\n"
     ""; /* two strings: ISO C promises string literals of 4,095 characters, no more */
 static const char usage_smtp_on[] =

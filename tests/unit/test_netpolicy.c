@@ -38,22 +38,23 @@ policy(const char *allow, const char *deny)
 static void
 test_defaults(void **state)
 {
-    static const char *refused[] = {"169.254.169.254",
-                                    "fd00:ec2::254",
-                                    "100.100.100.200",
-                                    "0.0.0.0",
-                                    "0.1.2.3",
-                                    "224.0.0.1",
-                                    "239.255.255.250",
-                                    "255.255.255.255",
-                                    "fe80::1",
-                                    "ff02::1",
-                                    "::",
-                                    "::ffff:169.254.169.254",
-                                    "::ffff:0.0.0.0"};
-    static const char *allowed[] = {
-        "127.0.0.1", "::1",           "10.1.2.3",           "192.168.1.1",     "100.64.0.1",
-        "fd00::1",   "93.184.216.34", "2606:2800:220:1::1", "100.100.100.201", "169.255.0.1"};
+    static const char *refused[] = {
+        "169.254.169.254", "fd00:ec2::254", "100.100.100.200", "0.0.0.0", "0.1.2.3", "224.0.0.1",
+        "239.255.255.250", "255.255.255.255", "fe80::1", "ff02::1", "::", "::ffff:169.254.169.254",
+        "::ffff:0.0.0.0",
+        /* IPv4 inside IPv6 (NAT64, 6to4, compatible, SIIT) */
+        "64:ff9b::a9fe:a9fe", "64:ff9b::169.254.169.254", "2002:a9fe:a9fe::1", "::169.254.169.254",
+        "::ffff:0:169.254.169.254", "64:ff9b::e000:1",
+        /* the rest of the IANA registries' special addresses */
+        "240.0.0.1", "192.0.2.1", "198.51.100.7", "203.0.113.9", "100::1", "2001::1", "2001:db8::1",
+        "3fff::1", "5f00::1"};
+    static const char *allowed[] = {"127.0.0.1",          "::1",
+                                    "10.1.2.3",           "192.168.1.1",
+                                    "100.64.0.1",         "fd00::1",
+                                    "93.184.216.34",      "2606:2800:220:1::1",
+                                    "100.100.100.201",    "169.255.0.1",
+                                    "64:ff9b::5db8:d822", "2002:5db8:d822::1",
+                                    "::ffff:0:8.8.8.8",   "2001:4860::8888"};
     struct sa_netpolicy *p = policy(NULL, "");
 
     (void)state;
@@ -79,7 +80,17 @@ test_private_and_allow(void **state)
                                  "fc00::1",
                                  "fd12:3456::1",
                                  "::ffff:127.0.0.1",
-                                 "::ffff:10.9.8.7"};
+                                 "::ffff:10.9.8.7",
+                                 "64:ff9b::a00:1",
+                                 "64:ff9b::7f00:1",
+                                 "2002:c0a8:101::1",
+                                 "::10.0.0.1",
+                                 "::127.0.0.1",
+                                 "::ffff:0:192.168.0.1",
+                                 "64:ff9b:1::a00:1",
+                                 "192.0.0.9",
+                                 "198.18.0.1",
+                                 "2001:2::1"};
     static const char *public[] = {"172.32.0.1", "100.128.0.1", "11.0.0.1", "fe00::1", "8.8.8.8"};
     struct sa_netpolicy *p = policy(NULL, "private");
     struct sa_netpolicy *q = policy("127.0.0.1/32, 169.254.169.254", "private 8.8.8.0/24");
@@ -96,6 +107,9 @@ test_private_and_allow(void **state)
     assert_false(allows(q, "::1"));
     assert_false(allows(q, "8.8.8.8"));
     assert_true(allows(q, "8.8.9.8"));
+    assert_true(allows(q, "64:ff9b::7f00:1")); /* 127.0.0.1 by NAT64: allowed as itself */
+    assert_true(allows(q, "2002:a9fe:a9fe::"));
+    assert_false(allows(q, "64:ff9b::808:808"));
     sa_netpolicy_free(p);
     sa_netpolicy_free(q);
 }
@@ -141,6 +155,9 @@ test_literal_urls(void **state)
     assert_int_equal(sa_netpolicy_check_url(d, "http://100.100.100.200/", NULL), SA_EINVAL);
     assert_int_equal(sa_netpolicy_check_url(d, "http://[fe80::1%25eth0]/", NULL), SA_EINVAL);
     assert_int_equal(sa_netpolicy_check_url(d, "http://0x7f000001/", NULL), SA_OK);
+    assert_int_equal(sa_netpolicy_check_url(d, "http://[64:ff9b::a9fe:a9fe]/", NULL), SA_EINVAL);
+    assert_int_equal(sa_netpolicy_check_url(p, "http://[64:ff9b::a9fe:a9fe]/", NULL), SA_EINVAL);
+    assert_int_equal(sa_netpolicy_check_url(p, "http://[2002:7f00:1::]/", NULL), SA_EINVAL);
     for (size_t i = 0; i < sizeof(loopback) / sizeof(*loopback); i++)
         assert_int_equal(sa_netpolicy_check_url(p, loopback[i], NULL), SA_EINVAL);
     /* names are judged where they resolve, at connect time */
