@@ -222,11 +222,52 @@ sa_mailhdr_addresses(char **out, const char *name, char *const *list, size_t n, 
     return finish(&f, rc, out);
 }
 
+/* Length of the well-formed UTF-8 character at s that is not a C1 control, else 0. */
+static size_t
+utf8_char(const unsigned char *s)
+{
+    size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
+    uint32_t cp = s[0] & (0x3F >> (n - 1));
+
+    if (s[0] < 0xC2 || s[0] > 0xF4)
+        return 0; /* a continuation byte, an overlong lead, or past U+10FFFF */
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp <= 0x9F))
+        return 0;
+    return n;
+}
+
+int
+sa_mailhdr_value_ok(const char *v)
+{
+    const unsigned char *s = (const unsigned char *)v;
+    size_t n;
+
+    while (*s) {
+        if (*s == '\t' || (*s >= 0x20 && *s < 0x7F))
+            n = 1;
+        else if (*s < 0x80 || !(n = utf8_char(s)))
+            return 0;
+        s += n;
+    }
+    return 1;
+}
+
 enum sa_code
 sa_mailhdr_text(char **out, const char *name, const char *text, struct sa_err *err)
 {
     struct fold f = {0};
-    enum sa_code rc = begin(&f, name, err);
+    enum sa_code rc;
+
+    *out = NULL;
+    if (!sa_mailhdr_value_ok(text)) /* it goes out labelled UTF-8 */
+        return sa_fail(err, SA_EINVAL, "%s has a control byte or broken UTF-8", name);
+    rc = begin(&f, name, err);
 
     if (rc == SA_OK && (needs_encoding(text) || strlen(name) + 2 + longest_word(text) > LINE_HARD))
         rc = put_encoded(&f, text, err);

@@ -22,9 +22,15 @@ enum sa_code sa_mailhdr_addresses(char **out, const char *name, char *const *lis
 
 /* "Name: text" for unstructured text (Subject): as is when it is printable ASCII (folded at
  * its spaces), else as =?UTF-8?B?...?= words cut at character boundaries. Like
- * sa_mailhdr_addresses for *out and the codes. */
+ * sa_mailhdr_addresses for *out and the codes; text that is not
+ * sa_mailhdr_value_ok is SA_EINVAL. */
 enum sa_code sa_mailhdr_text(char **out, const char *name, const char *text,
                              struct sa_err *err) SA_MUST_CHECK;
+
+/* 1 if v is visible ASCII, space and tab, or well-formed UTF-8 without control characters
+ * (C0 but TAB, DEL, C1); else 0. What a header value (webhook headers, Subject) may hold:
+ * such bytes are refused, never sent. */
+int sa_mailhdr_value_ok(const char *v);
 
 /* "Sun, 22 Nov 2026 09:35:00 +0000". */
 int sa_mailhdr_date(char *out, size_t cap, int64_t ms);

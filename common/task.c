@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 #include <sodium.h>
 
+#include "mailhdr.h"
 #include "task.h"
 #include "timeparse.h"
 
@@ -54,44 +55,6 @@ is_tchar(char c)
            (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-/* Length of the well-formed UTF-8 character at s that is not a C1 control, else 0. */
-static size_t
-utf8_char(const unsigned char *s)
-{
-    size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
-    uint32_t cp = s[0] & (0x3F >> (n - 1));
-
-    if (s[0] < 0xC2 || s[0] > 0xF4)
-        return 0; /* a continuation byte, an overlong lead, or past U+10FFFF */
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp <= 0x9F))
-        return 0;
-    return n;
-}
-
-/* A header value is visible ASCII, space and tab, or well-formed UTF-8 sent as is (RFC 9110
- * obs-text); control bytes (C0, DEL, C1) and broken UTF-8 are refused, never sent. */
-static int
-value_ok(const char *v)
-{
-    const unsigned char *s = (const unsigned char *)v;
-    size_t n;
-
-    while (*s) {
-        if (*s == '\t' || (*s >= 0x20 && *s < 0x7F))
-            n = 1;
-        else if (*s < 0x80 || !(n = utf8_char(s)))
-            return 0;
-        s += n;
-    }
-    return 1;
-}
-
 static enum sa_code
 check_header(const char *name, const char *value, struct sa_err *err)
 {
@@ -111,7 +74,7 @@ check_header(const char *name, const char *value, struct sa_err *err)
             return sa_fail(err, SA_EINVAL, "header %s is set by sendat and cannot be given", name);
     if (strpbrk(value, "\r\n"))
         return sa_fail(err, SA_EINVAL, "header %.60s has CR or LF in its value", name);
-    if (!value_ok(value))
+    if (!sa_mailhdr_value_ok(value)) /* control bytes (C0, DEL, C1), broken UTF-8 */
         return sa_fail(err, SA_EINVAL,
                        "header %.60s has a control byte or broken UTF-8 in its value", name);
     if (n + strlen(value) + 2 > SA_HEADER_MAX)

@@ -149,6 +149,8 @@ check_field(enum sa_email_field f, const char *v, struct sa_err *err)
         return check_address(v, names[f], 0, err);
     if (f == SA_EMAIL_SUBJECT && strlen(v) > 998)
         return sa_fail(err, SA_EINVAL, "subject is longer than 998 bytes");
+    if (f == SA_EMAIL_SUBJECT && !sa_mailhdr_value_ok(v)) /* sent labelled UTF-8 */
+        return sa_fail(err, SA_EINVAL, "subject has a control byte or broken UTF-8");
     if (strlen(v) > SA_BODY_MAX)
         return sa_fail(err, SA_EINVAL, "%s is %zu bytes; the limit is %d", names[f], strlen(v),
                        SA_BODY_MAX);

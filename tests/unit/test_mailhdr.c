@@ -210,6 +210,38 @@ test_addresses(void **state)
     sa_task_free(t);
 }
 
+/* A subject goes out labelled UTF-8: control bytes and broken UTF-8 are refused by the
+ * producer with the field named (and by the builder the consumer uses), never sent. */
+static void
+test_subject_bytes(void **state)
+{
+    static const char *bad[] = {"a\x01"
+                                "b",
+                                "\x1b[2Jcleared",
+                                "nul\x7f",
+                                "latin1 caf\xe9",
+                                "c1 \xc2\x85",
+                                "overlong \xc0\xaf",
+                                "surrogate \xed\xa0\x80",
+                                "cut \xe2\x82",
+                                NULL};
+    struct sa_task *t = NULL;
+    char *field = NULL;
+
+    (void)state;
+    assert_int_equal(sa_task_new(&t, NULL), SA_OK);
+    for (int i = 0; bad[i]; i++) {
+        struct sa_err err = {0};
+        assert_int_equal(sa_task_set_email(t, SA_EMAIL_SUBJECT, bad[i], &err), SA_EINVAL);
+        assert_string_equal(err.msg, "subject has a control byte or broken UTF-8");
+        sa_err_clear(&err);
+        assert_int_equal(sa_mailhdr_text(&field, "Subject", bad[i], &err), SA_EINVAL);
+        assert_null(field);
+    }
+    assert_int_equal(sa_task_set_email(t, SA_EMAIL_SUBJECT, "회의 \tat 9 — ok", NULL), SA_OK);
+    sa_task_free(t);
+}
+
 static void
 test_webhook_header_values(void **state)
 {
@@ -244,7 +276,7 @@ main(void)
         cmocka_unit_test(test_fold_400_recipients),   cmocka_unit_test(test_fold_korean_subject),
         cmocka_unit_test(test_fold_ascii_subject),    cmocka_unit_test(test_field_cap),
         cmocka_unit_test(test_display_names),         cmocka_unit_test(test_addresses),
-        cmocka_unit_test(test_webhook_header_values),
+        cmocka_unit_test(test_webhook_header_values), cmocka_unit_test(test_subject_bytes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
