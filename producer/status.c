@@ -56,29 +56,46 @@ add_due(json_t *events, const char *id, const struct facts *f, const struct sa_c
     events_add(events, due, "due", fields);
 }
 
+/* The Sendat-Scheduled and Sendat-Moved headers are not sealed: anyone who may publish to
+ * the stream can write them. A time before sendat existed or after the copy was stored
+ * (more than a clock's skew) is not believed: 0, shown as no time, never as 1970. */
+#define TRUSTED_MIN_MS 1577836800000LL /* 2020-01-01 */
+#define SKEW_MS 60000
+
+static int64_t
+believable(int64_t at_ms, int64_t stored_ms)
+{
+    return at_ms >= TRUSTED_MIN_MS && (!stored_ms || at_ms <= stored_ms + SKEW_MS) ? at_ms : 0;
+}
+
 static void
 add_origin(json_t *events, int64_t scheduled, int moves, int64_t moved, int64_t slot)
 {
     if (scheduled)
         events_add(events, scheduled, "scheduled", NULL);
-    if (moves > 0)
+    if (moves > 0 && moved)
         events_add(events, moved, "moved",
                    json_pack("{s:i, s:I}", "moves", moves, "slot", (json_int_t)slot));
 }
 
 /* Where the task waits now, stamped with the time it began waiting there: after the last
- * event before it (its scheduling, its move, or the attempt that failed). */
+ * event before it (its scheduling, its move, or the attempt that failed). The copy's own
+ * stream time stands in for an unbelievable header: a copy never moved was stored when it
+ * was scheduled, a moved one when it was moved. */
 static void
 add_waiting(json_t *events, natsMsg *msg, int origin)
 {
+    int64_t stored = natsMsg_GetTime(msg) / 1000000, scheduled, moved;
+    int moves = (int)find_header_i64(msg, "Sendat-Moves");
     struct sa_place p;
 
     if (sa_layout_parse_subject(&p, natsMsg_GetSubject(msg), NULL) != SA_OK)
         return;
+    scheduled = believable(find_header_i64(msg, "Sendat-Scheduled"), stored);
+    moved = believable(find_header_i64(msg, "Sendat-Moved"), stored);
     if (origin)
-        add_origin(events, find_header_i64(msg, "Sendat-Scheduled"),
-                   (int)find_header_i64(msg, "Sendat-Moves"), find_header_i64(msg, "Sendat-Moved"),
-                   p.slot);
+        add_origin(events, scheduled || moves > 0 ? scheduled : believable(stored, 0), moves,
+                   moved ? moved : believable(stored, 0), p.slot);
     events_add(events, events_latest(events), "waiting",
                json_pack("{s:s, s:I}", "level", p.slot ? "slot" : "window", "from",
                          (json_int_t)(p.slot ? p.slot : p.window)));
@@ -123,8 +140,9 @@ claim_event(const struct sa_claim *c)
 static void
 add_claims(json_t *events, const struct sa_claim *list, size_t count, int origin)
 {
-    if (count > 0 && origin)
-        add_origin(events, list[0].scheduled_ms, list[0].moves, list[0].moved_ms, 0);
+    if (count > 0 && origin) /* the claim copied the headers: no later than the claim */
+        add_origin(events, believable(list[0].scheduled_ms, list[0].at_ms), list[0].moves,
+                   believable(list[0].moved_ms, list[0].at_ms), 0);
     for (size_t i = 0; i < count; i++)
         events_add(events, list[i].at_ms, claim_event(&list[i]), claim_fields(&list[i]));
 }

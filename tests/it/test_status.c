@@ -273,6 +273,44 @@ test_errors_name_no_library_location(void **state)
     assert_null(strstr(err, ".c:"));
 }
 
+/* The Sendat-Scheduled header is not sealed: a copy published with a forged one ("5", which
+ * read as 1970-01-01, or junk) shows the copy's stream time, never 1970. */
+static void
+test_forged_scheduled_header_is_not_believed(void **state)
+{
+    char id[SA_ID_MAX + 1], out[16384], filter[SA_SUBJECT_MAX], stream[32];
+    static const char *forged[] = {"5", "junk", "-1", "99999999999999"};
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    natsMsg *old = NULL, *copy = NULL;
+    jsDirectGetMsgOptions o;
+
+    (void)state;
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 120000, "/forged", id, sizeof(id)), 0);
+    assert_int_equal(natsd_connect(&nc, F.srv.url, NULL, NULL), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    sa_layout_stream(stream, sizeof(stream), 0);
+    sa_layout_id_filter(filter, sizeof(filter), 0, id);
+    jsDirectGetMsgOptions_Init(&o);
+    o.LastBySubject = filter;
+    assert_int_equal(js_DirectGetMsg(&old, js, stream, NULL, &o), NATS_OK);
+    for (size_t i = 0; i < sizeof(forged) / sizeof(*forged); i++) {
+        assert_int_equal(natsMsg_Create(&copy, natsMsg_GetSubject(old), NULL, natsMsg_GetData(old),
+                                        natsMsg_GetDataLength(old)),
+                         NATS_OK);
+        assert_int_equal(natsMsgHeader_Set(copy, "Sendat-Scheduled", forged[i]), NATS_OK);
+        assert_int_equal(js_PublishMsg(NULL, js, copy, NULL, NULL), NATS_OK);
+        natsMsg_Destroy(copy);
+        status_of(id, out, sizeof(out));
+        if (strstr(out, "1970") || strstr(out, "9999-") || strstr(out, "5138-"))
+            fail_msg("forged Sendat-Scheduled: %s believed:\n%s", forged[i], out);
+        assert_non_null(strstr(out, " scheduled")); /* at the copy's stream time */
+    }
+    natsMsg_Destroy(old);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
 static int
 setup(void **state)
 {
@@ -303,6 +341,7 @@ main(void)
         cmocka_unit_test(test_health_port_in_use_is_a_clear_error),
         cmocka_unit_test(test_dead_letter_shows_every_attempt),
         cmocka_unit_test(test_list_by_group_and_full),
+        cmocka_unit_test(test_forged_scheduled_header_is_not_believed),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), setup, teardown);
 }
