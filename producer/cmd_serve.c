@@ -23,17 +23,40 @@ static const char usage[] =
     "  SENDAT_API_INSECURE=1   allow plain HTTP on any address (behind a TLS proxy)\n"
     "  SENDAT_API_TOKENS_FILE  the tokens file (required; read again on SIGHUP)\n"
     "  SENDAT_API_THREADS      requests served at once (default 8)\n"
+    "  SENDAT_API_CLIENT_CONNECTIONS  connections one client address may hold (default 32)\n"
+    "  SENDAT_API_REQUEST_TIMEOUT     seconds a client has to send a complete request head,\n"
+    "                          from connecting or from its previous answer (default 10)\n"
+    "  SENDAT_API_RATE         requests a second one token may make, bursts of as many\n"
+    "                          (default 50; 0: no limit); more are answered 429\n"
+    "  SENDAT_API_TLS_PRIORITIES  GnuTLS priorities (default TLS 1.2 and later:\n"
+    "                          NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-VERS-SSL3.0)\n"
     "  SENDAT_KEY_FILE         the key ring tasks are sealed with (read again on SIGHUP)\n"
     "  SENDAT_NATS_URL and the NATS credentials, as for every command\n";
 
+/* The whole number in the variable name, def if unset, or -1 if it is not one in lo..hi. */
 static int
-threads_from_env(void)
+int_from_env(const char *name, int def, int lo, int hi)
 {
-    const char *v = getenv("SENDAT_API_THREADS");
+    const char *v = getenv(name);
     char *end = NULL;
-    long n = v && *v ? strtol(v, &end, 10) : 8;
+    long n = v && *v ? strtol(v, &end, 10) : def;
 
-    return (end && *end) || n < 1 || n > 256 ? -1 : (int)n;
+    return (end && *end) || n < lo || n > hi ? -1 : (int)n;
+}
+
+static int
+limits_from_env(struct serve_limits *lim)
+{
+    lim->per_client = int_from_env("SENDAT_API_CLIENT_CONNECTIONS", 32, 1, 1024);
+    lim->head_s = int_from_env("SENDAT_API_REQUEST_TIMEOUT", 10, 1, 3600);
+    lim->rate = int_from_env("SENDAT_API_RATE", 50, 0, 1000000);
+    if (lim->per_client < 0)
+        return cli_error(EXIT_USAGE, "serve: SENDAT_API_CLIENT_CONNECTIONS must be 1 to 1024");
+    if (lim->head_s < 0)
+        return cli_error(EXIT_USAGE, "serve: SENDAT_API_REQUEST_TIMEOUT must be 1 to 3600 s");
+    if (lim->rate < 0)
+        return cli_error(EXIT_USAGE, "serve: SENDAT_API_RATE must be 0 to 1000000");
+    return EXIT_OK;
 }
 
 static void
@@ -70,7 +93,7 @@ wait_for_signals(struct server *s, const struct cli *cli, const sigset_t *set)
 
 static int
 run(struct server *s, const struct cli *cli, const char *addr, int threads,
-    const struct serve_tls *tls)
+    const struct serve_tls *tls, const struct serve_limits *lim)
 {
     struct sa_err err = {0};
     sigset_t set;
@@ -82,7 +105,7 @@ run(struct server *s, const struct cli *cli, const char *addr, int threads,
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread starts: they inherit it */
     if (serve_reload_tokens(s, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "serve: %s", err.msg);
-    if (serve_start(s, addr, threads, tls, &err) != SA_OK)
+    if (serve_start(s, addr, threads, tls, lim, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "serve: %s", err.msg);
     sa_log(SA_LOG_INFO, "api_listening", "addr=%s port=%u tls=%s tokens=%zu", addr, serve_port(s),
            tls->cert ? "on" : "off", tokens_count(s->tokens));
@@ -124,10 +147,11 @@ int
 cmd_serve(int argc, char **argv)
 {
     struct serve_tls tls = {0};
+    struct serve_limits lim = {0};
     struct server s = {0};
     struct cli cli = {0};
     const char *addr = getenv("SENDAT_API_ADDR");
-    int threads = threads_from_env(), code;
+    int threads = int_from_env("SENDAT_API_THREADS", 8, 1, 256), code;
 
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
         return fputs(usage, stdout), EXIT_OK;
@@ -139,12 +163,14 @@ cmd_serve(int argc, char **argv)
                                      "`sendat token create --role producer`)");
     if (threads < 0)
         return cli_error(EXIT_USAGE, "serve: SENDAT_API_THREADS must be 1 to 256");
+    if (limits_from_env(&lim) != EXIT_OK)
+        return EXIT_USAGE;
     sa_log_init("sendat-serve");
     pthread_rwlock_init(&s.tokens_lock, NULL);
     pthread_rwlock_init(&s.ring_lock, NULL);
     if ((code = read_tls(&tls)) == EXIT_OK && (code = cli_keyring(&cli, &s.ring)) == EXIT_OK &&
         (code = cli_connect(&cli, &s.n)) == EXIT_OK)
-        code = run(&s, &cli, addr && *addr ? addr : "127.0.0.1:8090", threads, &tls);
+        code = run(&s, &cli, addr && *addr ? addr : "127.0.0.1:8090", threads, &tls, &lim);
     free_tls(&tls);
     cli_close(s.n);
     sa_keyring_free(s.ring);

@@ -14,7 +14,9 @@
 #include "tokens.h"
 
 #define SERVE_BODY_MAX (1024 * 1024)       /* one task: a 256 KiB body and its envelope */
-#define SERVE_BATCH_MAX (64 * 1024 * 1024) /* a batch: up to 64 MiB of NDJSON */
+#define SERVE_BATCH_MAX (64 * 1024 * 1024) /* a batch: up to 64 MiB of NDJSON, read as it comes */
+#define SERVE_SMALL_MAX (16 * 1024)        /* any other route: a replay's {"at"} at most */
+#define SERVE_HSTS "max-age=31536000"      /* sent on every answer over TLS */
 #define SERVE_PATH_PARTS 6
 
 struct server {
@@ -25,6 +27,15 @@ struct server {
     pthread_rwlock_t tokens_lock;
     const char *tokens_file;
     struct MHD_Daemon *d;
+    struct serve_guard *guard; /* request-head deadlines, rates per token (serve_guard.c) */
+    int tls;
+};
+
+/* What one client may take (issue 24.4), from the environment (cmd_serve.c). */
+struct serve_limits {
+    int per_client; /* connections from one address: SENDAT_API_CLIENT_CONNECTIONS */
+    int head_s;     /* seconds to a complete request head: SENDAT_API_REQUEST_TIMEOUT */
+    int rate;       /* requests a second per token, 0 no limit: SENDAT_API_RATE */
 };
 
 /* One request as the routes see it. */
@@ -40,6 +51,9 @@ struct request {
     char who[TOKEN_NAME_MAX + 1]; /* the token's name, for logs */
     int status;                   /* the answer, set by serve_reply / serve_fail */
     int console;                  /* outside /v1: the console file (serve_console.c), or -1 */
+    int retry_after_s;            /* a 429's Retry-After */
+    int64_t started_ms;           /* when its head was in, for the log */
+    struct serve_batch *batch;    /* POST /v1/batches: lines booked as they arrive */
     json_t *answer;
 };
 
@@ -59,8 +73,14 @@ int serve_need(struct request *r, enum token_role role);
 json_t *serve_error_object(int status, const struct sa_err *err);
 int serve_status_for(enum sa_code rc);
 
-/* serve_batch.c: POST /v1/batches. */
+/* serve_batch.c: POST /v1/batches, read line by line as the body arrives (a 64 MiB batch is
+ * never held whole). serve_batch_begin once the producer's token is checked (0 after an
+ * answer such as 503), serve_batch_feed for each piece of the body, serve_batch (the route)
+ * at its end; serve_batch_free (NULL allowed) with the request. */
+int serve_batch_begin(struct request *r);
+void serve_batch_feed(struct request *r, const char *data, size_t len);
 void serve_batch(struct request *r);
+void serve_batch_free(struct serve_batch *b);
 
 /* A query parameter of the request, or NULL. */
 const char *serve_query(struct request *r, const char *name);
@@ -75,11 +95,13 @@ struct serve_tls {
     char *cert, *key;
 };
 
-/* Starts listening on addr ("host:port" or ":port"), with TLS when tls holds a certificate.
+/* Starts listening on addr ("host:port" or ":port"), with TLS when tls holds a certificate
+ * (TLS 1.2 at least unless SENDAT_API_TLS_PRIORITIES says otherwise, and HSTS), within lim.
  * Plain HTTP on an address other than loopback is refused (SA_EINVAL) unless
  * SENDAT_API_INSECURE=1. */
 enum sa_code serve_start(struct server *s, const char *addr, int threads,
-                         const struct serve_tls *tls, struct sa_err *err) SA_MUST_CHECK;
+                         const struct serve_tls *tls, const struct serve_limits *lim,
+                         struct sa_err *err) SA_MUST_CHECK;
 /* The port listened on (after serve_start). */
 unsigned serve_port(const struct server *s);
 /* Stops listening and waits for requests in progress. */
@@ -107,7 +129,7 @@ void serve_openapi(struct request *r);
 /* serve_console.c: the console file a GET or HEAD of url asks for (an index), or -1; and its
  * answer (struct MHD_Connection *conn). */
 int serve_console_find(const char *method, const char *url);
-int serve_console_send(void *conn, int file); /* MHD_YES or MHD_NO */
+int serve_console_send(void *conn, int file, int hsts); /* MHD_YES or MHD_NO */
 /* serve_stats.c: GET /v1/stats. */
 void serve_stats(struct request *r);
 /* serve_tasklist.c: GET /v1/tasks?from=&to=[&limit=&cursor=]. */

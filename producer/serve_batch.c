@@ -2,10 +2,13 @@
  * The tasks go out with their PubAcks outstanding in bulk, as `sendat schedule --batch` does
  * (a round trip per line held a batch to a few thousand a second); a duplicate PubAck is read
  * back and compared (dupcheck.h) once every line is out, and a line whose publish failed gets
- * that error instead of its id. A series line is registered and published on its own. */
+ * that error instead of its id. A series line is registered and published on its own. Lines
+ * are booked as the body arrives: only the line under way is held, never the whole body. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sodium.h>
 
 #include "book.h"
 #include "dupcheck.h"
@@ -143,39 +146,111 @@ answer(struct request *r, json_t *results)
         json_pack("{s:I, s:I, s:o}", "scheduled", ok, "refused", refused, "results", results));
 }
 
+struct serve_batch {
+    struct publisher *pub;
+    json_t *results;
+    long line;
+    char *part; /* the line begun in an earlier piece of the body */
+    size_t part_len;
+};
+
+int
+serve_batch_begin(struct request *r)
+{
+    struct serve_batch *b = calloc(1, sizeof(*b));
+    struct sa_err err = {0};
+
+    if (!b)
+        return serve_fail(r, 503, NULL, "no memory for a batch");
+    r->batch = b;
+    if (publisher_new(&b->pub, r->s->n, IN_FLIGHT, &err) != SA_OK)
+        return serve_fail(r, 503, NULL, "%s", err.msg);
+    b->results = json_array();
+    return b->results ? 1 : serve_fail(r, 503, NULL, "no memory for a batch");
+}
+
+/* One complete line (NUL-terminated, its newline gone). */
+static void
+take_line(struct request *r, struct serve_batch *b, const char *text)
+{
+    if (r->status)
+        return;
+    if (++b->line > BATCH_LINES_MAX) {
+        serve_fail(r, 413, NULL, "a batch holds at most %d lines", BATCH_LINES_MAX);
+        return;
+    }
+    if (text[strspn(text, " \t\r")] != '\0')
+        json_array_append_new(b->results, one_line(r, b->pub, b->line, text));
+}
+
+/* Adds len bytes to the line held over; 0 after a 413 if one line passes SERVE_BODY_MAX. */
+static int
+hold(struct request *r, struct serve_batch *b, const char *data, size_t len)
+{
+    char *grown;
+
+    if (b->part_len + len > SERVE_BODY_MAX)
+        return serve_fail(r, 413, NULL, "line %ld is larger than %d bytes", b->line + 1,
+                          SERVE_BODY_MAX);
+    grown = realloc(b->part, b->part_len + len + 1);
+    if (!grown)
+        return serve_fail(r, 503, NULL, "no memory for a batch line");
+    b->part = grown;
+    memcpy(b->part + b->part_len, data, len);
+    b->part_len += len;
+    b->part[b->part_len] = '\0';
+    return 1;
+}
+
+void
+serve_batch_feed(struct request *r, const char *data, size_t len)
+{
+    struct serve_batch *b = r->batch;
+    const char *nl;
+
+    while (!r->status && len > 0 && (nl = memchr(data, '\n', len))) {
+        if (!hold(r, b, data, (size_t)(nl - data)))
+            return;
+        take_line(r, b, b->part);
+        sodium_memzero(b->part, b->part_len);
+        b->part_len = 0;
+        len -= (size_t)(nl - data) + 1;
+        data = nl + 1;
+    }
+    if (!r->status && len > 0)
+        hold(r, b, data, len);
+}
+
 void
 serve_batch(struct request *r)
 {
-    struct publisher *pub = NULL;
+    struct serve_batch *b = r->batch;
     struct sa_err err = {0};
-    json_t *results;
-    char *text = r->body, *nl;
-    long line = 0;
 
     if (!serve_need(r, TOKEN_PRODUCER))
         return;
-    if (publisher_new(&pub, r->s->n, IN_FLIGHT, &err) != SA_OK) {
-        serve_fail(r, 503, NULL, "%s", err.msg);
+    if (!b && !serve_batch_begin(r))
         return;
-    }
-    results = json_array();
-    for (; text && *text; text = nl ? nl + 1 : NULL) {
-        nl = strchr(text, '\n');
-        if (nl)
-            *nl = '\0';
-        if (++line > BATCH_LINES_MAX) {
-            serve_fail(r, 413, NULL, "a batch holds at most %d lines", BATCH_LINES_MAX);
-            break;
-        }
-        if (text[strspn(text, " \t\r")] != '\0')
-            json_array_append_new(results, one_line(r, pub, line, text));
-    }
-    if (!r->status && publisher_finish(pub, FINISH_MS, &err) != SA_OK)
+    b = r->batch;
+    if (b->part_len > 0) /* the last line, without a newline */
+        take_line(r, b, b->part);
+    if (!r->status && publisher_finish(b->pub, FINISH_MS, &err) != SA_OK)
         serve_fail(r, 503, NULL, "%s", err.msg);
     if (!r->status) {
-        settle(r, pub, results);
-        answer(r, json_incref(results));
+        settle(r, b->pub, b->results);
+        answer(r, json_incref(b->results));
     }
-    json_decref(results);
-    publisher_free(pub);
+}
+
+void
+serve_batch_free(struct serve_batch *b)
+{
+    if (!b)
+        return;
+    json_decref(b->results);
+    publisher_free(b->pub);
+    if (b->part)
+        sodium_memzero(b->part, b->part_len); /* recipients and bodies */
+    free(b->part);
+    free(b);
 }

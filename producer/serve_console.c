@@ -37,7 +37,7 @@ serve_console_find(const char *method, const char *url)
 }
 
 int
-serve_console_send(void *conn, int file)
+serve_console_send(void *conn, int file, int hsts)
 {
     const struct console_file *f = &files[file];
     struct MHD_Response *resp =
@@ -53,6 +53,8 @@ serve_console_send(void *conn, int file)
                             "base-uri 'none'; form-action 'self'");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    if (hsts)
+        MHD_add_response_header(resp, "Strict-Transport-Security", SERVE_HSTS);
     ok = MHD_queue_response(conn, MHD_HTTP_OK, resp);
     MHD_destroy_response(resp);
     return ok;

@@ -7,7 +7,6 @@
 
 #include "book.h"
 #include "cancel.h"
-#include "log.h"
 #include "serve.h"
 #include "status.h"
 #include "timeparse.h"
@@ -216,7 +215,4 @@ serve_route(struct request *r)
     else
         serve_fail(r, 404, NULL, "no such resource: %s /v1/%s%s", r->method,
                    r->n_parts ? r->parts[0] : "", r->n_parts > 1 ? "/..." : "");
-    if (r->status && r->status != 404 && r->status < 500)
-        sa_log(SA_LOG_INFO, "api", "method=%s route=%s status=%d token=%s", r->method,
-               r->n_parts ? r->parts[0] : "-", r->status, r->who);
 }

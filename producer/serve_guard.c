@@ -1,0 +1,229 @@
+/* Deadlines for request heads and a request rate per token for `sendat serve`. libmicrohttpd's
+ * idle timeout restarts at every byte, so a client sending a header line every 5 s held its
+ * connections for ever (1,100 of them kept the API unreachable past the 60 s timeout); here a
+ * head must be complete within its deadline from the connection's start, or from the previous
+ * answer on a kept-alive one. The reaper shuts a late connection's socket down and the daemon
+ * then closes it; it holds the lock that the close notification takes, so it never touches a
+ * descriptor already closed and reused. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "log.h"
+#include "serve_guard.h"
+#include "timeparse.h"
+#include "tokens.h"
+
+#define REAP_EVERY_MS 250
+#define BUCKETS 1024 /* tokens tracked at once; a full table admits (the file bounds them) */
+
+struct serve_guard_conn {
+    int fd;
+    int64_t deadline_ms; /* 0: none (a request is being served, or already reaped) */
+    struct serve_guard_conn *prev, *next;
+};
+
+struct bucket {
+    char name[TOKEN_NAME_MAX + 1];
+    double level; /* requests left */
+    int64_t at_ms;
+};
+
+struct serve_guard {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t reaper;
+    int stop, running;
+    int64_t head_ms;
+    int rate;
+    struct serve_guard_conn *conns;
+    struct bucket *buckets;
+};
+
+static void
+reap(struct serve_guard *g, int64_t now)
+{
+    long reaped = 0;
+
+    for (struct serve_guard_conn *c = g->conns; c; c = c->next)
+        if (c->deadline_ms && now > c->deadline_ms) {
+            shutdown(c->fd, SHUT_RDWR); /* the daemon sees the end and closes it */
+            c->deadline_ms = 0;
+            reaped++;
+        }
+    if (reaped)
+        sa_log(SA_LOG_WARN, "api_request_timeout", "connections=%ld head_ms=%lld", reaped,
+               (long long)g->head_ms);
+}
+
+static void *
+reaper_main(void *arg)
+{
+    struct serve_guard *g = arg;
+    struct timespec ts;
+
+    pthread_mutex_lock(&g->lock);
+    while (!g->stop) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += REAP_EVERY_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&g->wake, &g->lock, &ts);
+        reap(g, sa_now_ms());
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+enum sa_code
+serve_guard_new(struct serve_guard **out, int64_t head_ms, int rate, struct sa_err *err)
+{
+    struct serve_guard *g = calloc(1, sizeof(*g));
+
+    *out = NULL;
+    if (!g || !(g->buckets = calloc(BUCKETS, sizeof(*g->buckets)))) {
+        free(g);
+        return sa_fail(err, SA_ENOMEM, "no memory for the API's request guard");
+    }
+    g->head_ms = head_ms;
+    g->rate = rate;
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->wake, NULL);
+    if (pthread_create(&g->reaper, NULL, reaper_main, g) != 0) {
+        serve_guard_free(g);
+        return sa_fail(err, SA_ENOMEM, "cannot start the API's request guard");
+    }
+    g->running = 1; /* serve_guard_free joins it */
+    *out = g;
+    return SA_OK;
+}
+
+void
+serve_guard_free(struct serve_guard *g)
+{
+    if (!g)
+        return;
+    if (g->running) {
+        pthread_mutex_lock(&g->lock);
+        g->stop = 1;
+        pthread_cond_signal(&g->wake);
+        pthread_mutex_unlock(&g->lock);
+        pthread_join(g->reaper, NULL);
+    }
+    while (g->conns) {
+        struct serve_guard_conn *c = g->conns;
+        g->conns = c->next;
+        free(c);
+    }
+    pthread_cond_destroy(&g->wake);
+    pthread_mutex_destroy(&g->lock);
+    free(g->buckets);
+    free(g);
+}
+
+struct serve_guard_conn *
+serve_guard_opened(struct serve_guard *g, int fd)
+{
+    struct serve_guard_conn *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    c->fd = fd;
+    c->deadline_ms = sa_now_ms() + g->head_ms;
+    pthread_mutex_lock(&g->lock);
+    c->next = g->conns;
+    if (g->conns)
+        g->conns->prev = c;
+    g->conns = c;
+    pthread_mutex_unlock(&g->lock);
+    return c;
+}
+
+static void
+set_deadline(struct serve_guard *g, struct serve_guard_conn *c, int64_t at_ms)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&g->lock);
+    c->deadline_ms = at_ms;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void
+serve_guard_head_in(struct serve_guard *g, struct serve_guard_conn *c)
+{
+    set_deadline(g, c, 0);
+}
+
+void
+serve_guard_answered(struct serve_guard *g, struct serve_guard_conn *c)
+{
+    set_deadline(g, c, sa_now_ms() + g->head_ms);
+}
+
+void
+serve_guard_closed(struct serve_guard *g, struct serve_guard_conn *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&g->lock);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        g->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    pthread_mutex_unlock(&g->lock);
+    free(c);
+}
+
+/* name's bucket (found or claimed), or NULL when the table is full. */
+static struct bucket *
+bucket_of(struct serve_guard *g, const char *name)
+{
+    size_t h = 5381;
+
+    for (const char *p = name; *p; p++)
+        h = h * 33 + (unsigned char)*p;
+    for (size_t i = 0; i < BUCKETS; i++) {
+        struct bucket *b = &g->buckets[(h + i) % BUCKETS];
+        if (!b->name[0]) {
+            strncpy(b->name, name, sizeof(b->name) - 1);
+            b->level = g->rate;
+            b->at_ms = sa_now_ms();
+            return b;
+        }
+        if (!strcmp(b->name, name))
+            return b;
+    }
+    return NULL;
+}
+
+int
+serve_guard_admit(struct serve_guard *g, const char *name, int *retry_s)
+{
+    struct bucket *b;
+    int64_t now = sa_now_ms();
+    int ok = 1;
+
+    *retry_s = 0;
+    if (g->rate <= 0)
+        return 1;
+    pthread_mutex_lock(&g->lock);
+    if ((b = bucket_of(g, name))) {
+        b->level += (double)(now - b->at_ms) * g->rate / 1000.0;
+        if (b->level > g->rate)
+            b->level = g->rate;
+        b->at_ms = now;
+        if (b->level >= 1.0)
+            b->level -= 1.0;
+        else {
+            ok = 0;
+            *retry_s = 1;
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+    return ok;
+}

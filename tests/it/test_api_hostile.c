@@ -1,0 +1,441 @@
+/* `sendat serve` under hostile clients (issue 24.4): the token is checked from the head before
+ * a byte of the body is read, each route has its own ceiling, a batch is read line by line,
+ * one address holds a few connections and must finish a request head in time, a token has a
+ * request rate, TLS is 1.2 at least with HSTS, every answer is logged once, and a reader sees
+ * one class for every failed connection. Clients come from 127.0.0.1-3. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "api_client.h"
+#include "check.h"
+
+#define SLOW 12 /* connections one address opens against a cap of 4 */
+
+/* The port in base ("http://127.0.0.1:PORT/v1"). */
+static int
+api_port_of(void)
+{
+    return atoi(strrchr(base, ':') + 1);
+}
+
+/* A blocking TCP connection from src to 127.0.0.1:port, or -1. */
+static int
+dial(const char *src, int port)
+{
+    struct sockaddr_in from = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(s >= 0);
+    inet_pton(AF_INET, src, &from.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    to.sin_port = htons((uint16_t)port);
+    assert_int_equal(bind(s, (struct sockaddr *)&from, sizeof(from)), 0);
+    if (connect(s, (struct sockaddr *)&to, sizeof(to)) != 0) {
+        close(s);
+        return -1;
+    }
+    return s;
+}
+
+static int
+readable(int s, int ms)
+{
+    struct pollfd p = {.fd = s, .events = POLLIN};
+
+    return poll(&p, 1, (int)(ms * test_timeout_multiplier())) == 1;
+}
+
+/* Sends text and waits up to ms for an answer: its HTTP status, 0 for none, -1 if the server
+ * closed the connection without one. */
+static int
+exchange(int s, const char *text, int ms)
+{
+    char resp[512] = "";
+    int status = 0;
+    ssize_t n;
+
+    if (send(s, text, strlen(text), MSG_NOSIGNAL) < 0)
+        return -1;
+    if (!readable(s, ms))
+        return 0;
+    n = recv(s, resp, sizeof(resp) - 1, 0);
+    if (n <= 0)
+        return -1;
+    sscanf(resp, "HTTP/1.%*d %d", &status);
+    return status;
+}
+
+/* The status a head alone gets (the body never sent): the answer must come before it. */
+static int
+head_only(const char *method, const char *path, const char *token, long length)
+{
+    char req[512], auth[128] = "";
+    int s = dial("127.0.0.1", api_port_of()), status;
+
+    if (token)
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", token);
+    snprintf(req, sizeof(req),
+             "%s /v1%s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Type: application/json\r\n"
+             "Content-Length: %ld\r\n\r\n",
+             method, path, auth, length);
+    status = exchange(s, req, 5000);
+    close(s);
+    return status;
+}
+
+static void
+test_token_and_size_checked_before_the_body(void **state)
+{
+    (void)state;
+    assert_int_equal(head_only("POST", "/batches", NULL, 8L << 20), 401);
+    assert_int_equal(head_only("POST", "/batches", "sat_not_a_token", 8L << 20), 401);
+    assert_int_equal(head_only("POST", "/batches", reader, 8L << 20), 403);
+    assert_int_equal(head_only("POST", "/batches", producer, 65L << 20), 413);
+    assert_int_equal(head_only("POST", "/tasks", producer, 2L << 20), 413);
+    assert_int_equal(head_only("POST", "/dead-letters/x/replay", admin, 1L << 20), 413);
+}
+
+/* The peak resident size of the server, in KiB. */
+static long
+peak_kib(void)
+{
+    char path[64], *text, *at;
+    long kib = -1;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)api.pid);
+    text = proc_read_file(path);
+    if (text && (at = strstr(text, "VmHWM:")))
+        kib = atol(at + 6);
+    free(text);
+    return kib;
+}
+
+/* A 24 MiB batch of blank lines leaves the server's peak size almost where it was: only the
+ * line under way is held (the whole body was before). */
+static void
+test_batch_read_line_by_line(void **state)
+{
+    size_t size = 24u << 20;
+    char *body = malloc(size + 1);
+    long before = peak_kib(), after;
+    json_t *doc = NULL;
+
+    (void)state;
+    assert_non_null(body);
+    memset(body, ' ', size);
+    for (size_t i = 1023; i < size; i += 1024)
+        body[i] = '\n';
+    body[size] = '\0';
+    assert_true(before > 0);
+    assert_int_equal(call("POST", "/batches", producer, body, &doc), 200);
+    assert_int_equal(json_integer_value(json_object_get(doc, "scheduled")), 0);
+    assert_int_equal(json_integer_value(json_object_get(doc, "refused")), 0);
+    json_decref(doc);
+    free(body);
+    after = peak_kib();
+    if (after - before > 12 * 1024)
+        fail_msg("the server's peak grew by %ld KiB for a 24 MiB batch", after - before);
+    assert_int_equal(call("POST", "/batches", producer,
+                          "{\"at\":\"+1h\",\"webhook\":\"http://127.0.0.1:9/a\"}\n"
+                          "not json\n{\"at\":\"+1h\",\"webhook\":\"http://127.0.0.1:9/b\"}",
+                          &doc),
+                     200);
+    assert_int_equal(json_integer_value(json_object_get(doc, "scheduled")), 2);
+    assert_int_equal(json_integer_value(json_object_get(doc, "refused")), 1);
+    json_decref(doc);
+}
+
+/* Every answer is one line of the log with method, route, status, time and token name. */
+static void
+test_every_answer_logged_once(void **state)
+{
+    char *log;
+
+    (void)state;
+    assert_int_equal(call("GET", "/no-such-thing", reader, NULL, NULL), 404);
+    assert_int_equal(call("GET", "/whoami", NULL, NULL, NULL), 401);
+    assert_int_equal(call("GET", "/tasks/sat_unknown0000000000000", reader, NULL, NULL), 404);
+    log = proc_read_file(api.err_path);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "method=GET route=/v1/no-such-thing status=404 ms="));
+    assert_non_null(strstr(log, "method=GET route=/v1/whoami status=401 ms="));
+    assert_non_null(strstr(log, "route=/v1/tasks/{id} status=404"));
+    assert_null(strstr(log, "sat_unknown0000000000000")); /* ids are not logged */
+    free(log);
+    assert_int_equal(proc_count_lines(api.err_path, "route=/v1/whoami status=401"), 1);
+}
+
+/* A webhook to a closed port: the producer sees "connect failed", a reader one class. */
+static void
+test_reader_sees_one_failure_class(void **state)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    socklen_t len = sizeof(sin);
+    int closed = socket(AF_INET, SOCK_STREAM, 0); /* bound, never listening: refused */
+    char task[160], path[160], *text;
+    json_t *doc = NULL;
+    const char *id;
+
+    (void)state;
+    inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+    assert_int_equal(bind(closed, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(getsockname(closed, (struct sockaddr *)&sin, &len), 0);
+    snprintf(task, sizeof(task), "{\"at\":\"+1s\",\"webhook\":\"http://127.0.0.1:%d/x\"}",
+             ntohs(sin.sin_port));
+    assert_int_equal(call("POST", "/tasks", producer, task, &doc), 201);
+    id = json_string_value(json_object_get(doc, "id"));
+    snprintf(path, sizeof(path), "/tasks/%s", id);
+    assert_true(task_shows(id, "failed", 60000));
+    json_decref(doc);
+    assert_int_equal(call("GET", path, producer, NULL, &doc), 200);
+    text = json_dumps(doc, 0);
+    assert_non_null(strstr(text, "connect failed"));
+    free(text);
+    json_decref(doc);
+    assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+    text = json_dumps(doc, 0);
+    if (strstr(text, "connect failed") || !strstr(text, "\"delivery failed\""))
+        fail_msg("a reader sees: %s", text);
+    free(text);
+    json_decref(doc);
+    close(closed);
+}
+
+static int
+port_in_log(void *arg)
+{
+    char *log = proc_read_file(((struct proc *)arg)->err_path), *at;
+    int port = 0;
+
+    if (log && (at = strstr(log, "event=api_listening")) && (at = strstr(at, " port=")))
+        port = atoi(at + 6);
+    free(log);
+    return port;
+}
+
+/* Another `sendat serve` on a free port with extra settings; its port. */
+static int
+serve_with(struct proc *p, const char *name, const char *e1, const char *e2, const char *e3)
+{
+    char tokens_env[340], *argv[] = {(char *)fx_sendat_bin(), "serve", NULL};
+    char *env[] = {F.env_url,  F.env_key,  tokens_env, "SENDAT_API_ADDR=127.0.0.1:0",
+                   (char *)e1, (char *)e2, (char *)e3, NULL};
+
+    snprintf(tokens_env, sizeof(tokens_env), "SENDAT_API_TOKENS_FILE=%s",
+             getenv("SENDAT_API_TOKENS_FILE"));
+    assert_int_equal(proc_spawn(p, F.dir, name, argv, env), 0);
+    assert_true(wait_until(port_in_log, p, 30000));
+    return port_in_log(p);
+}
+
+/* Drips a header line into each open slow connection every 300 ms until the server has
+ * closed them all (1) or ms passed (0). */
+static int
+drip_until_closed(int *slow, int ms)
+{
+    int64_t end = test_now_ms() + (int64_t)(ms * test_timeout_multiplier());
+    int open = SLOW;
+    char c;
+
+    while (open > 0 && test_now_ms() < end) {
+        open = 0;
+        for (int i = 0; i < SLOW; i++) {
+            if (slow[i] < 0)
+                continue;
+            if (send(slow[i], "X-Drip: 1\r\n", 11, MSG_NOSIGNAL) < 0 ||
+                (readable(slow[i], 0) && recv(slow[i], &c, 1, MSG_DONTWAIT) <= 0)) {
+                close(slow[i]);
+                slow[i] = -1;
+            } else {
+                open++;
+            }
+        }
+        usleep(300000);
+    }
+    return open == 0;
+}
+
+/* One address holds 4 connections at most, and a head must be complete within 3 s however
+ * slowly it trickles in; another address is served all along. */
+static void
+test_connections_per_client_and_head_deadline(void **state)
+{
+    struct proc tight = {0};
+    int port = serve_with(&tight, "tight", "SENDAT_API_CLIENT_CONNECTIONS=4",
+                          "SENDAT_API_REQUEST_TIMEOUT=3", "SENDAT_API_RATE=5");
+    const char *get = "GET /v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    int slow[SLOW], s;
+
+    (void)state;
+    for (int i = 0; i < SLOW; i++) {
+        slow[i] = dial("127.0.0.2", port);
+        if (slow[i] >= 0 && send(slow[i], "GET /v1/whoami HTTP/1.1\r\n", 25, MSG_NOSIGNAL) < 0) {
+            close(slow[i]);
+            slow[i] = -1;
+        }
+    }
+    s = dial("127.0.0.2", port); /* a fifth from the same address: closed unanswered */
+    assert_true(s < 0 || exchange(s, get, 2000) == -1);
+    if (s >= 0)
+        close(s);
+    s = dial("127.0.0.3", port); /* another address: answered */
+    assert_int_equal(exchange(s, get, 5000), 401);
+    close(s);
+    assert_true(drip_until_closed(slow, 20000)); /* the idle timeout is 60 s */
+    s = dial("127.0.0.2", port);                 /* its slots are free again */
+    assert_int_equal(exchange(s, get, 5000), 401);
+    close(s);
+    assert_true(proc_count_lines(tight.err_path, "event=api_request_timeout") > 0);
+    proc_signal(&tight, SIGTERM);
+    assert_int_equal(proc_wait(&tight, 30000), 0);
+}
+
+static long
+whoami_as(int port, const char *token, long *retry_after)
+{
+    char url[128], auth[128];
+    struct curl_slist *h = NULL;
+    struct curl_header *ra = NULL;
+    long status = 0;
+    CURL *c = curl_easy_init();
+    FILE *sink = fopen("/dev/null", "w");
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/whoami", port);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+    h = curl_slist_append(h, auth);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (retry_after && curl_easy_header(c, "Retry-After", 0, CURLH_HEADER, -1, &ra) == CURLHE_OK)
+        *retry_after = atol(ra->value);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    fclose(sink);
+    return status;
+}
+
+/* SENDAT_API_RATE=5: a burst past five a second is answered 429 with Retry-After, for that
+ * token only, and the token is served again a moment later. */
+static void
+test_rate_per_token(void **state)
+{
+    struct proc tight = {0};
+    int port = serve_with(&tight, "rated", "SENDAT_API_RATE=5", NULL, NULL);
+    long retry = 0, limited = 0;
+
+    (void)state;
+    for (int i = 0; i < 30; i++)
+        limited += whoami_as(port, reader, &retry) == 429;
+    assert_true(limited > 0);
+    assert_true(retry >= 1);
+    assert_int_equal(whoami_as(port, producer, NULL), 200); /* another token: its own rate */
+    assert_true(wait_until_ms(test_now_ms() + 1500, 10000));
+    assert_int_equal(whoami_as(port, reader, NULL), 200);
+    proc_signal(&tight, SIGTERM);
+    assert_int_equal(proc_wait(&tight, 30000), 0);
+}
+
+static size_t
+find_hsts(char *line, size_t size, size_t n, void *arg)
+{
+    if (!strncasecmp(line, "Strict-Transport-Security: max-age=", 35))
+        *(int *)arg = 1;
+    return size * n;
+}
+
+/* An HTTPS request at TLS versions lo..hi (CURL_SSLVERSION_*): the curl code; *hsts set if
+ * the answer had Strict-Transport-Security. */
+static CURLcode
+https_get(int port, const char *cert, long lo, long hi, int *hsts)
+{
+    char url[128];
+    CURL *c = curl_easy_init();
+    FILE *sink = fopen("/dev/null", "w");
+    CURLcode cc;
+
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/v1/openapi.json", port);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CAINFO, cert);
+    curl_easy_setopt(c, CURLOPT_SSLVERSION, lo | hi);
+    curl_easy_setopt(c, CURLOPT_SSL_CIPHER_LIST, "DEFAULT:@SECLEVEL=0"); /* let 1.1 be tried */
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, find_hsts);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, hsts);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    cc = curl_easy_perform(c);
+    curl_easy_cleanup(c);
+    fclose(sink);
+    return cc;
+}
+
+/* TLS 1.0 and 1.1 are refused by default (SENDAT_API_TLS_PRIORITIES=NORMAL still lets this
+ * client use 1.1, so the refusal is the server's); 1.2 is served, with HSTS. */
+static void
+test_tls_12_at_least_and_hsts(void **state)
+{
+    char cmd[1024], cert[300], key[300], certenv[340], keyenv[340];
+    struct proc https = {0}, old = {0};
+    int port, hsts = 0;
+
+    (void)state;
+    snprintf(cert, sizeof(cert), "%s/hostile.crt", F.dir);
+    snprintf(key, sizeof(key), "%s/hostile.key", F.dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+             "-addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s >/dev/null 2>&1",
+             key, cert);
+    assert_int_equal(system(cmd), 0);
+    snprintf(certenv, sizeof(certenv), "SENDAT_API_TLS_CERT=%s", cert);
+    snprintf(keyenv, sizeof(keyenv), "SENDAT_API_TLS_KEY=%s", key);
+    port = serve_with(&old, "tls-old", certenv, keyenv, "SENDAT_API_TLS_PRIORITIES=NORMAL");
+    assert_int_equal(
+        https_get(port, cert, CURL_SSLVERSION_TLSv1_1, CURL_SSLVERSION_MAX_TLSv1_1, &hsts),
+        CURLE_OK); /* the client can speak 1.1 */
+    proc_signal(&old, SIGTERM);
+    assert_int_equal(proc_wait(&old, 30000), 0);
+    port = serve_with(&https, "tls", certenv, keyenv, NULL);
+    assert_int_not_equal(
+        https_get(port, cert, CURL_SSLVERSION_TLSv1_1, CURL_SSLVERSION_MAX_TLSv1_1, &hsts),
+        CURLE_OK);
+    assert_int_not_equal(
+        https_get(port, cert, CURL_SSLVERSION_TLSv1, CURL_SSLVERSION_MAX_TLSv1_0, &hsts), CURLE_OK);
+    hsts = 0;
+    assert_int_equal(
+        https_get(port, cert, CURL_SSLVERSION_TLSv1_2, CURL_SSLVERSION_MAX_DEFAULT, &hsts),
+        CURLE_OK);
+    assert_true(hsts);
+    proc_signal(&https, SIGTERM);
+    assert_int_equal(proc_wait(&https, 30000), 0);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_token_and_size_checked_before_the_body),
+        cmocka_unit_test(test_batch_read_line_by_line),
+        cmocka_unit_test(test_every_answer_logged_once),
+        cmocka_unit_test(test_reader_sees_one_failure_class),
+        cmocka_unit_test(test_connections_per_client_and_head_deadline),
+        cmocka_unit_test(test_rate_per_token),
+        cmocka_unit_test(test_tls_12_at_least_and_hsts),
+    };
+    return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);
+}
