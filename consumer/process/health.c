@@ -2,7 +2,9 @@
  * ready means the consumer started (the server came and the layout was read), NATS is connected
  * and the puller heard from the stream within 10 s. Metrics are read from atomic counters: the
  * endpoint never takes a lock the send path holds. Idle or greedy clients cannot starve the
- * probes: connections per client are capped and idle ones time out. */
+ * probes: connections per client are capped, idle ones time out, and past IDLE_KEEP open
+ * connections the oldest one that has asked nothing is shut to make room for a new one (40
+ * addresses holding 8 idle connections each, reopened every 8 s, failed every probe). */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "health.h"
 #include "listen.h"
@@ -23,13 +26,118 @@
  * IDLE_TIMEOUT_S. 1,030 idle connections once held the endpoint for as long as they stayed:
  * select() stopped at FD_SETSIZE, and nothing closed them. */
 #define PER_CLIENT_MAX 8
-#define CONNECTIONS_MAX 256
+#define CONNECTIONS_MAX 512 /* libmicrohttpd's hard cap: room above IDLE_KEEP for a burst */
+#define IDLE_KEEP 128       /* open connections kept before the oldest idle one is shut */
 #define IDLE_TIMEOUT_S 10
 
+/* One open connection, in the order they opened (a served one goes to the back again). */
+struct tracked {
+    int fd;
+    int busy; /* a request is being answered: never shut */
+    int shut; /* shut down, its close not yet seen */
+    struct tracked *prev, *next;
+};
+
+/* Touched only from the daemon's one thread (MHD_USE_AUTO_INTERNAL_THREAD, no pool). */
 struct health {
     struct MHD_Daemon *d;
     struct consumer *c;
+    struct tracked *head, *tail;
+    size_t live; /* open and not shut */
+    long evicted;
 };
+
+static void
+unlink_tracked(struct health *h, struct tracked *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        h->head = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    else
+        h->tail = t->prev;
+    t->prev = t->next = NULL;
+}
+
+static void
+append_tracked(struct health *h, struct tracked *t)
+{
+    t->prev = h->tail;
+    if (h->tail)
+        h->tail->next = t;
+    else
+        h->head = t;
+    h->tail = t;
+}
+
+/* Shuts the oldest idle connections down until IDLE_KEEP are left; the daemon sees the end
+ * of each and closes it (its descriptor is open until our close notification). */
+static void
+make_room(struct health *h)
+{
+    for (struct tracked *t = h->head; t && h->live > IDLE_KEEP; t = t->next)
+        if (!t->busy && !t->shut) {
+            shutdown(t->fd, SHUT_RDWR);
+            t->shut = 1;
+            h->live--;
+            h->evicted++;
+        }
+}
+
+static void
+on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+              enum MHD_ConnectionNotificationCode what)
+{
+    struct health *h = cls;
+    struct tracked *t = *socket_ctx;
+    const union MHD_ConnectionInfo *ci;
+
+    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci || !(t = calloc(1, sizeof(*t))))
+            return; /* untracked: still capped by the daemon's limits */
+        t->fd = ci->connect_fd;
+        append_tracked(h, t);
+        h->live++;
+        *socket_ctx = t;
+        make_room(h);
+        return;
+    }
+    if (!t)
+        return;
+    unlink_tracked(h, t);
+    if (!t->shut)
+        h->live--;
+    free(t);
+    *socket_ctx = NULL;
+}
+
+static struct tracked *
+tracked_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? ci->socket_context : NULL;
+}
+
+/* A request was answered: the connection is idle again, and the newest such. */
+static void
+on_done(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_RequestTerminationCode why)
+{
+    struct health *h = cls;
+    struct tracked *t = tracked_of(conn);
+
+    (void)ctx;
+    (void)why;
+    if (!t)
+        return;
+    t->busy = 0;
+    unlink_tracked(h, t);
+    append_tracked(h, t);
+}
 
 static int
 ready(struct consumer *c)
@@ -152,10 +260,14 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     struct health *h = cls;
     char *buf;
 
+    struct tracked *t = tracked_of(conn);
+
     (void)version;
     (void)data;
     (void)size;
     (void)state;
+    if (t)
+        t->busy = 1;
     if (strcmp(method, "GET") != 0)
         return reply(conn, 405, "text/plain", "GET only\n", MHD_RESPMEM_PERSISTENT);
     if (!strcmp(url, "/healthz"))
@@ -195,7 +307,8 @@ health_start(struct health **out, struct consumer *c, const char *addr, struct s
         MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
         (struct sockaddr *)&sin, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_CLIENT_MAX,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_END);
+        (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_NOTIFY_COMPLETED, on_done, h, MHD_OPTION_END);
     if (!h->d) { /* a consumer without its probes would be restarted or go unwatched */
         int e = errno;
         free(h);

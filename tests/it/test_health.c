@@ -1,7 +1,9 @@
 /* The health port under a flood of idle connections: 1,100 held open from one client (more
  * than select() can watch) must not keep /healthz and /readyz from answering another client
  * (a kubelet would restart the pod); that client's surplus is closed at once, and an idle
- * connection is closed after a while. The clients are loopback addresses 127.0.0.1-3. */
+ * connection is closed after a while. Nor may many clients with a few idle connections each:
+ * 40 addresses holding 8 each and reopening what is closed. The clients are loopback
+ * addresses 127.0.0.1-3 and 127.0.1.1-40. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -128,9 +130,61 @@ test_probes_answer_under_idle_flood(void **state)
     fx_stop(&F);
 }
 
+#define SPREAD_ADDRS 40
+#define SPREAD_EACH 8
+
+/* Dials again every connection of the spread the consumer has closed (as an attacker
+ * reopening every few seconds would). */
+static void
+reopen(int *spread)
+{
+    char src[32], c;
+
+    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++) {
+        struct pollfd p = {.fd = spread[i], .events = POLLIN};
+        if (poll(&p, 1, 0) == 1 && recv(spread[i], &c, 1, MSG_DONTWAIT) <= 0) {
+            close(spread[i]);
+            snprintf(src, sizeof(src), "127.0.1.%d", 1 + i / SPREAD_EACH);
+            spread[i] = dial(src);
+        }
+    }
+}
+
+static void
+test_probes_answer_under_many_idle_clients(void **state)
+{
+    static int spread[SPREAD_ADDRS * SPREAD_EACH];
+    char src[32];
+    int answered = 0;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(listening, NULL, 20000));
+    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++) {
+        snprintf(src, sizeof(src), "127.0.1.%d", 1 + i / SPREAD_EACH);
+        spread[i] = dial(src);
+    }
+    for (int round = 0; round < 10; round++) {
+        usleep(100000); /* the consumer takes in the spread */
+        answered += probe("127.0.0.2", "/healthz", 3000) == 200;
+        reopen(spread);
+    }
+    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++)
+        close(spread[i]);
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    fx_stop(&F);
+    if (answered < 10)
+        fail_msg("/healthz answered %d probes of 10 under %d idle connections", answered,
+                 SPREAD_ADDRS * SPREAD_EACH);
+}
+
 int
 main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_probes_answer_under_idle_flood)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_probes_answer_under_idle_flood),
+        cmocka_unit_test(test_probes_answer_under_many_idle_clients),
+    };
     return FX_RUN(tests);
 }
