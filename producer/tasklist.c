@@ -178,8 +178,8 @@ parse_cursor(const char *cursor, struct item *after, struct sa_err *err)
     if (!cursor || !*cursor)
         return SA_OK;
     after->due = strtoll(cursor, &end, 10);
-    if (end == cursor || *end != '.' || !sa_layout_id_valid(end + 1))
-        return sa_fail(err, SA_EINVAL, "cursor is not one this server gave");
+    if (end == cursor || *end != '.' || (end[1] && !sa_layout_id_valid(end + 1)))
+        return sa_fail(err, SA_EINVAL, "cursor is not one this server gave"); /* "T.": from T */
     snprintf(after->id, sizeof(after->id), "%s", end + 1);
     return SA_OK;
 }
