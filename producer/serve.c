@@ -390,6 +390,18 @@ on_done(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_RequestTerm
     *ctx = NULL;
 }
 
+/* The request line is in (libmicrohttpd's URI log): a head is under way. Returns the request's
+ * first context, NULL, so on_request sets it up. */
+static void *
+on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct server *s = cls;
+
+    (void)uri;
+    serve_guard_begun(s->guard, guard_conn(conn));
+    return NULL;
+}
+
 static void
 on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
               enum MHD_ConnectionNotificationCode what)
@@ -439,6 +451,7 @@ start_daemon(struct server *s, struct sockaddr_in *sin, int threads, const struc
         {MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S, NULL}, /* slow clients */
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_done, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_request_line, s},
         {tls->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, tls->cert},
         {tls->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, tls->key},
         {tls->cert ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END, 0,

@@ -22,6 +22,7 @@
 struct serve_guard_conn {
     int fd;
     int64_t deadline_ms; /* 0: none (a request is being served, or already reaped) */
+    int begun;           /* a request line came: a head under way, not an idle keep-alive */
     struct serve_guard_conn *prev, *next;
 };
 
@@ -45,17 +46,22 @@ struct serve_guard {
 static void
 reap(struct serve_guard *g, int64_t now)
 {
-    long reaped = 0;
+    long late = 0, idle = 0;
 
     for (struct serve_guard_conn *c = g->conns; c; c = c->next)
         if (c->deadline_ms && now > c->deadline_ms) {
             shutdown(c->fd, SHUT_RDWR); /* the daemon sees the end and closes it */
             c->deadline_ms = 0;
-            reaped++;
+            if (c->begun)
+                late++;
+            else
+                idle++;
         }
-    if (reaped)
-        sa_log(SA_LOG_WARN, "api_request_timeout", "connections=%ld head_ms=%lld", reaped,
+    if (late)
+        sa_log(SA_LOG_WARN, "api_request_timeout", "connections=%ld head_ms=%lld", late,
                (long long)g->head_ms);
+    if (idle)
+        sa_log(SA_LOG_DEBUG, "api_idle_closed", "connections=%ld", idle);
 }
 
 static void *
@@ -152,6 +158,16 @@ set_deadline(struct serve_guard *g, struct serve_guard_conn *c, int64_t at_ms)
 }
 
 void
+serve_guard_begun(struct serve_guard *g, struct serve_guard_conn *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&g->lock);
+    c->begun = 1;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void
 serve_guard_head_in(struct serve_guard *g, struct serve_guard_conn *c)
 {
     set_deadline(g, c, 0);
@@ -160,7 +176,12 @@ serve_guard_head_in(struct serve_guard *g, struct serve_guard_conn *c)
 void
 serve_guard_answered(struct serve_guard *g, struct serve_guard_conn *c)
 {
-    set_deadline(g, c, sa_now_ms() + g->head_ms);
+    if (!c)
+        return;
+    pthread_mutex_lock(&g->lock);
+    c->deadline_ms = sa_now_ms() + g->head_ms;
+    c->begun = 0;
+    pthread_mutex_unlock(&g->lock);
 }
 
 void

@@ -21,6 +21,9 @@ void serve_guard_free(struct serve_guard *g);
 
 /* A connection opened on fd: its deadline starts (NULL if no memory: it then has none). */
 struct serve_guard_conn *serve_guard_opened(struct serve_guard *g, int fd);
+/* Its request line arrived: a head is under way (a late one is logged as a warning; an idle
+ * kept-alive connection is closed quietly). */
+void serve_guard_begun(struct serve_guard *g, struct serve_guard_conn *c);
 /* Its request head arrived: no deadline while the request is served. */
 void serve_guard_head_in(struct serve_guard *g, struct serve_guard_conn *c);
 /* Its answer went out: the next request's head has the deadline again. */
