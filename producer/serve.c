@@ -16,7 +16,6 @@
 
 #include "listen.h"
 #include "log.h"
-#include "netpolicy.h"
 #include "serve.h"
 #include "serve_guard.h"
 #include "timeparse.h"
@@ -81,48 +80,6 @@ serve_query_number(struct request *r, const char *name, int64_t lo, int64_t hi, 
     return 1;
 }
 
-/* What a reader is told of a failed send: one class for every way a connection can fail
- * ("connect failed", "bad response", "HTTP 404" told a reader which internal ports are
- * open). The address policy's refusal and an expiry name nothing and stay. */
-static const char *
-reader_class(const char *text)
-{
-    static const char *const kept[] = {SA_NETPOLICY_REFUSED, "expired", NULL};
-
-    for (int i = 0; kept[i]; i++)
-        if (!strncmp(text, kept[i], strlen(kept[i])))
-            return text;
-    return "delivery failed";
-}
-
-/* Rewrites every string "error" and "reason" in doc (any depth) into its reader class;
- * "gave up after N attempts: " stays in front. */
-static void
-redact_for_reader(json_t *doc)
-{
-    const char *key, *text, *rest;
-    char buf[96];
-    json_t *v;
-    size_t i;
-    int n = 0;
-
-    if (json_is_array(doc))
-        json_array_foreach(doc, i, v) redact_for_reader(v);
-    if (!json_is_object(doc))
-        return;
-    json_object_foreach(doc, key, v)
-    {
-        if (!json_is_string(v) || (strcmp(key, "error") && strcmp(key, "reason"))) {
-            redact_for_reader(v);
-            continue;
-        }
-        text = json_string_value(v);
-        rest = sscanf(text, "gave up after %*d attempts: %n", &n) == 0 && n > 0 ? text + n : text;
-        snprintf(buf, sizeof(buf), "%.*s%s", (int)(rest - text), text, reader_class(rest));
-        json_string_set(v, buf);
-    }
-}
-
 static enum MHD_Result
 send_answer(struct MHD_Connection *conn, struct request *r)
 {
@@ -132,7 +89,7 @@ send_answer(struct MHD_Connection *conn, struct request *r)
     char retry[16];
 
     if (r->role == TOKEN_READER)
-        redact_for_reader(r->answer);
+        serve_redact_for_reader(r->answer);
     text = r->answer ? json_dumps(r->answer, JSON_COMPACT) : strdup("{}");
     if (!text)
         return MHD_NO;

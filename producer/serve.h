@@ -73,6 +73,10 @@ int serve_need(struct request *r, enum token_role role);
 json_t *serve_error_object(int status, const struct sa_err *err);
 int serve_status_for(enum sa_code rc);
 
+/* serve_routes.c: rewrites every string "error" and "reason" in doc into what a reader is
+ * told, one class ("delivery failed") for every failed connection. */
+void serve_redact_for_reader(json_t *doc);
+
 /* serve_batch.c: POST /v1/batches, read line by line as the body arrives (a 64 MiB batch is
  * never held whole). serve_batch_begin once the producer's token is checked (0 after an
  * answer such as 503), serve_batch_feed for each piece of the body, serve_batch (the route)

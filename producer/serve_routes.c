@@ -7,6 +7,7 @@
 
 #include "book.h"
 #include "cancel.h"
+#include "netpolicy.h"
 #include "serve.h"
 #include "status.h"
 #include "timeparse.h"
@@ -63,6 +64,48 @@ serve_error_object(int status, const struct sa_err *err)
     api_words(msg, sizeof(msg), err->msg);
     return json_pack("{s:i, s:s, s:o}", "status", status, "message", msg, "field",
                      field ? json_string(field) : json_null());
+}
+
+/* What a reader is told of a failed send: one class for every way a connection can fail
+ * ("connect failed", "bad response", "HTTP 404" told a reader which internal ports are
+ * open). The address policy's refusal and an expiry name nothing and stay. */
+static const char *
+reader_class(const char *text)
+{
+    static const char *const kept[] = {SA_NETPOLICY_REFUSED, "expired", NULL};
+
+    for (int i = 0; kept[i]; i++)
+        if (!strncmp(text, kept[i], strlen(kept[i])))
+            return text;
+    return "delivery failed";
+}
+
+/* Rewrites every string "error" and "reason" in doc (any depth) into its reader class;
+ * "gave up after N attempts: " stays in front. */
+void
+serve_redact_for_reader(json_t *doc)
+{
+    const char *key, *text, *rest;
+    char buf[96];
+    json_t *v;
+    size_t i;
+    int n = 0;
+
+    if (json_is_array(doc))
+        json_array_foreach(doc, i, v) serve_redact_for_reader(v);
+    if (!json_is_object(doc))
+        return;
+    json_object_foreach(doc, key, v)
+    {
+        if (!json_is_string(v) || (strcmp(key, "error") && strcmp(key, "reason"))) {
+            serve_redact_for_reader(v);
+            continue;
+        }
+        text = json_string_value(v);
+        rest = sscanf(text, "gave up after %*d attempts: %n", &n) == 0 && n > 0 ? text + n : text;
+        snprintf(buf, sizeof(buf), "%.*s%s", (int)(rest - text), text, reader_class(rest));
+        json_string_set(v, buf);
+    }
 }
 
 /* The HTTP status for a booking that failed: bad input 400; an id taken by other content, or
