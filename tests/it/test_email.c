@@ -214,6 +214,15 @@ test_refusals(void **state)
                      2);
     assert_non_null(strstr(err, "CR or LF"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
+                               "--email", "a@example.test", "--subject", "bell\a and \x1b[2J",
+                               "--text", "y", NULL),
+                     2); /* sent labelled UTF-8: control bytes and Latin-1 are refused */
+    assert_non_null(strstr(err, "subject has a control byte or broken UTF-8"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
+                               "--email", "a@example.test", "--subject", "caf\xe9", "--text", "y",
+                               NULL),
+                     2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
                                "--email", "a@example.test", "--text", "y", NULL),
                      2);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1h",
