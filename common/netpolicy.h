@@ -2,8 +2,9 @@
  * lists, the word `private`) over a built-in deny list of link-local, metadata, 0.0.0.0/8,
  * multicast, broadcast, reserved and documentation addresses (after the IANA special-purpose
  * registries). An IPv6 address that carries an IPv4 one (NAT64 64:ff9b::/96, 6to4 2002::/16,
- * ::/96, ::ffff:0:0/96) is also judged as that IPv4 address. The consumer judges every resolved address before it
- * connects; the producer judges the literal addresses it can see in a URL. */
+ * ::/96, ::ffff:0:0/96) is also judged as that IPv4 address. The consumer judges every
+ * resolved address before it connects; the producer judges the literal addresses it can see
+ * in a URL. */
 #ifndef SA_NETPOLICY_H
 #define SA_NETPOLICY_H
 
