@@ -13,15 +13,16 @@
 
 #include "netpolicy.h"
 
-/* The IANA special-purpose address registries (IPv4 and IPv6) are the reference: an entry
- * not globally reachable is either here, an inside network (RFC 1918, loopback, CGNAT
- * RFC 6598, ULA RFC 4193, IETF protocol assignments 192.0.0.0/24, benchmarking RFC 2544 and
- * RFC 5180, local-use NAT64 RFC 8215, whose embedding depends on its length) ... */
+/* The IANA special-purpose address registries (IPv4 and IPv6) are the reference: each entry
+ * not globally reachable is in one of the two lists below. `private` holds the inside
+ * networks: RFC 1918, loopback, CGNAT (RFC 6598), ULA (RFC 4193), the IETF protocol
+ * assignments 192.0.0.0/24, benchmarking (RFC 2544, RFC 5180) and local-use NAT64 (RFC 8215,
+ * whose IPv4 address sits where its prefix length puts it, so it is judged as a whole). */
 static const char private_nets[] =
     "10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 127.0.0.0/8 ::1/128 100.64.0.0/10 fc00::/7 "
     "192.0.0.0/24 198.18.0.0/15 2001:2::/48 64:ff9b:1::/48";
 
-/* ... or refused unless ALLOW names it: this network (0/8), link-local (where the AWS, GCP and
+/* Refused unless ALLOW names them: this network (0/8), link-local (where the AWS, GCP and
  * Azure metadata services answer), the Alibaba and AWS IPv6 metadata addresses, multicast,
  * broadcast, reserved 240/4, the documentation ranges, discard-only 100::/64, Teredo
  * (2001::/32, an obfuscated IPv4 inside), SRv6 SIDs and the unspecified IPv6 address. The
