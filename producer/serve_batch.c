@@ -151,7 +151,7 @@ struct serve_batch {
     json_t *results;
     long line;
     char *part; /* the line begun in an earlier piece of the body */
-    size_t part_len;
+    size_t part_len, part_cap;
 };
 
 int
@@ -192,10 +192,13 @@ hold(struct request *r, struct serve_batch *b, const char *data, size_t len)
     if (b->part_len + len > SERVE_BODY_MAX)
         return serve_fail(r, 413, NULL, "line %ld is larger than %d bytes", b->line + 1,
                           SERVE_BODY_MAX);
-    grown = realloc(b->part, b->part_len + len + 1);
-    if (!grown)
-        return serve_fail(r, 503, NULL, "no memory for a batch line");
-    b->part = grown;
+    if (b->part_len + len + 1 > b->part_cap) { /* grows to the longest line, then stays */
+        size_t cap = (b->part_len + len + 1) * 2;
+        if (!(grown = realloc(b->part, cap)))
+            return serve_fail(r, 503, NULL, "no memory for a batch line");
+        b->part = grown;
+        b->part_cap = cap;
+    }
     memcpy(b->part + b->part_len, data, len);
     b->part_len += len;
     b->part[b->part_len] = '\0';
@@ -250,7 +253,7 @@ serve_batch_free(struct serve_batch *b)
     json_decref(b->results);
     publisher_free(b->pub);
     if (b->part)
-        sodium_memzero(b->part, b->part_len); /* recipients and bodies */
+        sodium_memzero(b->part, b->part_cap); /* recipients and bodies */
     free(b->part);
     free(b);
 }
