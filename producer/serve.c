@@ -22,6 +22,7 @@
 
 #define IDLE_TIMEOUT_S 60
 #define CONNECTIONS_MAX 1024
+#define CONNECTIONS_KEPT 768 /* then the oldest waiting one makes room (serve_guard.c) */
 
 void
 serve_reply(struct request *r, int status, json_t *doc)
@@ -437,7 +438,8 @@ serve_start(struct server *s, const char *addr, int threads, const struct serve_
         return rc;
     if (tls->cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return sa_fail(err, SA_EINVAL, "this libmicrohttpd has no TLS: SENDAT_API_TLS_CERT");
-    if ((rc = serve_guard_new(&s->guard, (int64_t)lim->head_s * 1000, lim->rate, err)) != SA_OK)
+    if ((rc = serve_guard_new(&s->guard, (int64_t)lim->head_s * 1000, lim->rate, CONNECTIONS_KEPT,
+                              err)) != SA_OK)
         return rc;
     if (start_daemon(s, &sin, threads, tls, lim) != SA_OK) {
         serve_guard_free(s->guard);

@@ -23,6 +23,7 @@ struct serve_guard_conn {
     int fd;
     int64_t deadline_ms; /* 0: none (a request is being served, or already reaped) */
     int begun;           /* a request line came: a head under way, not an idle keep-alive */
+    int shut;            /* shut down by us, its close not seen yet */
     struct serve_guard_conn *prev, *next;
 };
 
@@ -39,7 +40,9 @@ struct serve_guard {
     int stop, running;
     int64_t head_ms;
     int rate;
-    struct serve_guard_conn *conns;
+    size_t keep, live; /* open connections kept before the oldest waiting one is shut */
+    long evicted;
+    struct serve_guard_conn *conns, *last; /* oldest first */
     struct bucket *buckets;
 };
 
@@ -49,9 +52,11 @@ reap(struct serve_guard *g, int64_t now)
     long late = 0, idle = 0;
 
     for (struct serve_guard_conn *c = g->conns; c; c = c->next)
-        if (c->deadline_ms && now > c->deadline_ms) {
+        if (c->deadline_ms && now > c->deadline_ms && !c->shut) {
             shutdown(c->fd, SHUT_RDWR); /* the daemon sees the end and closes it */
             c->deadline_ms = 0;
+            c->shut = 1;
+            g->live--;
             if (c->begun)
                 late++;
             else
@@ -84,7 +89,8 @@ reaper_main(void *arg)
 }
 
 enum sa_code
-serve_guard_new(struct serve_guard **out, int64_t head_ms, int rate, struct sa_err *err)
+serve_guard_new(struct serve_guard **out, int64_t head_ms, int rate, size_t keep,
+                struct sa_err *err)
 {
     struct serve_guard *g = calloc(1, sizeof(*g));
 
@@ -95,6 +101,7 @@ serve_guard_new(struct serve_guard **out, int64_t head_ms, int rate, struct sa_e
     }
     g->head_ms = head_ms;
     g->rate = rate;
+    g->keep = keep;
     pthread_mutex_init(&g->lock, NULL);
     pthread_cond_init(&g->wake, NULL);
     if (pthread_create(&g->reaper, NULL, reaper_main, g) != 0) {
@@ -129,6 +136,26 @@ serve_guard_free(struct serve_guard *g)
     free(g);
 }
 
+/* Past keep open connections, the oldest ones not being served (idle, or a head under way)
+ * are shut: per-address caps do not stop many addresses, and a new client, which asks at
+ * once, is then the newest and served. */
+static void
+make_room(struct serve_guard *g)
+{
+    long shut = 0;
+
+    for (struct serve_guard_conn *c = g->conns; c && g->live > g->keep; c = c->next)
+        if (c->deadline_ms && !c->shut) {
+            shutdown(c->fd, SHUT_RDWR);
+            c->deadline_ms = 0;
+            c->shut = 1;
+            g->live--;
+            shut++;
+        }
+    if (shut && (g->evicted += shut) % 1000 == shut) /* a line now and then, not per one */
+        sa_log(SA_LOG_WARN, "api_connections_full", "shut=%ld kept=%zu", g->evicted, g->keep);
+}
+
 struct serve_guard_conn *
 serve_guard_opened(struct serve_guard *g, int fd)
 {
@@ -139,10 +166,14 @@ serve_guard_opened(struct serve_guard *g, int fd)
     c->fd = fd;
     c->deadline_ms = sa_now_ms() + g->head_ms;
     pthread_mutex_lock(&g->lock);
-    c->next = g->conns;
-    if (g->conns)
-        g->conns->prev = c;
-    g->conns = c;
+    c->prev = g->last;
+    if (g->last)
+        g->last->next = c;
+    else
+        g->conns = c;
+    g->last = c;
+    g->live++;
+    make_room(g);
     pthread_mutex_unlock(&g->lock);
     return c;
 }
@@ -196,6 +227,10 @@ serve_guard_closed(struct serve_guard *g, struct serve_guard_conn *c)
         g->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    else
+        g->last = c->prev;
+    if (!c->shut)
+        g->live--;
     pthread_mutex_unlock(&g->lock);
     free(c);
 }

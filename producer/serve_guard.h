@@ -1,6 +1,7 @@
 /* What keeps one client of `sendat serve` from taking it from the others (issue 24.4): a
  * deadline for each request's head, enforced from a thread of its own, and a request rate per
- * token. Per-address connection caps are libmicrohttpd's (serve.c). */
+ * token, and room for a new client when many addresses hold connections. Per-address
+ * connection caps are libmicrohttpd's (serve.c). */
 #ifndef SERVE_GUARD_H
 #define SERVE_GUARD_H
 
@@ -12,9 +13,10 @@ struct serve_guard;
 struct serve_guard_conn; /* one connection's deadline, libmicrohttpd's socket context */
 
 /* Starts the reaper: a connection that has not sent a complete request head head_ms after it
- * opened (or after its previous answer) is shut down. rate: requests a second one token may
- * make (0: no limit), with a burst of as many. SA_ENOMEM, SA_EINVAL. */
-enum sa_code serve_guard_new(struct serve_guard **out, int64_t head_ms, int rate,
+ * opened (or after its previous answer) is shut down, and past keep open connections the
+ * oldest one not being served is. rate: requests a second one token may make (0: no limit),
+ * with a burst of as many. SA_ENOMEM. */
+enum sa_code serve_guard_new(struct serve_guard **out, int64_t head_ms, int rate, size_t keep,
                              struct sa_err *err) SA_MUST_CHECK;
 /* Stops the reaper and frees g (NULL allowed); call after the daemon stopped. */
 void serve_guard_free(struct serve_guard *g);

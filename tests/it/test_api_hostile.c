@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -360,6 +361,64 @@ test_connections_per_client_and_head_deadline(void **state)
     assert_int_equal(proc_wait(&tight, 30000), 0);
 }
 
+#define SPREAD_ADDRS 40
+#define SPREAD_EACH 28 /* 1,120 in all, under each address's cap of 32, over the 1,024 */
+
+/* A non-blocking connection from src to 127.0.0.1:port (its handshake may still be going). */
+static int
+dial_nb(const char *src, int port)
+{
+    struct sockaddr_in from = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+    assert_true(s >= 0);
+    inet_pton(AF_INET, src, &from.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    to.sin_port = htons((uint16_t)port);
+    assert_int_equal(bind(s, (struct sockaddr *)&from, sizeof(from)), 0);
+    if (connect(s, (struct sockaddr *)&to, sizeof(to)) != 0)
+        assert_int_equal(errno, EINPROGRESS);
+    return s;
+}
+
+/* Many addresses each under its cap holding idle connections past the server's 1,024: a new
+ * client is still served at once (the oldest waiting connections make room), not after the
+ * head deadline. */
+static void
+test_many_addresses_cannot_fill_the_api(void **state)
+{
+    static int spread[SPREAD_ADDRS * SPREAD_EACH];
+    struct proc wide = {0};
+    struct rlimit rl;
+    char src[32];
+    int port, s, answered = 0;
+
+    (void)state;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < SPREAD_ADDRS * SPREAD_EACH + 300)
+        skip(); /* this machine allows too few descriptors to stage it */
+    rl.rlim_cur = rl.rlim_max;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    port = serve_with(&wide, "wide", NULL, NULL, NULL); /* inherits the descriptor limit */
+    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++) {
+        snprintf(src, sizeof(src), "127.0.2.%d", 1 + i / SPREAD_EACH);
+        spread[i] = dial_nb(src, port);
+    }
+    usleep(500000); /* the server takes them in */
+    for (int i = 0; i < 3; i++) {
+        s = dial("127.0.0.3", port);
+        answered +=
+            s >= 0 && exchange(s, "GET /v1/whoami HTTP/1.1\r\nHost: x\r\n\r\n", 3000) == 401;
+        if (s >= 0)
+            close(s);
+    }
+    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++)
+        close(spread[i]);
+    proc_signal(&wide, SIGTERM);
+    assert_int_equal(proc_wait(&wide, 30000), 0);
+    assert_int_equal(answered, 3);
+}
+
 static long
 whoami_as(int port, const char *token, long *retry_after)
 {
@@ -491,6 +550,7 @@ main(void)
         cmocka_unit_test(test_reader_sees_one_failure_class),
         cmocka_unit_test(test_task_list_reads_a_bounded_part),
         cmocka_unit_test(test_connections_per_client_and_head_deadline),
+        cmocka_unit_test(test_many_addresses_cannot_fill_the_api),
         cmocka_unit_test(test_rate_per_token),
         cmocka_unit_test(test_tls_12_at_least_and_hsts),
     };
