@@ -254,8 +254,9 @@ log_answer(const struct request *r)
         return;
     route_name(r, route, sizeof(route));
     sa_log(status >= 500 ? SA_LOG_WARN : SA_LOG_INFO, "api",
-           "method=%s route=%s status=%d ms=%lld token=%s", r->method, route, status,
-           (long long)(sa_now_ms() - r->started_ms), r->who[0] ? r->who : "-");
+           "method=%s route=%s status=%d ms=%lld token=%s",
+           r->method[strspn(r->method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")] ? "other" : r->method, route,
+           status, (long long)(sa_now_ms() - r->started_ms), r->who[0] ? r->who : "-");
 }
 
 static struct serve_guard_conn *
