@@ -69,7 +69,7 @@ rawjs_pull(struct rawpull *sub, natsMsgList *list, long want, int batch)
     return rawpull_get(sub, list, want < batch ? (int)want : batch, 2000);
 }
 
-static void
+static _Noreturn void
 usage(void)
 {
     fputs("usage: sendat-rawjs bench --server URL --n N --size BYTES [--replicas R] [--batch B]\n"
@@ -134,6 +134,23 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
     }
 }
 
+typedef int rawjs_cmd_fn(const struct rawjs_opts *o);
+
+/* The command's function, or NULL for an unknown one (or info without --stream). */
+static rawjs_cmd_fn *
+pick(const char *cmd, const struct rawjs_opts *o)
+{
+    if (!strcmp(cmd, "bench"))
+        return rawjs_bench;
+    if (!strcmp(cmd, "fill"))
+        return rawjs_fill;
+    if (!strcmp(cmd, "info") && o->stream)
+        return rawjs_info;
+    if (!strcmp(cmd, "claims"))
+        return rawjs_claims;
+    return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -147,6 +164,7 @@ main(int argc, char **argv)
                            .msg_id = 1,
                            .url = "http://127.0.0.1:65535/x",
                            .data = "{}"};
+    rawjs_cmd_fn *run = NULL;
     int rc;
 
     if (argc < 2)
@@ -161,17 +179,11 @@ main(int argc, char **argv)
     if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.kv_n < 1 ||
         (o.pace_n > 0 && o.pace_seconds <= 0))
         usage();
+    run = pick(argv[1], &o);
+    if (!run)
+        usage(); /* before nats_Open: an unknown command starts nothing */
     nats_Open(-1);
-    if (!strcmp(argv[1], "bench"))
-        rc = rawjs_bench(&o);
-    else if (!strcmp(argv[1], "fill"))
-        rc = rawjs_fill(&o);
-    else if (!strcmp(argv[1], "info") && o.stream)
-        rc = rawjs_info(&o);
-    else if (!strcmp(argv[1], "claims"))
-        rc = rawjs_claims(&o);
-    else
-        usage();
+    rc = run(&o);
     nats_CloseAndWait(5000);
     return rc;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The style checks CI runs (issue 16): every .c and .h file git tracks is as the repo's
 # .clang-format writes it, and the tree builds with -Wpedantic -Werror (ISO C, no GNU
-# extensions). Exits non-zero if either fails. Builds into build-pedantic/.
+# extensions), and as users build it (issue 27): Release (-O3, where gcc and clang warn of
+# more) with gcc and with clang, -Werror on. Exits non-zero if any fails. Builds into
+# build-pedantic/, build-release-gcc/ and build-release-clang/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -13,11 +15,18 @@ if ! clang-format --dry-run -Werror "${files[@]}"; then
     status=1
 fi
 
-cmake -S . -B build-pedantic -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSENDAT_TESTS=ON \
-    -DSENDAT_PEDANTIC=ON >/dev/null
-if ! cmake --build build-pedantic -j"$jobs" >/dev/null; then
-    cmake --build build-pedantic -j1 2>&1 | grep -E 'error|warning' >&2 || true
-    echo "style: the -Wpedantic -Werror build fails" >&2
-    status=1
-fi
+build() { # folder, what it is, then CC= and cmake flags
+    local dir=$1 what=$2 cc=$3
+    shift 3
+    env "$cc" cmake -S . -B "$dir" -DSENDAT_TESTS=ON -DSENDAT_WERROR=ON "$@" >/dev/null
+    if ! cmake --build "$dir" -j"$jobs" >/dev/null; then
+        cmake --build "$dir" -j1 2>&1 | grep -E 'error|warning' >&2 || true
+        echo "style: the $what build fails" >&2
+        status=1
+    fi
+}
+build build-pedantic "-Wpedantic -Werror" CC="${CC:-cc}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSENDAT_PEDANTIC=ON
+build build-release-gcc "Release gcc" CC=gcc -DCMAKE_BUILD_TYPE=Release
+build build-release-clang "Release clang" CC=clang -DCMAKE_BUILD_TYPE=Release
 exit "$status"

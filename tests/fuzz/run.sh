@@ -22,7 +22,7 @@ targets=(envelope task batch time claim mail limits relay)
 [ -z "$only" ] || IFS=, read -r -a targets <<<"$only"
 
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSENDAT_TESTS=OFF \
-  -DSENDAT_FUZZ=ON >/dev/null
+  -DSENDAT_FUZZ=ON -DSENDAT_WERROR=ON >/dev/null
 cmake --build build-fuzz -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]/#/fuzz_}" >/dev/null
 scratch=$(mktemp -d /tmp/sendat-fuzz-XXXXXX)
 trap 'rm -rf "$scratch"' EXIT

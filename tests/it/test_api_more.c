@@ -163,7 +163,7 @@ all_pages(const char *first, const char *key, void (*check)(json_t *item), char 
     json_t *doc = NULL, *next, *item;
     size_t used = 0, i;
 
-    snprintf(path, sizeof(path), "%s", first);
+    assert_true(snprintf(path, sizeof(path), "%s", first) < (int)sizeof(path));
     out[0] = '\0';
     for (int pages = 0; pages < 50; pages++) {
         assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
@@ -179,7 +179,8 @@ all_pages(const char *first, const char *key, void (*check)(json_t *item), char 
             json_decref(doc);
             return;
         }
-        snprintf(path, sizeof(path), "%s&cursor=%s", first, json_string_value(next));
+        assert_true(snprintf(path, sizeof(path), "%s&cursor=%s", first, json_string_value(next)) <
+                    (int)sizeof(path));
         json_decref(doc);
     }
     fail_msg("the cursor never ended");

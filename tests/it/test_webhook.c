@@ -51,10 +51,10 @@ verify(const char *id, const char *ts, const char *body, size_t len, const char 
     int n = sprintf(msg, "%s.%s.", id, ts), ok = 0;
 
     memcpy(msg + n, body, len);
-    assert_int_equal(sodium_base642bin(key, sizeof(key), HMAC_SECRET + 6, strlen(HMAC_SECRET) - 6,
+    assert_int_equal(sodium_base642bin(key, sizeof(key), &HMAC_SECRET[6], strlen(HMAC_SECRET) - 6,
                                        NULL, &klen, NULL, sodium_base64_VARIANT_ORIGINAL),
                      0);
-    assert_int_equal(sodium_base642bin(seed, 32, ED_SEED + 5, strlen(ED_SEED) - 5, NULL, NULL, NULL,
+    assert_int_equal(sodium_base642bin(seed, 32, &ED_SEED[5], strlen(ED_SEED) - 5, NULL, NULL, NULL,
                                        sodium_base64_VARIANT_ORIGINAL),
                      0);
     crypto_sign_seed_keypair(pk, sk, seed);
