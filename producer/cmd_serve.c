@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "log.h"
 #include "schedule.h"
+#include "sdnotify.h"
 #include "serve.h"
 
 static const char usage[] =
@@ -109,7 +110,11 @@ run(struct server *s, const struct cli *cli, const char *addr, int threads,
         return cli_error(EXIT_USAGE, "serve: %s", err.msg);
     sa_log(SA_LOG_INFO, "api_listening", "addr=%s port=%u tls=%s tokens=%zu", addr, serve_port(s),
            tls->cert ? "on" : "off", tokens_count(s->tokens));
+    if (sa_sdnotify("READY=1", &err) != SA_OK) /* systemd's Type=notify */
+        sa_log(SA_LOG_WARN, "notify_failed", "error=\"%s\"", err.msg);
     wait_for_signals(s, cli, &set);
+    if (sa_sdnotify("STOPPING=1", &err) != SA_OK)
+        sa_log(SA_LOG_WARN, "notify_failed", "error=\"%s\"", err.msg);
     serve_stop(s);
     sa_log(SA_LOG_INFO, "stopped", "api=sendat-serve");
     return EXIT_OK;

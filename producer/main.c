@@ -6,6 +6,7 @@
 #include <sodium.h>
 
 #include "cli.h"
+#include "sa_version.h"
 #include "shutdown.h"
 
 static const char usage[] =
@@ -62,7 +63,7 @@ main(int argc, char **argv)
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        puts("sendat 0.1.0");
+        puts("sendat " SA_VERSION);
         return EXIT_OK;
     }
     /* libsodium's default generator makes a getrandom system call per draw: a third of the

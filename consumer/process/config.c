@@ -14,7 +14,7 @@
 #include "timeparse.h"
 
 static const char usage[] =
-    "usage: sendat-consumer [--help]\n"
+    "usage: sendat-consumer [--help | --version]\n"
     "A daemon: pulls due tasks from NATS JetStream and sends them. Configured by environment:\n"
     "  SENDAT_NATS_URL            server URL(s), comma-separated (default " SA_DEFAULT_URL ")\n"
     "  SENDAT_NATS_CREDS, SENDAT_NATS_NKEY, SENDAT_NATS_USER, SENDAT_NATS_PASSWORD,\n"

@@ -22,6 +22,8 @@
 #include "mover.h"
 #include "pull.h"
 #include "health.h"
+#include "sa_version.h"
+#include "sdnotify.h"
 #include "shutdown.h"
 #include "limits.h"
 #include "sign.h"
@@ -181,6 +183,17 @@ log_start_failed(struct consumer *c, const struct sa_err *err)
         sa_log(SA_LOG_ERROR, "start_failed", "error=\"%s\"", err->msg);
 }
 
+/* systemd's Type=notify (deploy/systemd): started (connected, the layout read, pulling); /readyz
+ * answers 200 from the first pull on. */
+static void
+notify_ready(void)
+{
+    struct sa_err err = {0};
+
+    if (sa_sdnotify("READY=1", &err) != SA_OK)
+        sa_log(SA_LOG_WARN, "notify_failed", "error=\"%s\"", err.msg);
+}
+
 static int
 run(struct consumer *c)
 {
@@ -219,6 +232,7 @@ run(struct consumer *c)
     atomic_store(&c->started, 1);
     sa_log(SA_LOG_INFO, "started", "consumer=%s claims_ttl_ms=%" PRId64 " shards=%d serving=%d",
            c->cfg.name, c->claims_ttl_ms, c->n->layout.shards, __builtin_popcountll(c->served));
+    notify_ready();
     deliver_run(the_deliver); /* returns once stopping and drained */
     sweep_stop(sweep);
     pull_join(&p);
@@ -239,6 +253,10 @@ main(int argc, char **argv)
 
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         config_usage();
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--version")) {
+        puts("sendat-consumer " SA_VERSION);
         return 0;
     }
     if (argc > 1) {
