@@ -23,7 +23,7 @@ PASSWORDS = {"SENDAT_ADMIN_PASSWORD": "a", "SENDAT_PRODUCER_PASSWORD": "p",
              "SENDAT_CONSUMER_PASSWORD": "c"}
 TEST_ONLY_PACKAGES = {"libcmocka-dev", "nats-server", "python3", "python3-aiosmtpd",
                       "python3-yaml", "python3-jsonschema", "curl", "git", "clang", "libclang-rt-14-dev", "clang-format",
-                      "chromium"}
+                      "chromium", "debhelper", "lintian", "debootstrap"}
 HTTP_PORT = 8080
 DRAIN_S = 20
 
