@@ -2,7 +2,9 @@
 # Installs what the tests need, builds sendat, runs the whole suite, then builds it again with
 # AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more, then each
 # libFuzzer target briefly (tests/fuzz/run.sh), then the style checks (tests/style.sh:
-# clang-format and a -Wpedantic -Werror build). Every phase always runs; the summary names
+# clang-format, a -Wpedantic -Werror build and Release builds with gcc and clang), then the
+# Debian package installed into a fresh Debian 12 root (tests/deploy/run.sh). Every build here
+# has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
 # each phase's result and the script fails if any failed. Test folders go to one temporary
 # folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1 keeps it, and its path is printed).
 set -uo pipefail
@@ -21,7 +23,7 @@ phase() { # build dir, cmake flags..., then -- and the environment for ctest
   local flags=()
   while [ "$1" != "--" ]; do flags+=("$1"); shift; done
   shift
-  cmake -S . -B "$dir" "${flags[@]}" -DSENDAT_TESTS=ON >/dev/null &&
+  cmake -S . -B "$dir" "${flags[@]}" -DSENDAT_TESTS=ON -DSENDAT_WERROR=ON >/dev/null &&
     cmake --build "$dir" -j"$jobs" &&
     (cd "$dir" && env "$@" ctest --output-on-failure -j"$jobs")
 }
@@ -38,7 +40,9 @@ bash tests/fuzz/run.sh # every libFuzzer target briefly from its seed corpus (do
 fuzz=$?
 bash tests/style.sh
 style=$?
+bash tests/deploy/run.sh # the .deb, lintian, and a fresh debootstrap root (docs/install.md)
+deploy=$?
 
 echo "tests/run.sh: plain phase $(result $plain), sanitizer phase $(result $san)," \
-  "fuzz phase $(result $fuzz), style phase $(result $style)"
-[ $plain = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ]
+  "fuzz phase $(result $fuzz), style phase $(result $style), deploy phase $(result $deploy)"
+[ $plain = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ]
