@@ -262,6 +262,26 @@ page=$(curl -fsS "http://127.0.0.1:$aport/") || page=
 say "sendat-serve started from the unit's lines: READY=1, /v1/whoami and the console answer"
 stop_unit sendat-serve.service "$serve"
 
+# -- an upgrade (the same package as version+1, repacked) keeps the key, the tokens, the
+# settings an operator changed, and the modes of /etc/sendat
+up=$work/up
+dpkg-deb -R "$deb" "$up"
+sed -i "s/^Version: .*/Version: $version+deploytest1/" "$up/DEBIAN/control"
+dpkg-deb --root-owner-group -b "$up" "$root/tmp/sendat_up.deb" >/dev/null
+echo "# changed by the operator" >>"$root/etc/sendat/consumer.env"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ./tmp/sendat_up.deb \
+  >>"$work/apt.log" 2>&1 || die "the upgrade to $version+deploytest1 failed"
+rm -f "$root/tmp/sendat_up.deb"
+[ "$(in_root dpkg-query -W -f '${Version}' sendat)" = "$version+deploytest1" ] ||
+  die "the upgrade did not install"
+[ "$(in_root stat -c '%U %a' /etc/sendat/key /etc/sendat/tokens | sort -u)" = "sendat 600" ] ||
+  die "the upgrade changed the key or the tokens"
+grep -q '^# changed by the operator$' "$root/etc/sendat/consumer.env" ||
+  die "the upgrade overwrote the operator's consumer.env"
+[ "$(in_root stat -c '%U:%G %a' /etc/sendat)" = "sendat:sendat 750" ] ||
+  die "after the upgrade /etc/sendat is $(in_root stat -c '%U:%G %a' /etc/sendat)"
+say "upgraded to $version+deploytest1: key, tokens, settings and modes kept"
+
 # -- remove keeps the key, purge leaves nothing
 in_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq sendat >>"$work/apt.log" 2>&1 ||
   die "apt-get remove sendat failed"
