@@ -26,7 +26,7 @@ static const char usage[] =
     "  serve      the HTTP API for applications that book and cancel sends\n"
     "  token      create a bearer token for `sendat serve`\n"
     "\n"
-    "`sendat <command> --help` lists a command's options.\n"
+    "`sendat <command> --help` lists a command's options; `sendat --version` the version.\n"
     "Environment: SENDAT_NATS_URL (default " SA_DEFAULT_URL "), SENDAT_KEY_FILE,\n"
     "SENDAT_NATS_CREDS, SENDAT_NATS_NKEY, SENDAT_NATS_USER, SENDAT_NATS_PASSWORD,\n"
     "SENDAT_NATS_TOKEN, SENDAT_NATS_CA, SENDAT_NATS_CERT, SENDAT_NATS_KEY,\n"

@@ -3,8 +3,8 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more, then each
 # libFuzzer target briefly (tests/fuzz/run.sh), then the style checks (tests/style.sh:
 # clang-format, a -Wpedantic -Werror build and Release builds with gcc and clang), then the
-# Debian package installed into a fresh Debian 12 root (tests/deploy/run.sh). Every build here
-# has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
+# Debian package installed into a fresh Debian 12 root (tests/deploy/run.sh). Every build but
+# the package's has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
 # each phase's result and the script fails if any failed. Test folders go to one temporary
 # folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1 keeps it, and its path is printed).
 set -uo pipefail
