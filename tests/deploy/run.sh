@@ -82,16 +82,18 @@ in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC
 snapshot() { # every path of the root but the ones apt, dpkg, logs and caches change anyway
   (cd "$root" && find . -xdev \( -path ./proc -o -path ./dev -o -path ./sys -o -path ./run \
     -o -path ./tmp -o -path ./var/lib/apt -o -path ./var/lib/dpkg -o -path ./var/cache \
-    -o -path ./var/log -o -path ./var/lib/systemd/deb-systemd-helper-enabled \) -prune -o -print) |
+    -o -path ./var/log \) -prune -o -print) |
     sort
 }
 in_root apt-get update -qq >"$work/apt.log" 2>&1 || die "apt-get update in the root failed"
 snapshot >"$work/before.txt"
+packages() { in_root dpkg-query -W -f '${db:Status-Status} ${Package}\n' | awk '$1 == "installed" { print $2 }' | sort; }
+packages >"$work/packages-before.txt"
 
 # -- install, then what the package set up
 cp "$deb" "$root/tmp/"
-in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-  "./tmp/$(basename "$deb")" >>"$work/apt.log" 2>&1 || {
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./tmp/$(basename "$deb")" \
+  >>"$work/apt.log" 2>&1 || {
   tail -30 "$work/apt.log" >&2
   die "apt-get install ./$(basename "$deb") failed"
 }
@@ -100,11 +102,11 @@ say "installed with apt-get install ./$(basename "$deb")"
 [ "$(in_root sendat --version)" = "sendat $version" ] || die "sendat --version is not $version"
 [ "$(in_root sendat-consumer --version)" = "sendat-consumer $version" ] ||
   die "sendat-consumer --version is not $version"
-in_root man -P cat sendat 2>/dev/null | grep -q 'schedule webhooks and emails' ||
-  die "man sendat shows no page"
-in_root man -P cat 8 sendat-consumer 2>/dev/null | grep -q 'SENDAT_DRAIN_TIMEOUT' ||
-  die "man 8 sendat-consumer shows no page"
-in_root getent passwd sendat | grep -q ':/usr/sbin/nologin$' || die "no system user sendat"
+page=$(in_root man -P cat sendat 2>/dev/null) || page=
+[[ $page == *'schedule webhooks and emails'* ]] || die "man sendat shows no page"
+page=$(in_root man -P cat 8 sendat-consumer 2>/dev/null) || page=
+[[ $page == *SENDAT_DRAIN_TIMEOUT* ]] || die "man 8 sendat-consumer shows no page"
+[[ $(in_root getent passwd sendat) == *:/usr/sbin/nologin ]] || die "no system user sendat"
 [ "$(in_root stat -c '%U:%G %a' /etc/sendat)" = "sendat:sendat 750" ] ||
   die "/etc/sendat is $(in_root stat -c '%U:%G %a' /etc/sendat), want sendat:sendat 750"
 [ "$(in_root stat -c '%U:%G %a' /etc/sendat/consumer.env)" = "root:sendat 640" ] ||
@@ -297,6 +299,15 @@ left=$(cd "$root" && find . -xdev \( -path ./proc -o -path ./dev -o -path ./sys 
 [ -z "$left" ] || die "purge left: $left"
 in_root getent passwd sendat >/dev/null && die "purge left the user sendat"
 in_root getent group sendat >/dev/null && die "purge left the group sendat"
+# what autoremove kept of the install's recommends (ca-certificates, openssl: other packages
+# of the root recommend them too) goes as well: the root is to be as before
+extra=$(packages | comm -13 "$work/packages-before.txt" -)
+if [ -n "$extra" ]; then
+  # shellcheck disable=SC2086
+  in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq --autoremove $extra \
+    >>"$work/apt.log" 2>&1 || die "apt-get purge $extra failed"
+  say "purged the recommends apt kept: $(echo $extra)"
+fi
 snapshot >"$work/after.txt"
 diff "$work/before.txt" "$work/after.txt" >"$work/left.diff" || {
   cat "$work/left.diff" >&2
