@@ -14,7 +14,6 @@
 # /var/cache/sendat-test), so a later run takes a few minutes at most. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repo=$PWD
 cache=${SENDAT_DEPLOY_CACHE:-/var/cache/sendat-test}
 mult=${SENDAT_TEST_TIMEOUT_MULTIPLIER:-1}
 say() { echo "deploy: $*"; }
@@ -203,7 +202,7 @@ start_unit() { # unit file name, instance, log file
     --regid="$user" --init-groups --no-new-privs env "${envs[@]}" NOTIFY_SOCKET="$notify" \
     "${exec_start[@]}" >"$3" 2>&1 &
   started=$!
-  pids+=($started)
+  pids+=("$started")
   wait_for "$work/notify.$started" 30 || {
     cat "$3" >&2
     die "$1 never sent READY=1"
