@@ -25,12 +25,14 @@ offered() { # the words offered for the command line "$@" (the last word being c
 
 commands=$("$sendat" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
 for cmd in $commands; do
-    offered sendat "" | grep -qx "$cmd" || { echo "completion: no command $cmd" >&2; fail=1; }
+    all=$(offered sendat "")
+    grep -qx -- "$cmd" <<<"$all" || { echo "completion: no command $cmd" >&2; fail=1; }
     first=()
     case $cmd in series | dlq) first=(list) ;; token) first=(create) ;; esac
-    for opt in $("$sendat" "$cmd" --help 2>&1 | grep -o -- '--[a-z][a-z-]*[a-z]' | sort -u); do
+    help=$("$sendat" "$cmd" --help 2>&1)
+    for opt in $(grep -o -- '--[a-z][a-z-]*[a-z]' <<<"$help" | sort -u); do
         [ "$opt" = --help ] && continue
-        offered sendat "$cmd" "${first[@]}" -- | grep -qx -- "$opt" ||
+        grep -qx -- "$opt" <<<"$(offered sendat "$cmd" "${first[@]}" --)" ||
             { echo "completion: sendat $cmd does not offer $opt" >&2; fail=1; }
     done
 done

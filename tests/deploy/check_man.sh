@@ -12,12 +12,13 @@ fail=0
 bad() { echo "man_pages: $*" >&2; fail=1; }
 vars() { grep -o 'SENDAT_[A-Z_]*[A-Z]' | sort -u; }
 plain() { sed 's/\\-/-/g' "$1"; } # the page with troff's \- as -
+text1=$(plain "$page1") # held whole: grep -q on a pipe would cut its writer short (SIGPIPE)
 
 while read -r cmd; do
-  plain "$page1" | grep -Eq "^\.BI? \"?$cmd( |\"|$)" || bad "sendat(1) has no section for '$cmd'"
+  grep -Eq "^\.BI? \"?$cmd( |\"|$)" <<<"$text1" || bad "sendat(1) has no section for '$cmd'"
 done < <("$sendat" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
 for v in $({ "$sendat" --help; "$sendat" serve --help; "$sendat" token --help; } 2>&1 | vars); do
-  plain "$page1" | grep -q "$v" || bad "sendat(1) does not name $v"
+  grep -q "$v" <<<"$text1" || bad "sendat(1) does not name $v"
 done
 diff <("$consumer" --help | vars) <(plain "$page8" | vars) >&2 ||
   bad "sendat-consumer(8) and sendat-consumer --help name different variables (< help, > man)"
