@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the tests need, builds sendat, runs the whole suite, then builds it again with
+# Installs what the tests need, builds sendat, runs the whole suite on Debian 12's nats-server
+# (2.9.10), then the integration tests again on the current server (fetched, pinned and checked
+# by deploy/nats/fetch-server.sh), then builds it again with
 # AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more, then each
 # libFuzzer target briefly (tests/fuzz/run.sh), then the style checks (tests/style.sh:
 # clang-format, a -Wpedantic -Werror build and Release builds with gcc and clang), then the
@@ -32,6 +34,11 @@ result() { [ "$1" = 0 ] && echo passed || echo "FAILED ($1)"; }
 
 phase build -DCMAKE_BUILD_TYPE=RelWithDebInfo -- # deploy/demo.sh builds here without tests
 plain=$?
+# the integration tests of the same build on the current server (they read NATS_SERVER)
+current=$(bash deploy/nats/fetch-server.sh) &&
+  echo "== integration tests on $("$current" --version)" &&
+  (cd build && NATS_SERVER=$current ctest --output-on-failure -j"$jobs" -R '^it_')
+cur=$?
 phase build-san -DCMAKE_BUILD_TYPE=Debug -DSENDAT_SANITIZE=address,undefined -- \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   SENDAT_TEST_TIMEOUT_MULTIPLIER=3
@@ -43,6 +50,7 @@ style=$?
 bash tests/deploy/run.sh # the .deb, lintian, and a fresh debootstrap root (docs/install.md)
 deploy=$?
 
-echo "tests/run.sh: plain phase $(result $plain), sanitizer phase $(result $san)," \
-  "fuzz phase $(result $fuzz), style phase $(result $style), deploy phase $(result $deploy)"
-[ $plain = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ]
+echo "tests/run.sh: plain phase $(result $plain), current server phase $(result $cur)," \
+  "sanitizer phase $(result $san), fuzz phase $(result $fuzz), style phase $(result $style)," \
+  "deploy phase $(result $deploy)"
+[ $plain = 0 ] && [ $cur = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ]
