@@ -14,6 +14,12 @@
  *   sendat-rawjs info   --server URL --stream NAME messages, bytes, subjects of a stream
  *   sendat-rawjs claims --server URL [--dump FILE] moves and lateness from the claim records
  *                                                 (FILE: "<id> <moves> <lateness> <consumer>")
+ *   sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]
+ *                       [--replicas R] [--sink URL [--inflight K] [--wait-seconds S]]
+ *                       N schedules of the server's own scheduler (ADR-51) due from MS on,
+ *                       spread over --spread-ms; with --sink, what fires is pulled, POSTed and
+ *                       acked; without, the schedules are left waiting in the stream NATIVE.
+ *                       Exit 3 (and "supported":false) on a server without schedules.
  *
  * Every command prints one JSON object on stdout; progress goes to stderr. This file reads the
  * flags and runs the command: bench and fill are in rawbench.c, the others in rawtools.c. */
@@ -72,15 +78,19 @@ rawjs_pull(struct rawpull *sub, natsMsgList *list, long want, int batch)
 static _Noreturn void
 usage(void)
 {
-    fputs("usage: sendat-rawjs bench --server URL --n N --size BYTES [--replicas R] [--batch B]\n"
-          "                          [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]\n"
-          "                          [--sink URL [--inflight K]]\n"
-          "                          [--pace-n P --pace-seconds S]\n"
-          "       sendat-rawjs sealed --url URL --data TEXT\n"
-          "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
-          "       sendat-rawjs info --server URL --stream NAME\n"
-          "       sendat-rawjs claims --server URL [--dump FILE]\n",
-          stderr);
+    fputs(
+        "usage: sendat-rawjs bench --server URL --n N --size BYTES [--replicas R] [--batch B]\n"
+        "                          [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]\n"
+        "                          [--sink URL [--inflight K]]\n"
+        "                          [--pace-n P --pace-seconds S]\n"
+        "       sendat-rawjs sealed --url URL --data TEXT\n"
+        "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
+        "       sendat-rawjs info --server URL --stream NAME\n"
+        "       sendat-rawjs claims --server URL [--dump FILE]\n"
+        "       sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]\n"
+        "                           [--replicas R] [--sink URL [--inflight K]]\n"
+        "                           [--wait-seconds S]\n",
+        stderr);
     exit(2);
 }
 
@@ -127,6 +137,12 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->msg_id = atol(v);
         else if (!strcmp(k, "--subjects"))
             o->subjects = atol(v);
+        else if (!strcmp(k, "--due-ms"))
+            o->due_ms = atoll(v);
+        else if (!strcmp(k, "--spread-ms"))
+            o->spread_ms = atoll(v);
+        else if (!strcmp(k, "--wait-seconds"))
+            o->wait_seconds = atof(v);
         else if (!strcmp(k, "--sync-seconds"))
             o->sync_seconds = atof(v);
         else
@@ -148,6 +164,8 @@ pick(const char *cmd, const struct rawjs_opts *o)
         return rawjs_info;
     if (!strcmp(cmd, "claims"))
         return rawjs_claims;
+    if (!strcmp(cmd, "native") && o->due_ms > 0 && o->spread_ms >= 0)
+        return rawjs_native;
     return NULL;
 }
 
@@ -162,6 +180,7 @@ main(int argc, char **argv)
                            .inflight = 256,
                            .sync_seconds = 5,
                            .msg_id = 1,
+                           .wait_seconds = 60,
                            .url = "http://127.0.0.1:65535/x",
                            .data = "{}"};
     rawjs_cmd_fn *run = NULL;

@@ -2,6 +2,8 @@
 #ifndef RAWJS_H
 #define RAWJS_H
 
+#include <stdint.h>
+
 #include <nats/nats.h>
 
 struct rawpull;
@@ -13,6 +15,8 @@ struct rawjs_opts {
     long pace_n;
     int size, replicas, batch, inflight;
     double sync_seconds, pace_seconds;
+    int64_t due_ms, spread_ms; /* native: the first schedule's time, and the span of the rest */
+    double wait_seconds;       /* native: how long after the last due time deliveries may come */
 };
 
 /* Says what failed and exits 1. */
@@ -29,5 +33,7 @@ int rawjs_fill(const struct rawjs_opts *o);
 int rawjs_sealed(const struct rawjs_opts *o);
 int rawjs_info(const struct rawjs_opts *o);
 int rawjs_claims(const struct rawjs_opts *o);
+/* rawnative.c: the server's own scheduler; exits 3 on a server without it. */
+int rawjs_native(const struct rawjs_opts *o);
 
 #endif

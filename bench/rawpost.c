@@ -1,5 +1,6 @@
 /* See rawpost.h. One thread: pulls a batch whenever half the requests allowed are free,
  * drives a curl multi handle in between, acks each message when its request ends. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -12,7 +13,8 @@
 struct post {
     CURL *e;
     natsMsg *m;
-    struct post *next; /* in the pool of idle requests */
+    struct curl_slist *own_hdrs; /* with its webhook-id, when the run names one */
+    struct post *next;           /* in the pool of idle requests */
 };
 
 static struct curl_slist *hdrs;
@@ -52,16 +54,36 @@ new_post(const char *url)
     return p;
 }
 
+/* The shared headers, and the message's id_header as webhook-id; NULL without one. */
+static struct curl_slist *
+id_headers(natsMsg *m, const char *id_header)
+{
+    const char *id = NULL;
+    char line[128];
+    struct curl_slist *l;
+
+    if (natsMsgHeader_Get(m, id_header, &id) != NATS_OK || !id)
+        return NULL;
+    snprintf(line, sizeof(line), "webhook-id: %s", id);
+    l = curl_slist_append(NULL, "content-type: application/octet-stream");
+    return l ? curl_slist_append(l, line) : NULL;
+}
+
 static int
-start_post(CURLM *multi, const char *url, natsMsg *m)
+start_post(CURLM *multi, const struct rawpost_run *run, natsMsg *m)
 {
     struct post *p = idle;
 
     if (p)
         idle = p->next;
-    else if (!(p = new_post(url)))
+    else if (!(p = new_post(run->url)))
         return -1;
     p->m = m;
+    if (run->id_header) {
+        curl_slist_free_all(p->own_hdrs);
+        p->own_hdrs = id_headers(m, run->id_header);
+        curl_easy_setopt(p->e, CURLOPT_HTTPHEADER, p->own_hdrs ? p->own_hdrs : hdrs);
+    }
     curl_easy_setopt(p->e, CURLOPT_POSTFIELDS, natsMsg_GetData(m));
     curl_easy_setopt(p->e, CURLOPT_POSTFIELDSIZE, (long)natsMsg_GetDataLength(m));
     if (curl_multi_add_handle(multi, p->e) == CURLM_OK)
@@ -126,7 +148,7 @@ start_due(CURLM *multi, const struct rawpost_run *run, natsMsgList *held, int *n
     int started = 0;
 
     while (*next < held->Count && rawpost_now_s() >= due_at(run, t0, first_index + *next)) {
-        if (start_post(multi, run->url, held->Msgs[*next]) == 0) {
+        if (start_post(multi, run, held->Msgs[*next]) == 0) {
             held->Msgs[*next] = NULL; /* the request owns it now */
             started++;
         }
@@ -167,7 +189,7 @@ rawpost_consume(struct rawpull *sub, const struct rawpost_run *run, double *secs
             first_index = pulled;
             fetch(sub, &held, run->n - pulled, run->batch, flying > 0);
             next = 0;
-            empty = held.Count || flying ? 0 : empty + 1;
+            empty = held.Count || flying || (run->wait_first && !pulled) ? 0 : empty + 1;
             pulled += held.Count;
         }
         flying += start_due(multi, run, &held, &next, t0, first_index);
@@ -181,6 +203,7 @@ rawpost_consume(struct rawpull *sub, const struct rawpost_run *run, double *secs
     for (struct post *p; (p = idle);) {
         idle = p->next;
         curl_easy_cleanup(p->e);
+        curl_slist_free_all(p->own_hdrs);
         free(p);
     }
     curl_slist_free_all(hdrs);

@@ -19,6 +19,11 @@ struct rawpost_run {
     int batch, inflight;
     const char *url;
     double max_secs, pace_s;
+    /* Set: each POST carries this header of its message as its webhook-id (the sink's record). */
+    const char *id_header;
+    /* Set: the level stays empty until its first message (due later); until then only max_secs
+     * ends the wait. */
+    int wait_first;
 };
 
 /* Pulls up to run->n messages through sub (rawpull.h) (stops after max_secs or when the level
