@@ -5,6 +5,9 @@
   analyze.py lateness ARRIVALS N         lateness of each task from the sink's records
   analyze.py report WORK RESULTS_DIR     merges WORK/facts/*.kv, prints the table, writes JSON
 
+The JSON is a summary: a list longer than LIST_MAX (a dump of ids or records) is replaced by
+its length, so a result stays small whatever a scenario recorded.
+
 The sink writes "<arrival ms> <webhook-id>" lines; a generated task id starts with its due
 time in ms, so lateness = arrival - due needs nothing else.
 """
@@ -14,6 +17,8 @@ import resource
 import subprocess
 import sys
 import time
+
+LIST_MAX = 100
 
 
 def cmd_timed(out, argv):
@@ -118,6 +123,69 @@ def verdict(ok):
     return "ok" if ok else "MISSED"
 
 
+def shrink(v):
+    """v with every list longer than LIST_MAX replaced by a note of its length."""
+    if isinstance(v, dict):
+        return {k: shrink(x) for k, x in v.items()}
+    if isinstance(v, list):
+        if len(v) > LIST_MAX:
+            return "(%d items left out)" % len(v)
+        return [shrink(x) for x in v]
+    return v
+
+
+def mem_per_task(d, n):
+    """Server memory per waiting task in bytes: the RSS it grew by, over n."""
+    before, after = g(d, "server_rss_mb_before"), g(d, "server_rss_mb")
+    if not n or before is None or after is None:
+        return None
+    return (after - before) * 1024 * 1024 / n
+
+
+def native_rows(res, row, raw):
+    """The server's own scheduler (ADR-51) beside sendat's burst, spread and waiting tasks."""
+    note = g(res, "native", "note")
+    nb, ns, nw = res.get("native_burst", {}), res.get("native_spread", {}), res.get("native_waiting", {})
+    if note and not (nb or ns or nw):
+        row("native: the server's own scheduler", note)
+        return
+    if nb:
+        lat = g(nb, "lat", default={}) or {}
+        dps = g(lat, "deliveries_per_s_from_due")
+        raw_post = g(raw, "pull_post_ack", "rate")
+        sendat = g(res, "burst", "lat", "deliveries_per_s_from_due")
+        row("native burst: deliveries/s (due to last, %s schedules)" % num(g(nb, "n")), num(dps),
+            "%s pull+POST+ack" % num(raw_post))
+        row("native burst: ratio to raw pull+POST+ack / sendat's burst to it",
+            "%s / %s" % (num(dps / raw_post if dps and raw_post else None, "{:.2f}"),
+                         num(sendat / dps if dps and sendat else None, "{:.2f}")), "1.00")
+        row("native burst: lateness p50/p90/p99/max (ms)", "/".join(
+            num(g(lat, "lateness_ms", k)) for k in ("p50", "p90", "p99", "max")))
+        row("native burst: first delivery after due (ms)", num(g(lat, "first_delivery_lateness_ms"), "{:.1f}"))
+        row("native burst: missing / duplicates", "%s / %s" % (num(g(lat, "missing")), num(g(lat, "duplicates"))))
+    if ns:
+        lat = g(ns, "lat", default={}) or {}
+        n = g(ns, "n")
+        row("native spread: lateness p50/p99/max (ms)", "/".join(
+            num(g(lat, "lateness_ms", k)) for k in ("p50", "p99", "max")))
+        row("native spread: missing / duplicates", "%s / %s" % (num(g(lat, "missing")), num(g(lat, "duplicates"))))
+        client = (g(ns, "client", "pull_post_ack", "cpu_us_per_msg") or 0) * (g(ns, "client", "pull_post_ack", "msgs") or 0) / 1e6
+        scpu = g(ns, "server_cpu_s")
+        per = (client + scpu) * 1e6 / n if n and scpu is not None else None
+        s = res.get("spread", {})
+        sendat = ((g(s, "consumer_cpu_s") or 0) + (g(s, "server_cpu_s") or 0)) * 1e6 / g(s, "n") if g(s, "n") else None
+        row("native spread: CPU us per task (client + server)", num(per, "{:.0f}"))
+        row("spread: CPU per task, sendat / native", num(sendat / per if sendat and per else None, "{:.1f}"))
+    if nw:
+        n = g(nw, "n")
+        row("native waiting: schedules/s (%s due tomorrow)" % num(n), num(g(nw, "client", "schedule", "rate")),
+            "%s pub+msgid" % num(g(raw, "pub_async_msgid", "rate")))
+        msgs, byts = g(nw, "stream", "msgs"), g(nw, "stream", "bytes")
+        row("native waiting: stored bytes per schedule", num(byts / msgs if msgs else None))
+        row("waiting: server memory per task, sendat / native (B)", "%s / %s" % (
+            num(mem_per_task(res.get("bulk", {}), g(res, "bulk", "n"))), num(mem_per_task(nw, n))))
+
+
 def report(work, results_dir):
     facts_dir = os.path.join(work, "facts")
     res = {}
@@ -125,6 +193,7 @@ def report(work, results_dir):
         if name.endswith(".kv"):
             res[name[:-3]] = read_facts(os.path.join(facts_dir, name))
     meta = res.pop("meta", {})
+    res = shrink(res)
     out = {"meta": meta, "scenarios": res}
     raw = g(res, "raw", "raw", default={}) or {}
     raw_pub = g(raw, "pub_async", "rate")
@@ -241,6 +310,7 @@ def report(work, results_dir):
         row("10M far ahead: tasks/s", num(g(h, "rate")), num(raw_pub))
         row("10M far ahead: bytes per task / server RSS MB", "%s / %s" % (num(g(h, "bytes_per_task")),
                                                                           num(g(h, "server_rss_mb"))))
+    native_rows(res, row, raw)
     k = res.get("sink", {})
     if k:
         row("sink capacity (req/s, keep-alive)", num(g(k, "rate")), "", "> 50,000", (g(k, "rate") or 0) > 50000)
@@ -260,6 +330,7 @@ def report(work, results_dir):
 
     widths = [max(len(r[c]) for r in rows + [("figure", "sendat", "raw limit", "target", "")]) for c in range(5)]
     line = "  ".join("{:<%d}" % w for w in widths)
+    print("server: %s%s" % (meta.get("nats_server", "?"), ", 3-node cluster" if str(meta.get("cluster")) == "1" else ""))
     print(line.format("figure", "sendat", "raw limit", "target", "").rstrip())
     print(line.format(*("-" * w for w in widths)).rstrip())
     for r in rows:

@@ -196,7 +196,7 @@ sends() {
 
 KEY=$work/sendat.key
 "$SENDAT" keygen "$KEY" >/dev/null
-say "# bench/broker_cost.sh at $(git -C "$repo" rev-parse --short HEAD), binaries from $build, $(nproc) cores, $(nats-server --version)"
+say "# bench/broker_cost.sh at $(git -C "$repo" rev-parse --short HEAD), binaries from $build, $(nproc) cores, $("$NATS_BIN" --version)"
 if ((RAW_N > 0)); then
   for k in "$RAW_N" 100; do
     for id in 1 0; do raw "$work/raw-$k-$id" "$RAW_N" "$k" "$id"; rm -rf "$work/raw-$k-$id"; done

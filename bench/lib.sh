@@ -1,6 +1,13 @@
 # sendat's benchmark helpers, sourced by bench/run.sh and bench/broker_cost.sh. They use the
 # globals work (a temporary folder) and pids (every process started, stopped on exit by
 # cleanup), both set by bench_start, and the caller's cluster (0/1), SENDAT, KEY, analyze.
+# The server is $NATS_SERVER, as for the tests (default: nats-server on the PATH).
+
+NATS_BIN=${NATS_SERVER:-nats-server}
+nats_version() { "$NATS_BIN" --version 2>&1 | grep -o 'v[0-9][0-9.]*' | head -n 1 | tr -d v; }
+nats_at_least() { # nats_at_least 2.12: whether the server's version is that or later
+  printf '%s\n%s\n' "$1" "$(nats_version)" | sort -V -C
+}
 
 bench_start() { # bench_start PREFIX: a work folder /tmp/PREFIX-XXXXXX, cleaned up on exit
   work=$(mktemp -d "/tmp/$1-XXXXXX")
@@ -96,7 +103,7 @@ start_servers() {
     for i in 0 1 2; do routes+="${routes:+,}nats://127.0.0.1:${cports[i]}"; done
     for i in 0 1 2; do
       mkdir -p "$d/n$i"
-      nats-server -a 127.0.0.1 -p -1 -n "bench-$i" -js -sd "$d/n$i/js" --ports_file_dir "$d/n$i" \
+      "$NATS_BIN" -a 127.0.0.1 -p -1 -n "bench-$i" -js -sd "$d/n$i/js" --ports_file_dir "$d/n$i" \
         --cluster_name bench --cluster "nats://127.0.0.1:${cports[i]}" --routes "$routes" \
         -l "$d/n$i/nats.log" &
       SERVER_PIDS+=($!)
@@ -104,7 +111,7 @@ start_servers() {
     done
   else
     mkdir -p "$d/n0"
-    nats-server -a 127.0.0.1 -p -1 -js -sd "$d/n0/js" --ports_file_dir "$d/n0" -l "$d/n0/nats.log" &
+    "$NATS_BIN" -a 127.0.0.1 -p -1 -js -sd "$d/n0/js" --ports_file_dir "$d/n0" -l "$d/n0/nats.log" &
     SERVER_PIDS+=($!)
     pids+=($!)
   fi

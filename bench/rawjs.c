@@ -16,6 +16,8 @@
  *                                                 (FILE: "<id> <moves> <lateness> <consumer>")
  *   sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]
  *                       [--replicas R] [--sink URL [--inflight K] [--wait-seconds S]]
+ *                       (or --due-in-ms MS [--align-ms A]: MS after the stream is made,
+ *                       rounded up to a multiple of A)
  *                       N schedules of the server's own scheduler (ADR-51) due from MS on,
  *                       spread over --spread-ms; with --sink, what fires is pulled, POSTed and
  *                       acked; without, the schedules are left waiting in the stream NATIVE.
@@ -88,6 +90,7 @@ usage(void)
         "       sendat-rawjs info --server URL --stream NAME\n"
         "       sendat-rawjs claims --server URL [--dump FILE]\n"
         "       sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]\n"
+        "                           [--due-in-ms MS [--align-ms A]] (instead of --due-ms)\n"
         "                           [--replicas R] [--sink URL [--inflight K]]\n"
         "                           [--wait-seconds S]\n",
         stderr);
@@ -139,6 +142,10 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->subjects = atol(v);
         else if (!strcmp(k, "--due-ms"))
             o->due_ms = atoll(v);
+        else if (!strcmp(k, "--due-in-ms"))
+            o->due_in_ms = atoll(v);
+        else if (!strcmp(k, "--align-ms"))
+            o->align_ms = atoll(v);
         else if (!strcmp(k, "--spread-ms"))
             o->spread_ms = atoll(v);
         else if (!strcmp(k, "--wait-seconds"))
@@ -164,7 +171,7 @@ pick(const char *cmd, const struct rawjs_opts *o)
         return rawjs_info;
     if (!strcmp(cmd, "claims"))
         return rawjs_claims;
-    if (!strcmp(cmd, "native") && o->due_ms > 0 && o->spread_ms >= 0)
+    if (!strcmp(cmd, "native") && (o->due_ms > 0 || o->due_in_ms > 0) && o->spread_ms >= 0)
         return rawjs_native;
     return NULL;
 }

@@ -15,8 +15,9 @@ struct rawjs_opts {
     long pace_n;
     int size, replicas, batch, inflight;
     double sync_seconds, pace_seconds;
-    int64_t due_ms, spread_ms; /* native: the first schedule's time, and the span of the rest */
-    double wait_seconds;       /* native: how long after the last due time deliveries may come */
+    int64_t due_ms, spread_ms;   /* native: the first schedule's time, and the span of the rest */
+    int64_t due_in_ms, align_ms; /* native: or the first due this long after the stream is made */
+    double wait_seconds;         /* native: how long after the last due time deliveries may come */
 };
 
 /* Says what failed and exits 1. */

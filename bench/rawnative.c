@@ -34,7 +34,7 @@ api(natsConnection *nc, const char *subject, const char *body)
 {
     natsMsg *reply = NULL;
     json_t *doc = NULL;
-    natsStatus s = natsConnection_RequestString(&reply, nc, subject, body, 10000);
+    natsStatus s = natsConnection_RequestString(&reply, nc, subject, body, 5000);
 
     if (s != NATS_OK) {
         fprintf(stderr, "sendat-rawjs: %s: %s\n", subject, natsStatus_GetText(s));
@@ -176,9 +176,25 @@ deliver(natsConnection *nc, jsCtx *js, const struct rawjs_opts *o, int *first)
     free(sub);
 }
 
-int
-rawjs_native(const struct rawjs_opts *o)
+/* With --due-in-ms, the first due time counts from when the stream is ready (a new cluster
+ * takes seconds to elect its leaders), rounded up to a multiple of --align-ms. */
+static int64_t
+first_due(const struct rawjs_opts *o)
 {
+    int64_t due = o->due_ms;
+
+    if (o->due_in_ms > 0) {
+        due = sa_now_ms() + o->due_in_ms;
+        if (o->align_ms > 0)
+            due = (due + o->align_ms - 1) / o->align_ms * o->align_ms;
+    }
+    return due;
+}
+
+int
+rawjs_native(const struct rawjs_opts *given)
+{
+    struct rawjs_opts opts = *given, *o = &opts;
     natsConnection *nc = rawjs_connect(o->server);
     jsCtx *js = rawstream_js(nc);
     char *payload = malloc((size_t)o->size);
@@ -194,6 +210,7 @@ rawjs_native(const struct rawjs_opts *o)
                "nats-server 2.12 or later): allow_msg_schedules was ignored\"}\n");
     if (rc != 0)
         goto out;
+    o->due_ms = first_due(o);
     printf("{\"supported\":true,\"n\":%ld,\"size\":%d,\"replicas\":%d,\"due_ms\":%" PRId64
            ",\"spread_ms\":%" PRId64,
            o->n, o->size, o->replicas, o->due_ms, o->spread_ms);

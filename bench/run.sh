@@ -17,7 +17,15 @@
 # SENDAT_BENCH_NO_BUILD=1 skips building (SENDAT_BENCH_LABEL=TEXT then says in the results
 # what that build is), SENDAT_BENCH_KEEP=1 keeps the work folder (logs,
 # arrival records), SENDAT_BENCH_ONLY="burst spread" runs only the scenarios named (sink raw
-# burst spread failover bulk api huge; bulk includes idle). Every process started here is stopped on exit.
+# burst spread failover native bulk api huge; bulk includes idle). Every process started here
+# is stopped on exit.
+#
+# The server is $NATS_SERVER (default: nats-server on the PATH), as for the tests; its version
+# is in every result (meta.nats_server) and above the table. To run on the current server:
+#   NATS_SERVER=$(bash deploy/nats/fetch-server.sh) bash bench/run.sh --quick
+# native: the server's own scheduler (ADR-51, 2.12 and later; skipped with a note on older
+# servers) with the burst's, the spread's and the bulk's sizes: schedules fired into a
+# work-queue subject, pulled, POSTed to the same sink with <= 256 in flight, acked.
 set -euo pipefail
 
 mode=quick
@@ -71,11 +79,11 @@ HTTPLOAD=$build/bench/sendat-httpload
 for b in "$SENDAT" "$CONSUMER" "$RAWJS" "$SINK" "$HTTPLOAD"; do
   [ -x "$b" ] || { echo "run.sh: $b is missing (build failed?)" >&2; exit 1; }
 done
-command -v nats-server >/dev/null || { echo "run.sh: nats-server is not installed" >&2; exit 1; }
 
 # ---- processes ---------------------------------------------------------------------------
 # shellcheck source=bench/lib.sh
 source "$repo/bench/lib.sh"
+command -v "$NATS_BIN" >/dev/null || { echo "run.sh: $NATS_BIN is not installed" >&2; exit 1; }
 bench_start sendat-bench
 
 # ---- scenarios ---------------------------------------------------------------------------
@@ -166,6 +174,7 @@ scenario_bulk_idle() {
   echo "== bulk: $BULK_N tasks due tomorrow through sendat schedule --batch"
   start_servers "$d"
   init_sendat "$d"
+  fact bulk server_rss_mb_before "$(rss_mb "${SERVER_PIDS[@]}")"
   now=$(now_ms)
   file=$d/tasks.ndjson
   gen_tasks "$file" "$BULK_N" $((now + 86400000)) 3600000 "http://127.0.0.1:9/hook"
@@ -280,6 +289,78 @@ scenario_spread() {
   run_due spread "$SPREAD_N" $((SPREAD_S * 1000))
 }
 
+# ---- the server's own scheduler (ADR-51) -----------------------------------------------------
+# native_due NAME N SPREAD_MS: N schedules due as run_due's tasks are, fired into a work-queue
+# subject, pulled, POSTed to the sink and acked by sendat-rawjs native; lateness at the sink,
+# CPU of that client and of the server
+native_due() {
+  local name=$1 n=$2 spread=$3 d=$work/$1 s0 s1 out reps=1 rc=0 align=0
+  ((cluster)) && reps=3
+  ((ALIGN)) && align=$SLOT_MS
+  mkdir -p "$d"
+  start_servers "$d"
+  start_sink "$d"
+  s0=$(ticks "${SERVER_PIDS[@]}")
+  # due as run_due's tasks, counted from when the stream is made (the cluster elected leaders)
+  out=$("$RAWJS" native --server "$NATS_URL" --n "$n" --size "$NATIVE_SIZE" --replicas "$reps" \
+        --due-in-ms $((MARGIN_MS + n * 1000 / SCHED_GUESS_PER_S)) --align-ms "$align" \
+        --spread-ms "$spread" --sink "http://127.0.0.1:$SINK_PORT/hook" \
+        --wait-seconds "$WAIT_EXTRA_S" --server-pid "$(IFS=,; echo "${SERVER_PIDS[*]}")" \
+        2>"$d/rawjs.err") || rc=$?
+  s1=$(ticks "${SERVER_PIDS[@]}")
+  sed 's/^/   /' "$d/rawjs.err"
+  stop_pid "$SINK_PID" 10
+  stop_servers
+  ((rc == 0)) || { echo "run.sh: sendat-rawjs native failed ($rc)" >&2; return 1; }
+  fact "$name" n "$n"
+  fact "$name" seconds "$(awk -v s="$spread" 'BEGIN{print s / 1000}')"
+  fact "$name" client "$out"
+  fact "$name" server_cpu_s "$(secs $((s1 - s0)))"
+  fact "$name" lat "$("${analyze[@]}" lateness "$d/arrivals.txt" "$n")"
+}
+
+# the bulk's N schedules due tomorrow, left waiting: booking rate, store and memory per schedule
+native_waiting() {
+  local d=$work/native_waiting out info reps=1 r0
+  ((cluster)) && reps=3
+  mkdir -p "$d"
+  start_servers "$d"
+  r0=$(rss_mb "${SERVER_PIDS[@]}")
+  out=$("$RAWJS" native --server "$NATS_URL" --n "$BULK_N" --size "$NATIVE_SIZE" --replicas "$reps" \
+        --due-ms $(($(now_ms) + 86400000)) --spread-ms 3600000 \
+        --server-pid "$(IFS=,; echo "${SERVER_PIDS[*]}")" 2>"$d/rawjs.err") || {
+    cat "$d/rawjs.err" >&2
+    stop_servers
+    return 1
+  }
+  sed 's/^/   /' "$d/rawjs.err"
+  info=$("$RAWJS" info --server "$NATS_URL" --stream NATIVE)
+  fact native_waiting n "$BULK_N"
+  fact native_waiting client "$out"
+  fact native_waiting stream "$info"
+  fact native_waiting server_rss_mb_before "$r0"
+  fact native_waiting server_rss_mb "$(rss_mb "${SERVER_PIDS[@]}")"
+  stop_servers
+}
+
+scenario_native() {
+  if ! nats_at_least 2.12; then
+    echo "== native: skipped, nats-server $(nats_version) has no message schedules (ADR-51, 2.12 or later)"
+    fact native note "\"skipped: nats-server $(nats_version) has no message schedules (ADR-51, 2.12 or later)\""
+    return 0
+  fi
+  # the schedules carry the body sendat's tasks carry in the raw loop: a sealed task's size
+  NATIVE_SIZE=$("$RAWJS" sealed --url "http://127.0.0.1:65535/hook" --data "$SAMPLE_DATA" |
+                grep -o '"sealed_bytes":[0-9]*' | cut -d: -f2)
+  fact native note "\"the server's own scheduler, nats-server $(nats_version)\""
+  echo "== native burst: $BURST_N schedules due at one instant (@at), pulled, POSTed, acked"
+  native_due native_burst "$BURST_N" 0
+  echo "== native spread: $SPREAD_N schedules due evenly over $SPREAD_S s"
+  native_due native_spread "$SPREAD_N" $((SPREAD_S * 1000))
+  echo "== native waiting: $BULK_N schedules due tomorrow"
+  native_waiting
+}
+
 scenario_huge() {
   local d=$work/huge now file info msgs bytes
   mkdir -p "$d"
@@ -314,11 +395,13 @@ fact meta cluster "$cluster"
 fact meta cores "$(nproc)"
 fact meta loadavg_at_start "\"$(cut -d' ' -f1-3 /proc/loadavg)\""
 fact meta cpu "\"$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)\""
-fact meta nats_server "\"$(nats-server --version 2>&1 | head -n 1)\""
+fact meta nats_server "\"$("$NATS_BIN" --version 2>&1 | head -n 1)\""
+fact meta nats_server_version "\"$(nats_version)\""
+fact meta nats_server_path "\"$(command -v "$NATS_BIN")\""
 fact meta commit "\"$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)\""
 fact meta label "\"${SENDAT_BENCH_LABEL:-}\"" # what was measured, when the build is not this tree
 fact meta consumer_env "\"$(env | grep -E '^SENDAT_(FETCH_BATCH|MAX_INFLIGHT|MAX_HELD)=' | tr '\n' ' ')\""
-echo "== sendat benchmark: $mode$( ((cluster)) && echo ', 3-node cluster'), $(nproc) cores, work folder $work"
+echo "== sendat benchmark: $mode$( ((cluster)) && echo ', 3-node cluster'), nats-server $(nats_version), $(nproc) cores, work folder $work"
 
 wanted() { [ -z "${SENDAT_BENCH_ONLY:-}" ] || [[ " $SENDAT_BENCH_ONLY " == *" $1 "* ]]; }
 wanted sink && scenario_sink
@@ -326,6 +409,7 @@ wanted raw && scenario_raw
 wanted burst && scenario_burst
 wanted spread && scenario_spread
 wanted failover && scenario_failover
+wanted native && scenario_native
 wanted bulk && scenario_bulk_idle
 wanted api && scenario_api
 ((HUGE_N > 0)) && wanted huge && scenario_huge
