@@ -1,7 +1,9 @@
 /* sendat init: writes the layout once, then creates the task streams and claims buckets of
  * its shards, the dead-letter stream and the other buckets. Safe to run from many places at
  * once: every create accepts an existing object, and the layout record is create-if-absent, so
- * the first writer's numbers (the shard count among them) hold for the whole cluster. */
+ * the first writer's numbers (the shard count among them) hold for the whole cluster. On a
+ * cluster, each new shard's stream and claims bucket go to a server of their own
+ * (placement.h), leaders with --replicas 3 and the one copy with 1. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 #include "claim.h"
 #include "cli.h"
+#include "placement.h"
 #include "timeparse.h"
 
 struct init_opts {
@@ -278,6 +281,51 @@ start_marks(struct sa_nats *n, int k, const char *stream, struct sa_err *err)
     return sa_marks_start(n->marks, k, last, err);
 }
 
+/* Whether stream exists already (an init before made it: it stays where it is). */
+static int
+stream_exists(jsCtx *js, const char *stream)
+{
+    jsStreamInfo *si = NULL;
+    int found = js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK;
+
+    jsStreamInfo_Destroy(si);
+    return found;
+}
+
+/* A new shard's stream and claims bucket on a cluster: made wide enough to choose their
+ * server (placement.h), then on shard k's server. What the wide make could not make (a
+ * cluster of 2) is made as asked, unplaced; a placement that fails leaves them usable. */
+static enum sa_code
+add_shard_assets(struct sa_nats *n, int k, const char *stream, const char *subjects,
+                 const char *bucket, const struct init_opts *o, struct sa_err *err)
+{
+    char kv_stream[80];
+    struct init_opts wide = *o;
+    struct sa_err perr = {0};
+    int wide_stream = 0, wide_bucket = 0;
+    enum sa_code rc;
+
+    snprintf(kv_stream, sizeof(kv_stream), "KV_%s", bucket);
+    /* one shard has nothing to spread */
+    wide.replicas = o->layout.shards > 1 ? placement_create_replicas(n->js, o->replicas) : 0;
+    if (wide.replicas > 0 && !stream_exists(n->js, stream) &&
+        !stream_exists(n->js, kv_stream)) { /* a shard made before is not moved */
+        wide_stream = add_stream(n->js, stream, subjects, 1, &wide, &perr) == SA_OK;
+        wide_bucket = wide_stream && add_bucket(n->js, bucket, 32, o->claims_ttl_ms, wide.replicas,
+                                                &perr) == SA_OK;
+        if (!wide_bucket)
+            fprintf(stderr, "init: shard %d stays where JetStream puts it: %s\n", k, perr.msg);
+    }
+    if ((rc = add_stream(n->js, stream, subjects, 1, o, err)) != SA_OK ||
+        (rc = add_bucket(n->js, bucket, 32, o->claims_ttl_ms, o->replicas, err)) != SA_OK)
+        return rc; /* both are kept as they are if the wide make made them */
+    sa_err_clear(&perr);
+    if ((wide_stream && placement_settle(n->nc, n->js, stream, k, o->replicas, &perr) != SA_OK) ||
+        (wide_bucket && placement_settle(n->nc, n->js, kv_stream, k, o->replicas, &perr) != SA_OK))
+        fprintf(stderr, "init: shard %d is not placed: %s\n", k, perr.msg);
+    return SA_OK;
+}
+
 /* Shard k's task stream and claims bucket, where its level marks start (the first init's
  * last sequence) and where its catch-up starts (the first init's window). */
 static enum sa_code
@@ -290,9 +338,8 @@ add_shard(struct sa_nats *n, int k, const struct init_opts *o, struct sa_err *er
     sa_layout_stream(stream, sizeof(stream), k);
     sa_layout_stream_subjects(subjects, sizeof(subjects), k);
     sa_layout_claims_bucket(bucket, sizeof(bucket), k);
-    if ((rc = add_stream(n->js, stream, subjects, 1, o, err)) != SA_OK ||
-        (n->marks && (rc = start_marks(n, k, stream, err)) != SA_OK) ||
-        (rc = add_bucket(n->js, bucket, 32, o->claims_ttl_ms, o->replicas, err)) != SA_OK)
+    if ((rc = add_shard_assets(n, k, stream, subjects, bucket, o, err)) != SA_OK ||
+        (n->marks && (rc = start_marks(n, k, stream, err)) != SA_OK))
         return rc;
     sa_layout_meta_key(key, sizeof(key), "cursor", k);
     snprintf(cursor, sizeof(cursor), "%" PRId64, sa_layout_window(&o->layout, sa_now_ms()));

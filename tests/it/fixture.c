@@ -73,6 +73,7 @@ fx_sendat(struct fx *f, char *out, size_t cap, char *err, size_t errcap, ...)
 
 const char *fx_ack_wait = "5s";
 const char *fx_shards = NULL;
+const char *fx_replicas = NULL;
 
 void
 fx_start(struct fx *f, int clustered)
@@ -93,8 +94,11 @@ fx_start(struct fx *f, int clustered)
     assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "keygen", f->key, NULL), 0);
     assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
                                "--slot", "2s", "--lead", "1s", "--ack-wait", fx_ack_wait,
-                               "--replicas", clustered ? "3" : "1", fx_shards ? "--shards" : NULL,
-                               fx_shards, NULL),
+                               "--replicas",
+                               fx_replicas ? fx_replicas
+                               : clustered ? "3"
+                                           : "1",
+                               fx_shards ? "--shards" : NULL, fx_shards, NULL),
                      0);
     assert_int_equal(receiver_start(&f->recv), 0);
 }

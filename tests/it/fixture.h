@@ -38,6 +38,8 @@ void fx_start(struct fx *f, int clustered);
 extern const char *fx_ack_wait;
 /* The --shards fx_start gives init (NULL: none, one shard; a test may set one before fx_start). */
 extern const char *fx_shards;
+/* The --replicas fx_start gives init (NULL: 3 clustered, 1 on one server). */
+extern const char *fx_replicas;
 void fx_stop(struct fx *f);
 
 /* The usual end of a test: every consumer exits 0 on SIGTERM (drained), then fx_stop. */

@@ -1,7 +1,8 @@
 /* Shards (`sendat init --shards N`) with real processes. On a loopback 3-node cluster: three
- * shards whose streams are led by three different servers, tasks spread over all of them and
- * each delivered once (cancel and status reach every shard), then the leader of one shard
- * killed mid-run with nothing lost. On one server: the shard count is written once and a
+ * shards on three different servers as sendat init placed them (with --replicas 3 the
+ * leaders, with 1 the one copy; each shard's claims bucket beside its stream), tasks spread
+ * over all of them and each delivered once (cancel and status reach every shard), then the
+ * leader of one shard killed mid-run with nothing lost. On one server: the shard count is written once and a
  * different one is refused, and consumers split the shards between them with SENDAT_SHARDS. */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -92,60 +93,60 @@ stored(jsCtx *js, int k)
     return n;
 }
 
-/* The node leading shard k's stream (0..2), or -1. */
+/* The node (0..2) leading stream, or -1; *replicas gets its replica count. */
 static int
-leader_of(jsCtx *js, int k)
+node_leading(jsCtx *js, const char *stream, int *replicas)
 {
-    jsStreamInfo *si = shard_info(js, k);
+    jsStreamInfo *si = NULL;
     int leader = -1;
 
-    for (int i = 0; i < 3 && si && si->Cluster && si->Cluster->Leader; i++)
+    *replicas = 0;
+    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) != NATS_OK)
+        return -1;
+    *replicas = (int)si->Config->Replicas;
+    for (int i = 0; i < 3 && si->Cluster && si->Cluster->Leader; i++)
         if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
             leader = i;
     jsStreamInfo_Destroy(si);
     return leader;
 }
 
-struct leading {
-    jsCtx *js;
-    int shard, was;
-};
-
-/* arg: struct leading; 1 once the shard has a leader other than the one it had. */
+/* The node leading shard k's stream (0..2), or -1. */
 static int
-leader_moved(void *arg)
+leader_of(jsCtx *js, int k)
 {
-    const struct leading *w = arg;
-    int now = leader_of(w->js, w->shard);
+    char stream[32];
+    int replicas;
 
-    return now >= 0 && now != w->was;
+    sa_layout_stream(stream, sizeof(stream), k);
+    return node_leading(js, stream, &replicas);
 }
 
-/* JetStream places the leaders; an operator who wants them apart steps one down (as `nats
- * stream cluster step-down` does) until they are. Returns 1 once the three differ. */
+/* 1 if sendat init put shard k's stream and claims bucket on one node, every shard on a
+ * different node, each with `replicas` replicas (R1: the one copy, R3: the leader). */
 static int
-leaders_apart(jsCtx *js, natsConnection *nc)
+shards_apart(jsCtx *js, int replicas)
 {
-    for (int round = 0; round < 30; round++) {
-        int l[SHARDS], clash = -1;
-        for (int k = 0; k < SHARDS; k++)
-            l[k] = leader_of(js, k);
-        for (int k = 0; k < SHARDS && clash < 0; k++)
-            for (int j = 0; j < k; j++)
-                if (l[k] < 0 || l[k] == l[j])
-                    clash = k;
-        if (clash < 0)
-            return 1;
-        char subject[80], stream[32];
-        struct leading w = {js, clash, l[clash]};
-        natsMsg *reply = NULL;
-        sa_layout_stream(stream, sizeof(stream), clash);
-        snprintf(subject, sizeof(subject), "$JS.API.STREAM.LEADER.STEPDOWN.%s", stream);
-        natsConnection_Request(&reply, nc, subject, NULL, 0, 5000);
-        natsMsg_Destroy(reply);
-        wait_until(leader_moved, &w, 10000); /* an election; if none came, step down again */
+    int node[SHARDS];
+
+    for (int k = 0; k < SHARDS; k++) {
+        char stream[32], bucket[64], kv[80];
+        int rs, rb, ls, lb;
+        sa_layout_stream(stream, sizeof(stream), k);
+        sa_layout_claims_bucket(bucket, sizeof(bucket), k);
+        snprintf(kv, sizeof(kv), "KV_%s", bucket);
+        ls = node_leading(js, stream, &rs);
+        lb = node_leading(js, kv, &rb);
+        fprintf(stderr, "shard %d: %s on n%d (R%d), %s on n%d (R%d)\n", k, stream, ls + 1, rs, kv,
+                lb + 1, rb);
+        if (ls < 0 || ls != lb || rs != replicas || rb != replicas)
+            return 0;
+        for (int j = 0; j < k; j++)
+            if (node[j] == ls)
+                return 0;
+        node[k] = ls;
     }
-    return 0;
+    return 1;
 }
 
 /* Tasks book into all three shards, each arrives once; a cancel in every shard holds. */
@@ -212,7 +213,7 @@ test_three_shards_three_leaders(void **state)
     fx_shards = "3";
     fx_start(&F, 1);
     connect_js(&nc, &js);
-    assert_true(leaders_apart(js, nc));
+    assert_true(shards_apart(js, 3)); /* sendat init spread the leaders */
     spread_and_once(js);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "stats", NULL), 0);
     assert_non_null(strstr(out, "SENDAT_TASKS_2"));
@@ -232,6 +233,37 @@ test_three_shards_three_leaders(void **state)
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
     fx_shards = NULL;
+    fx_finish(&F);
+}
+
+/* --replicas 1 on the 3-node cluster: each shard's stream and claims bucket on a server of
+ * its own (JetStream alone put all three on one), and tasks of every shard delivered once. */
+static void
+test_r1_shards_apart(void **state)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    int want = 60;
+
+    (void)state;
+    fx_shards = "3";
+    fx_replicas = "1";
+    fx_start(&F, 1);
+    fx_shards = NULL;
+    fx_replicas = NULL;
+    connect_js(&nc, &js);
+    assert_true(shards_apart(js, 1));
+    memset(seen, 0, sizeof(seen));
+    book(0, 60, test_now_ms() + 3000, 1000);
+    for (int k = 0; k < SHARDS; k++)
+        assert_true(stored(js, k) > 0);
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(arrived, &want, 60000));
+    count_distinct();
+    for (int i = 0; i < 60; i++)
+        assert_int_equal(seen[i], 1);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
     fx_finish(&F);
 }
 
@@ -291,7 +323,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_split_by_env),
-                                       cmocka_unit_test(test_three_shards_three_leaders)};
+                                       cmocka_unit_test(test_three_shards_three_leaders),
+                                       cmocka_unit_test(test_r1_shards_apart)};
 
     return FX_RUN(tests);
 }
