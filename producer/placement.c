@@ -14,7 +14,7 @@
 
 #define SERVERS_MAX 8
 #define NAME_MAX_LEN 64
-#define STEPDOWNS_MAX 10
+#define STEPDOWNS_MAX 30 /* 2.9 picks the next leader itself: about 2 tries each, seen up to 10 */
 #define WAIT_MS 5000
 #define POLL_US 100000
 
