@@ -2,8 +2,9 @@
  * shards on three different servers as sendat init placed them (with --replicas 3 the
  * leaders, with 1 the one copy; each shard's claims bucket beside its stream), tasks spread
  * over all of them and each delivered once (cancel and status reach every shard), then the
- * leader of one shard killed mid-run with nothing lost. On one server: the shard count is written once and a
- * different one is refused, and consumers split the shards between them with SENDAT_SHARDS. */
+ * leader of one shard killed mid-run with nothing lost. On one server: the shard count is
+ * written once and a different one is refused, and consumers split the shards between them
+ * with SENDAT_SHARDS. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
