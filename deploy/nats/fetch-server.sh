@@ -51,7 +51,12 @@ opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=
       -o "Dir::Cache::archives=$apt_dir/archives" -o "APT::Architectures::=amd64"
       -o "Acquire::Languages=none" -o "APT::Sandbox::User=$(id -un)")
 
-deb=$(ls "$apt_dir/deb"/nats-server_"${DEB_VERSION}"_*.deb 2>/dev/null | head -n 1 || true)
+cached() { # the downloaded .deb of the pinned version, if there is one
+  local f
+  for f in "$apt_dir/deb/nats-server_${DEB_VERSION}_"*.deb; do [ -f "$f" ] && echo "$f" && return; done
+  return 0
+}
+deb=$(cached)
 if [ -z "$deb" ]; then
   echo "fetch-server.sh: nats-server $DEB_VERSION from $url $DEB_SUITE" >&2
   apt-get "${opts[@]}" -qq update >&2
@@ -62,7 +67,8 @@ if [ -z "$deb" ]; then
     exit 1
   fi
   (cd "$apt_dir/deb" && apt-get "${opts[@]}" -qq download "nats-server=$DEB_VERSION" >&2)
-  deb=$(ls "$apt_dir/deb"/nats-server_"${DEB_VERSION}"_*.deb | head -n 1)
+  deb=$(cached)
+  [ -n "$deb" ] || { echo "fetch-server.sh: apt-get download left no .deb" >&2; exit 1; }
 fi
 rm -rf "$dest"
 mkdir -p "$dest"
