@@ -294,15 +294,15 @@ scenario_spread() {
 # subject, pulled, POSTed to the sink and acked by sendat-rawjs native; lateness at the sink,
 # CPU of that client and of the server
 native_due() {
-  local name=$1 n=$2 spread=$3 d=$work/$1 s0 s1 out reps=1 rc=0 align=0
-  ((cluster)) && reps=3
+  local name=$1 n=$2 spread=$3 d=$work/$1 s0 s1 out copies=1 rc=0 align=0
+  ((cluster)) && copies=3
   ((ALIGN)) && align=$SLOT_MS
   mkdir -p "$d"
   start_servers "$d"
   start_sink "$d"
   s0=$(ticks "${SERVER_PIDS[@]}")
   # due as run_due's tasks, counted from when the stream is made (the cluster elected leaders)
-  out=$("$RAWJS" native --server "$NATS_URL" --n "$n" --size "$NATIVE_SIZE" --replicas "$reps" \
+  out=$("$RAWJS" native --server "$NATS_URL" --n "$n" --size "$NATIVE_SIZE" --replicas "$copies" \
         --due-in-ms $((MARGIN_MS + n * 1000 / SCHED_GUESS_PER_S)) --align-ms "$align" \
         --spread-ms "$spread" --sink "http://127.0.0.1:$SINK_PORT/hook" \
         --wait-seconds "$WAIT_EXTRA_S" --server-pid "$(IFS=,; echo "${SERVER_PIDS[*]}")" \
@@ -321,12 +321,12 @@ native_due() {
 
 # the bulk's N schedules due tomorrow, left waiting: booking rate, store and memory per schedule
 native_waiting() {
-  local d=$work/native_waiting out info reps=1 r0
-  ((cluster)) && reps=3
+  local d=$work/native_waiting out info copies=1 r0
+  ((cluster)) && copies=3
   mkdir -p "$d"
   start_servers "$d"
   r0=$(rss_mb "${SERVER_PIDS[@]}")
-  out=$("$RAWJS" native --server "$NATS_URL" --n "$BULK_N" --size "$NATIVE_SIZE" --replicas "$reps" \
+  out=$("$RAWJS" native --server "$NATS_URL" --n "$BULK_N" --size "$NATIVE_SIZE" --replicas "$copies" \
         --due-ms $(($(now_ms) + 86400000)) --spread-ms 3600000 \
         --server-pid "$(IFS=,; echo "${SERVER_PIDS[*]}")" 2>"$d/rawjs.err") || {
     cat "$d/rawjs.err" >&2
