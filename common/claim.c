@@ -25,6 +25,12 @@ sa_claim_memory_ms(int64_t ttl_ms)
     return ttl_ms - (margin < SA_CLAIMS_MARGIN_MAX_MS ? margin : SA_CLAIMS_MARGIN_MAX_MS);
 }
 
+int
+sa_cancel_applies(int64_t cancel_ms, int64_t booked_ms, int64_t ttl_ms)
+{
+    return ttl_ms <= 0 || booked_ms < cancel_ms + ttl_ms / 2;
+}
+
 const char *
 sa_claim_state_name(enum sa_claim_state s)
 {

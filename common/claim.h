@@ -57,6 +57,13 @@ struct sa_claim {
  * INT64_MAX for a TTL of 0 (claims kept for ever). */
 int64_t sa_claim_memory_ms(int64_t ttl_ms);
 
+/* Whether a cancel record written at cancel_ms (the server's clock) applies to a task sealed at
+ * booked_ms (its created_ms). Producers refuse an id while its cancelled claim lives (the
+ * claims TTL from the cancel), so a task booked after the id was freed is sealed at least ttl_ms
+ * after the record, one the cancel meant before it: the middle tells them apart with half the
+ * TTL (at least 30 min) for clocks apart. A TTL of 0 (for ever): always. */
+int sa_cancel_applies(int64_t cancel_ms, int64_t booked_ms, int64_t ttl_ms);
+
 const char *sa_claim_state_name(enum sa_claim_state s);
 
 /* The state as status shows it: the name, or "skipped (paused)" for an occurrence skipped

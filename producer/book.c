@@ -1,4 +1,7 @@
-/* Booking one task (see book.h). */
+/* Booking one task (see book.h). A generated id is new by construction and costs one publish;
+ * an id the user gave costs a claim read first (and a cancel map read when it has no claim),
+ * so an id whose task was sent, cancelled or dead-lettered is refused while it is remembered
+ * instead of being published under it and dropped or skipped by the fleet. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,10 +13,15 @@
 #include "timeparse.h"
 
 enum sa_code
-book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
-          char id[SA_ID_MAX + 1], struct sa_err *err)
+book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t, int id_given,
+          char id[SA_ID_MAX + 1], struct dupcheck_gone *gone, struct sa_err *err)
 {
-    enum sa_code rc = t->cron ? series_register(n, t, err) : group_record(n, t, err);
+    enum sa_code rc = SA_OK;
+
+    if (id_given && !t->cron)
+        rc = dupcheck_gone(n, t->id, t->created_ms, gone, err);
+    if (rc == SA_OK)
+        rc = t->cron ? series_register(n, t, err) : group_record(n, t, err);
 
     if (rc == SA_OK)
         rc = publish_task(n, ring, t, NULL, err);
@@ -50,13 +58,13 @@ book_build_json(json_t *obj, struct sa_task **out, struct sa_err *err)
 
 enum sa_code
 book_json(struct sa_nats *n, const struct sa_keyring *ring, json_t *obj, char id[SA_ID_MAX + 1],
-          struct sa_err *err)
+          struct dupcheck_gone *gone, struct sa_err *err)
 {
     struct sa_task *t = NULL;
     enum sa_code rc = book_build_json(obj, &t, err);
 
     if (rc == SA_OK)
-        rc = book_task(n, ring, t, id, err);
+        rc = book_task(n, ring, t, json_object_get(obj, "id") != NULL, id, gone, err);
     sa_task_free(t);
     return rc;
 }

@@ -195,7 +195,7 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
     if ((code = cli_keyring(&o->cli, &ring)) != EXIT_OK ||
         (code = cli_connect(&o->cli, &n)) != EXIT_OK)
         goto out;
-    rc = book_task(n, ring, t, id, &err);
+    rc = book_task(n, ring, t, o->id != NULL, id, NULL, &err);
     if (rc == SA_ECONFLICT || rc == SA_ENOTFOUND) {
         code = cli_error(rc == SA_ENOTFOUND ? EXIT_UNVERIFIED : EXIT_TAKEN,
                          "schedule: %s; nothing was scheduled", err.msg);

@@ -1,13 +1,16 @@
 /* Reading back what a duplicate PubAck points at (see dupcheck.h). Envelopes carry random
  * nonces, so the two tasks are compared opened: each re-encoded without the fields that differ
  * between two runs of one booking, and the bytes compared (the encoding is deterministic). The
- * plaintext is wiped before it is freed: it holds recipients and bodies. */
+ * plaintext is wiped before it is freed: it holds recipients and bodies. And an id whose task
+ * finished is refused while sendat remembers it (its claim, or its cancel record for the
+ * claims TTL): booking it would answer success for a task that is never sent. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
+#include "claim.h"
 #include "dupcheck.h"
 #include "find.h"
 #include "timeparse.h"
@@ -64,7 +67,7 @@ compare(const struct sa_task *ours, const struct sa_task *stored, uint64_t seq, 
 /* Is the stored message m (at stream sequence seq) the task t? */
 static enum sa_code
 same_task(const struct sa_keyring *ring, const struct sa_task *t, natsMsg *m, uint64_t seq,
-          struct sa_err *err)
+          int64_t *created_ms, struct sa_err *err)
 {
     struct sa_place place;
     struct sa_task *stored = NULL;
@@ -84,6 +87,7 @@ same_task(const struct sa_keyring *ring, const struct sa_task *t, natsMsg *m, ui
                        "sequence %" PRIu64 ")",
                        t->id, seq);
     rc = compare(t, stored, seq, err);
+    *created_ms = stored->created_ms;
     sa_task_free(stored);
     return rc;
 }
@@ -107,11 +111,82 @@ stored_at(struct sa_nats *n, const char *id, uint64_t seq, natsMsg **m, struct s
                : sa_nats_fail(err, s, 0, "read back the task stored under the same Msg-Id");
 }
 
+/* The claims bucket's TTL (every shard's alike), 0 for ever. */
+static enum sa_code
+claims_ttl(struct sa_nats *n, const char *id, int64_t *ttl_ms, struct sa_err *err)
+{
+    kvStatus *st = NULL;
+    natsStatus s = kvStore_Status(&st, sa_nats_claims(n, id));
+
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "read the claims bucket's TTL");
+    *ttl_ms = kvStatus_TTL(st) / 1000000; /* the stream's MaxAge, in ns */
+    kvStatus_Destroy(st);
+    return SA_OK;
+}
+
+/* The refusal of a booking under id, whose task was `state` at at_ms. */
+static enum sa_code
+refuse(const char *id, const char *state, int64_t at_ms, int64_t ttl, struct dupcheck_gone *gone,
+       struct sa_err *err)
+{
+    char at[40], until[40];
+
+    if (gone)
+        *gone = (struct dupcheck_gone){state, at_ms, ttl ? at_ms + ttl : 0};
+    sa_time_format(at, sizeof(at), at_ms);
+    if (ttl)
+        sa_time_format(until, sizeof(until), at_ms + ttl);
+    return sa_fail(err, SA_ENOTFOUND,
+                   "id %s was used by a task %s at %s, which sendat remembers %s%s (the claims "
+                   "TTL), so it cannot be booked again before then: see sendat status %s",
+                   id, state, at, ttl ? "until " : "for ever", ttl ? until : "", id);
+}
+
+enum sa_code
+dupcheck_gone(struct sa_nats *n, const char *id, int64_t booked_ms, struct dupcheck_gone *gone,
+              struct sa_err *err)
+{
+    static const char *const finished[] = {[SA_CLAIM_SENT] = "sent",
+                                           [SA_CLAIM_CANCELLED] = "cancelled",
+                                           [SA_CLAIM_DEAD] = "dead-lettered",
+                                           [SA_CLAIM_SKIPPED] = "skipped"};
+    struct sa_claim c = {0};
+    kvEntry *e = NULL;
+    int64_t at = 0, ttl = 0;
+    enum sa_code rc = sa_claim_get(sa_nats_claims(n, id), id, &c, err);
+    natsStatus s;
+
+    if (rc == SA_OK && (unsigned)c.state < sizeof(finished) / sizeof(finished[0]) &&
+        finished[c.state])
+        return (rc = claims_ttl(n, id, &ttl, err)) == SA_OK
+                   ? refuse(id, finished[c.state], c.at_ms, ttl, gone, err)
+                   : rc;
+    if (rc != SA_ENOTFOUND)
+        return rc; /* live (sending, retrying): a duplicate PubAck compares it */
+    sa_err_clear(err);
+    /* No claim, yet a cancel record (a series', or a cancel repeated): the consumers drop a task
+     * it applies to (consumer/ledger/cancel.c), one booked once the id is free they send. */
+    s = kvStore_Get(&e, n->cancel, id);
+    if (s == NATS_OK)
+        at = kvEntry_Created(e) / 1000000;
+    kvEntry_Destroy(e);
+    if (s == NATS_NOT_FOUND)
+        return SA_OK;
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "read the cancel map");
+    if ((rc = claims_ttl(n, id, &ttl, err)) != SA_OK)
+        return rc;
+    return sa_cancel_applies(at, booked_ms, ttl) ? refuse(id, "cancelled", at, ttl, gone, err)
+                                                 : SA_OK;
+}
+
 enum sa_code
 dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
                 uint64_t seq, struct sa_err *err)
 {
     natsMsg *m = NULL;
+    int64_t created = 0;
     enum sa_code rc = stored_at(n, t->id, seq, &m, err);
 
     if (rc == SA_ENOTFOUND) { /* acked since: moved down, retried, or finished */
@@ -129,9 +204,10 @@ dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring, const struct s
             t->id, seq, t->id);
     }
     if (rc == SA_OK)
-        rc = same_task(ring, t, m, seq, err);
+        rc = same_task(ring, t, m, seq, &created, err);
     natsMsg_Destroy(m);
-    return rc;
+    /* the same task, but a cancelled copy still waiting to be dropped is no booking */
+    return rc == SA_OK ? dupcheck_gone(n, t->id, created, NULL, err) : rc;
 }
 
 enum sa_code

@@ -49,7 +49,7 @@ one_line(struct request *r, struct publisher *pub, long line, const char *text)
     json_decref(obj);
     pthread_rwlock_rdlock(&r->s->ring_lock);
     if (rc == SA_OK && t->cron) /* a series: its registry record first, then its first task */
-        rc = book_task(r->s->n, r->s->ring, t, id, &err);
+        rc = book_task(r->s->n, r->s->ring, t, 0, id, NULL, &err);
     else if (rc == SA_OK && (rc = sa_task_seal(r->s->ring, t, &env, &len, &err)) == SA_OK)
         rc = publisher_send(pub, t, env, len, sa_now_ms(), line, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);

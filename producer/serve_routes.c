@@ -116,9 +116,28 @@ serve_status_for(enum sa_code rc)
     return rc == SA_EINVAL ? 400 : rc == SA_ECONFLICT || rc == SA_ENOTFOUND ? 409 : 503;
 }
 
+/* The error of a refused booking; one refused because its id's task finished says which state
+ * and when ("state", "at"), and until when the id is remembered ("until", null: for ever). */
+static json_t *
+gone_error(int status, const struct sa_err *err, const struct dupcheck_gone *gone)
+{
+    json_t *e = serve_error_object(status, err);
+    char at[40], until[40];
+
+    if (!gone->state)
+        return e;
+    sa_time_format(at, sizeof(at), gone->at_ms);
+    sa_time_format(until, sizeof(until), gone->until_ms);
+    json_object_set_new(e, "state", json_string(gone->state));
+    json_object_set_new(e, "at", json_string(at));
+    json_object_set_new(e, "until", gone->until_ms ? json_string(until) : json_null());
+    return e;
+}
+
 static void
 task_create(struct request *r)
 {
+    struct dupcheck_gone gone = {0};
     struct sa_err err = {0};
     char id[SA_ID_MAX + 1];
     json_error_t jerr;
@@ -133,7 +152,7 @@ task_create(struct request *r)
         return;
     }
     pthread_rwlock_rdlock(&r->s->ring_lock);
-    rc = book_json(r->s->n, r->s->ring, obj, id, &err);
+    rc = book_json(r->s->n, r->s->ring, obj, id, &gone, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);
     json_decref(obj);
     if (rc == SA_OK)
@@ -142,7 +161,7 @@ task_create(struct request *r)
         serve_reply(r, 200, json_pack("{s:s, s:b}", "id", id, "already_scheduled", 1));
     else
         serve_reply(r, serve_status_for(rc),
-                    json_pack("{s:o}", "error", serve_error_object(serve_status_for(rc), &err)));
+                    json_pack("{s:o}", "error", gone_error(serve_status_for(rc), &err, &gone)));
 }
 
 void

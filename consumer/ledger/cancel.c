@@ -1,5 +1,7 @@
-/* Watcher thread + hash set of cancelled ids. Deletes in the bucket remove ids; the set only
- * grows with cancels, which are rare next to sends. */
+/* Watcher thread + hash set of cancelled ids, each with the time its record was written.
+ * Deletes in the bucket remove ids; the set only grows with cancels, which are rare next to
+ * sends. A record applies only to tasks sealed before it (sa_cancel_applies): producers free an
+ * id once its cancelled claim expired, and a task booked under it then is not dropped. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,10 +9,17 @@
 #include <time.h>
 
 #include "cancel.h"
+#include "claim.h"
+
+struct entry {
+    int64_t at_ms; /* when the record was written (server time) */
+    char id[];
+};
 
 struct cancel_set {
-    char **slots; /* open addressing; NULL = empty, TOMB = deleted */
+    struct entry **slots; /* open addressing; NULL = empty, TOMB = deleted */
     size_t cap, used;
+    int64_t ttl_ms; /* the claims' TTL: how long producers refuse a cancelled id */
     pthread_mutex_t lock;
     pthread_cond_t ready_cv;
     int ready, stop;
@@ -18,8 +27,8 @@ struct cancel_set {
     pthread_t thread;
 };
 
-static char tomb[1];
-#define TOMB tomb
+static struct entry tomb;
+#define TOMB (&tomb)
 
 static uint64_t
 hash(const char *s)
@@ -42,7 +51,7 @@ find_slot(const struct cancel_set *s, const char *id, int for_insert)
         if (s->slots[i] == TOMB) {
             if (first_free == SIZE_MAX)
                 first_free = i;
-        } else if (!strcmp(s->slots[i], id)) {
+        } else if (!strcmp(s->slots[i]->id, id)) {
             return i;
         }
     }
@@ -53,7 +62,7 @@ static int
 grow(struct cancel_set *s)
 {
     size_t old_cap = s->cap, cap = old_cap ? old_cap * 2 : 1024;
-    char **old = s->slots;
+    struct entry **old = s->slots;
 
     s->slots = calloc(cap, sizeof(*s->slots));
     if (!s->slots) {
@@ -64,7 +73,7 @@ grow(struct cancel_set *s)
     s->used = 0;
     for (size_t i = 0; i < old_cap; i++) {
         if (old[i] && old[i] != TOMB) {
-            s->slots[find_slot(s, old[i], 1)] = old[i];
+            s->slots[find_slot(s, old[i]->id, 1)] = old[i];
             s->used++;
         }
     }
@@ -72,19 +81,27 @@ grow(struct cancel_set *s)
     return 0;
 }
 
+/* A record written again (a cancel repeated) moves its time on. */
 static void
-set_add(struct cancel_set *s, const char *id)
+set_add(struct cancel_set *s, const char *id, int64_t at_ms)
 {
-    size_t i;
+    size_t i, len = strlen(id);
 
     if ((s->used + 1) * 2 > s->cap && grow(s) != 0)
         return;
     i = find_slot(s, id, 1);
-    if (i == SIZE_MAX || (s->slots[i] && s->slots[i] != TOMB))
+    if (i == SIZE_MAX)
         return;
-    s->slots[i] = strdup(id);
-    if (s->slots[i])
-        s->used++;
+    if (s->slots[i] && s->slots[i] != TOMB) {
+        s->slots[i]->at_ms = at_ms;
+        return;
+    }
+    s->slots[i] = malloc(sizeof(struct entry) + len + 1);
+    if (!s->slots[i])
+        return;
+    s->slots[i]->at_ms = at_ms;
+    memcpy(s->slots[i]->id, id, len + 1);
+    s->used++;
 }
 
 static void
@@ -98,17 +115,33 @@ set_remove(struct cancel_set *s, const char *id)
     s->slots[i] = TOMB;
 }
 
-int
-cancel_contains(struct cancel_set *s, const char *id)
+/* When id's record was written, or -1 if the set does not hold it. */
+static int64_t
+written_at(struct cancel_set *s, const char *id)
 {
     size_t i;
-    int found;
+    int64_t at = -1;
 
     pthread_mutex_lock(&s->lock);
     i = s->cap ? find_slot(s, id, 0) : SIZE_MAX;
-    found = i != SIZE_MAX && s->slots[i] && s->slots[i] != TOMB;
+    if (i != SIZE_MAX && s->slots[i] && s->slots[i] != TOMB)
+        at = s->slots[i]->at_ms;
     pthread_mutex_unlock(&s->lock);
-    return found;
+    return at;
+}
+
+int
+cancel_contains(struct cancel_set *s, const char *id)
+{
+    return written_at(s, id) >= 0;
+}
+
+int
+cancel_applies(struct cancel_set *s, const char *id, int64_t sealed_ms)
+{
+    int64_t at = written_at(s, id);
+
+    return at >= 0 && sa_cancel_applies(at, sealed_ms, s->ttl_ms);
 }
 
 static void
@@ -119,7 +152,7 @@ apply(struct cancel_set *s, kvEntry *e)
         s->ready = 1; /* initial values done */
         pthread_cond_broadcast(&s->ready_cv);
     } else if (kvEntry_Operation(e) == kvOp_Put) {
-        set_add(s, kvEntry_Key(e));
+        set_add(s, kvEntry_Key(e), kvEntry_Created(e) / 1000000);
     } else {
         set_remove(s, kvEntry_Key(e));
     }
@@ -147,7 +180,7 @@ watch_loop(void *arg)
 }
 
 enum sa_code
-cancel_start(struct cancel_set **out, kvStore *kv, struct sa_err *err)
+cancel_start(struct cancel_set **out, kvStore *kv, int64_t ttl_ms, struct sa_err *err)
 {
     struct cancel_set *s = calloc(1, sizeof(*s));
     struct timespec until;
@@ -156,6 +189,7 @@ cancel_start(struct cancel_set **out, kvStore *kv, struct sa_err *err)
     *out = NULL;
     if (!s)
         return sa_fail(err, SA_ENOMEM, "no memory for the cancel set");
+    s->ttl_ms = ttl_ms;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->ready_cv, NULL);
     st = kvStore_WatchAll(&s->watcher, kv, NULL);

@@ -10,11 +10,18 @@
 
 struct cancel_set;
 
-/* Starts watching kv and returns once the initial values are loaded (or after 10 s). */
-enum sa_code cancel_start(struct cancel_set **out, kvStore *kv, struct sa_err *err) SA_MUST_CHECK;
+/* Starts watching kv and returns once the initial values are loaded (or after 10 s). ttl_ms
+ * is the claims bucket's TTL (0: for ever), which decides which tasks a record applies to. */
+enum sa_code cancel_start(struct cancel_set **out, kvStore *kv, int64_t ttl_ms,
+                          struct sa_err *err) SA_MUST_CHECK;
 
-/* Any thread: is id in the cancel map? */
+/* Any thread: is id in the cancel map? (A series or its pause key.) */
 int cancel_contains(struct cancel_set *s, const char *id);
+
+/* Any thread: does the cancel map hold a record for id that applies to a task sealed at
+ * sealed_ms (its created_ms)? A task booked once the id was free again is not cancelled by an
+ * old record (sa_cancel_applies). */
+int cancel_applies(struct cancel_set *s, const char *id, int64_t sealed_ms);
 
 /* Stops the watcher thread and frees the set. */
 void cancel_stop(struct cancel_set *s);

@@ -15,7 +15,7 @@
 int
 series_cancelled(struct consumer *c, const struct sa_task *t)
 {
-    return cancel_contains(c->cancels, t->id) ||
+    return cancel_applies(c->cancels, t->id, t->created_ms) ||
            (t->cron && cancel_contains(c->cancels, t->series_id));
 }
 

@@ -132,7 +132,7 @@ setup(struct consumer *c, struct sa_err *err)
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
         wheel_new(&c->wheel, c->n->nc, deliver_wakeup, the_deliver, err) != SA_OK ||
-        cancel_start(&c->cancels, c->n->cancel, err) != SA_OK ||
+        cancel_start(&c->cancels, c->n->cancel, c->claims_ttl_ms, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
         return -1;
     if (limits_need_leases(c->limits)) {

@@ -172,8 +172,10 @@ handle(struct puller *p, natsMsg *msg)
         dead_letter(p, msg, place.id, err.msg);
         return;
     }
-    /* A series' own occurrence is settled at its time: its cancel names the series. */
-    if (cancel_contains(p->c->cancels, t->cron ? t->series_id : t->id)) {
+    /* A series' own occurrence is settled at its time: its cancel names the series. A task's
+     * cancel applies to tasks sealed before it, not to one booked once its id was free. */
+    if (t->cron ? cancel_contains(p->c->cancels, t->series_id)
+                : cancel_applies(p->c->cancels, t->id, t->created_ms)) {
         sa_log(SA_LOG_INFO, "dropped_cancelled", "task=%s", t->id);
         atomic_fetch_add(&p->c->counters.cancelled, 1);
         sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_ACK, 0);
