@@ -2,7 +2,10 @@
  * twice with the same content says "already scheduled" (exit 0), with other content or over
  * a squatter's message published under that Msg-Id it is an error naming the id (exit 5),
  * and over a task no longer stored it says it cannot compare (exit 6). Batches the same, per
- * line. */
+ * line. An id whose task was cancelled or sent is refused (exit 6) while sendat remembers it,
+ * within the dedupe window and after it, and free again once its claim expired (issue 24.1):
+ * the bucket TTLs are shortened here as an operator could with the nats CLI (init refuses a
+ * claims TTL below 1h), and consumers and producers read them from the buckets. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,19 +18,28 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "layout.h"
 
 static struct fx F;
+static natsConnection *nc;
+static jsCtx *js;
 
-/* sendat schedule --id ID --at @due --webhook RECEIVER/dup --data DATA; stdout in out. */
+/* sendat schedule --id ID --at @due --webhook RECEIVER<path> --data DATA; stdout in out. */
 static int
-book(const char *id, int64_t due_ms, const char *data, char *out, char *err)
+book_to(const char *id, int64_t due_ms, const char *path, const char *data, char *out, char *err)
 {
     char at[40], url[300];
 
     snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due_ms / 1000, (int)(due_ms % 1000));
-    snprintf(url, sizeof(url), "%s/dup", receiver_url(F.recv));
+    snprintf(url, sizeof(url), "%s%s", receiver_url(F.recv), path);
     return fx_sendat(&F, out, 256, err, 4096, "schedule", "--id", id, "--at", at, "--webhook", url,
                      "--data", data, NULL);
+}
+
+static int
+book(const char *id, int64_t due_ms, const char *data, char *out, char *err)
+{
+    return book_to(id, due_ms, "/dup", data, out, err);
 }
 
 /* Publishes junk (no envelope) into subject with Nats-Msg-Id msgid, as a consumer-role user can. */
@@ -207,6 +219,180 @@ test_batch_per_line(void **state)
     fx_stop(&F);
 }
 
+static void
+js_open(void)
+{
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+}
+
+static void
+js_close(void)
+{
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    js = NULL;
+    nc = NULL;
+}
+
+/* The task stream's dedupe window cut to 1 s: a booking a moment later is stored, not
+ * deduplicated, so only the id's claim can refuse it. */
+static void
+short_dedupe(void)
+{
+    jsStreamInfo *si = NULL, *up = NULL;
+
+    assert_int_equal(js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL), NATS_OK);
+    si->Config->Duplicates = 1000000000LL; /* ns */
+    assert_int_equal(js_UpdateStream(&up, js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(up);
+    jsStreamInfo_Destroy(si);
+}
+
+/* The claims bucket made by init replaced by one whose TTL is ttl_ms, before any consumer. */
+static void
+short_ledger(int64_t ttl_ms)
+{
+    kvConfig kc;
+    kvStore *kv = NULL;
+
+    assert_int_equal(js_DeleteKeyValue(js, SA_CLAIMS_BUCKET), NATS_OK);
+    kvConfig_Init(&kc);
+    kc.Bucket = SA_CLAIMS_BUCKET;
+    kc.History = 32;
+    kc.TTL = ttl_ms * 1000000LL; /* the stream's MaxAge, in ns */
+    kc.StorageType = js_FileStorage;
+    assert_int_equal(js_CreateKeyValue(&kv, js, &kc), NATS_OK);
+    kvStore_Destroy(kv);
+}
+
+static int
+claim_gone(void *id)
+{
+    kvStore *kv = NULL;
+    kvEntry *e = NULL;
+    natsStatus s;
+
+    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
+    s = kvStore_Get(&e, kv, id);
+    kvEntry_Destroy(e);
+    kvStore_Destroy(kv);
+    return s == NATS_NOT_FOUND;
+}
+
+static void
+cancel(const char *id)
+{
+    char out[256], err[1024];
+
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", id, NULL), 0);
+    assert_non_null(strstr(out, "cancelled"));
+}
+
+/* Refused with exit 6, nothing printed on stdout, the reason naming the id and its state. */
+static void
+assert_gone(int code, const char *out, const char *err, const char *id, const char *state)
+{
+    assert_int_equal(code, 6);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(err, id));
+    assert_non_null(strstr(err, state));
+    assert_non_null(strstr(err, "cannot"));
+}
+
+/* Booked, cancelled, booked again within the dedupe window: the cancelled copy still waits in
+ * the stream (no consumer runs), but it is no booking. The same line in a batch likewise. */
+static void
+test_rebook_cancelled_within_dedupe(void **state)
+{
+    char out[4096], err[4096], path[300];
+    int64_t due = test_now_ms() + 600000;
+    FILE *f;
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(book_to("rc1", due, "/rc", "{\"n\":1}", out, err), 0);
+    cancel("rc1");
+    assert_gone(book_to("rc1", due, "/rc", "{\"n\":1}", out, err), out, err, "rc1", "cancelled");
+    assert_gone(book_to("rc1", due, "/rc", "{\"n\":2}", out, err), out, err, "rc1", "cancelled");
+    snprintf(path, sizeof(path), "%s/rc.ndjson", F.dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f,
+            "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/rc\",\"data\":\"{\\\"n\\\":1}\","
+            "\"id\":\"rc1\"}\n",
+            due / 1000, (int)(due % 1000), receiver_url(F.recv));
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path,
+                               "--json", NULL),
+                     6);
+    assert_non_null(strstr(out, "\"scheduled\":0"));
+    assert_non_null(strstr(err, "rc1"));
+    assert_non_null(strstr(err, "cancelled"));
+    fx_stop(&F);
+}
+
+/* Sent, then booked again after the dedupe window but while its claim lives: refused, nothing
+ * published (the consumer never meets a copy to skip as sent). */
+static void
+test_rebook_sent_after_dedupe(void **state)
+{
+    char out[256], err[4096];
+    int64_t booked;
+    int c0 = 0;
+
+    (void)state;
+    fx_start(&F, 0);
+    js_open();
+    short_dedupe();
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(consumer_ready, &c0, 30000));
+    booked = test_now_ms();
+    assert_int_equal(book_to("rs1", booked, "/rs", "{}", out, err), 0);
+    assert_true(fx_status_says(&F, "rs1", "sent", 15000));
+    assert_true(wait_until_ms(booked + 2000, 10000)); /* past the 1 s dedupe window */
+    assert_gone(book_to("rs1", booked, "/rs", "{}", out, err), out, err, "rs1", "sent");
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/rs"), 1);
+    assert_int_equal(proc_count_lines(F.consumers[0].err_path, "claim=sent"), 0);
+    js_close();
+    fx_stop(&F);
+}
+
+/* Cancelled, refused while remembered, then free once its claim expired (a 20 s ledger): the
+ * new task under the id is sent, not dropped by the old cancel record the consumer still
+ * holds. The cancelled copy (due in 10 min) still waits in the stream. */
+static void
+test_rebook_after_claims_ttl(void **state)
+{
+    char out[256], err[4096];
+    int64_t due = test_now_ms() + 600000;
+    int c0 = 0;
+
+    (void)state;
+    fx_start(&F, 0);
+    js_open();
+    short_ledger(20000);
+    short_dedupe();
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(consumer_ready, &c0, 30000));
+    assert_int_equal(book_to("rt1", due, "/rt-old", "{\"n\":1}", out, err), 0);
+    cancel("rt1");
+    assert_gone(book_to("rt1", due, "/rt-old", "{\"n\":1}", out, err), out, err, "rt1",
+                "cancelled");
+    assert_true(wait_until(claim_gone, "rt1", 90000));
+    assert_int_equal(book_to("rt1", test_now_ms() + 2000, "/rt-new", "{\"n\":2}", out, err), 0);
+    assert_string_equal(out, "rt1\n");
+    assert_null(strstr(err, "already"));
+    assert_true(receiver_wait(F.recv, "/rt-new", 1, 30000));
+    assert_true(fx_status_says(&F, "rt1", "sent", 15000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(proc_count_lines(F.consumers[0].err_path, "dropped_cancelled"), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/rt-new"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/rt-old"), 0);
+    js_close();
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
@@ -214,6 +400,9 @@ main(void)
         cmocka_unit_test(test_same_other_and_squatted),
         cmocka_unit_test(test_moved_and_gone),
         cmocka_unit_test(test_batch_per_line),
+        cmocka_unit_test(test_rebook_cancelled_within_dedupe),
+        cmocka_unit_test(test_rebook_sent_after_dedupe),
+        cmocka_unit_test(test_rebook_after_claims_ttl),
     };
     return FX_RUN(tests);
 }
