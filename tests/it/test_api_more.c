@@ -1,5 +1,6 @@
 /* `sendat serve` beyond booking (issue 13): series (history and cancel), dead letters (list
- * with a cursor, show by role, replay, purge), stats, and tasks listed by due range. */
+ * with a cursor, show by role, replay, purge), stats, and tasks listed by due range. A booking
+ * under an id whose task was cancelled answers 409 with the state and when (issue 24.1). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -287,6 +288,31 @@ test_stats(void **state)
     json_decref(doc);
 }
 
+/* Booked with an id, cancelled, booked again (the same request, as a client's retry within
+ * the dedupe window): 409 naming the id's state and when, never 200 already_scheduled. */
+static void
+test_rebook_a_cancelled_id(void **state)
+{
+    char body[512];
+    json_t *doc = NULL, *e;
+
+    (void)state;
+    snprintf(body, sizeof(body),
+             "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/api-gone\",\"id\":\"api-gone\"}",
+             test_now_ms() / 1000 + 3600, receiver_url(F.recv));
+    assert_int_equal(call("POST", "/tasks", producer, body, &doc), 201);
+    json_decref(doc);
+    assert_int_equal(call("DELETE", "/tasks/api-gone", producer, NULL, &doc), 200);
+    json_decref(doc);
+    assert_int_equal(call("POST", "/tasks", producer, body, &doc), 409);
+    e = json_object_get(doc, "error");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "cancelled");
+    assert_true(json_is_string(json_object_get(e, "at")));
+    assert_true(json_is_string(json_object_get(e, "until"))); /* the claims TTL: 7d */
+    assert_non_null(strstr(json_string_value(json_object_get(e, "message")), "api-gone"));
+    check_error(doc, 409, "id");
+}
+
 /* GET /v1/openapi.json needs no token and is docs/openapi.yaml (as producer/openapi.json);
  * every JSON answer this test program got is as that document says. */
 static void
@@ -328,6 +354,7 @@ main(void)
         cmocka_unit_test(test_dead_letters_paginated),
         cmocka_unit_test(test_tasks_by_due_range),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_rebook_a_cancelled_id),
         cmocka_unit_test(test_openapi_served_and_answers_match),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);
