@@ -2,8 +2,8 @@
  * nonces, so the two tasks are compared opened: each re-encoded without the fields that differ
  * between two runs of one booking, and the bytes compared (the encoding is deterministic). The
  * plaintext is wiped before it is freed: it holds recipients and bodies. And an id whose task
- * finished is refused while sendat remembers it (its claim, or its cancel record for the
- * claims TTL): booking it would answer success for a task that is never sent. */
+ * finished is refused while sendat remembers it (its final claim, or a cancel record that
+ * applies): booking it would answer success for a task that is never sent. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
