@@ -160,7 +160,8 @@ producer_publishes_junk(void)
     assert_true(wait_until(junk_swept, subject, 30000));
 }
 
-/* The same --id booked twice as the producer: the duplicate PubAck is read back. */
+/* The same --id booked twice as the producer: the duplicate PubAck is read back; once
+ * cancelled, the id is refused. */
 static void
 producer_books_twice(void)
 {
@@ -175,6 +176,11 @@ producer_books_twice(void)
             fail_msg("schedule --id twice as producer (%d): %s", i, err);
     assert_non_null(strstr(err, "already scheduled"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "twice", NULL), 0);
+    /* booked again once cancelled: refused from its claim (and the claims bucket's TTL) */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id", "twice",
+                               "--at", at, "--webhook", url, NULL),
+                     6);
+    assert_non_null(strstr(err, "cancelled"));
 }
 
 static void
