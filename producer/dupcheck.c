@@ -67,7 +67,7 @@ compare(const struct sa_task *ours, const struct sa_task *stored, uint64_t seq, 
 /* Is the stored message m (at stream sequence seq) the task t? */
 static enum sa_code
 same_task(const struct sa_keyring *ring, const struct sa_task *t, natsMsg *m, uint64_t seq,
-          int64_t *created_ms, struct sa_err *err)
+          struct sa_err *err)
 {
     struct sa_place place;
     struct sa_task *stored = NULL;
@@ -87,7 +87,6 @@ same_task(const struct sa_keyring *ring, const struct sa_task *t, natsMsg *m, ui
                        "sequence %" PRIu64 ")",
                        t->id, seq);
     rc = compare(t, stored, seq, err);
-    *created_ms = stored->created_ms;
     sa_task_free(stored);
     return rc;
 }
@@ -143,28 +142,45 @@ refuse(const char *id, const char *state, int64_t at_ms, int64_t ttl, struct dup
                    id, state, at, ttl ? "until " : "for ever", ttl ? until : "", id);
 }
 
-enum sa_code
-dupcheck_gone(struct sa_nats *n, const char *id, int64_t booked_ms, struct dupcheck_gone *gone,
-              struct sa_err *err)
+/* SA_ENOTFOUND (refused) if id's claim is final; else SA_OK, *claimed saying whether there
+ * is a claim at all. */
+static enum sa_code
+final_claim(struct sa_nats *n, const char *id, struct dupcheck_gone *gone, int *claimed,
+            struct sa_err *err)
 {
     static const char *const finished[] = {[SA_CLAIM_SENT] = "sent",
                                            [SA_CLAIM_CANCELLED] = "cancelled",
                                            [SA_CLAIM_DEAD] = "dead-lettered",
                                            [SA_CLAIM_SKIPPED] = "skipped"};
     struct sa_claim c = {0};
+    int64_t ttl = 0;
+    enum sa_code rc = sa_claim_get(sa_nats_claims(n, id), id, &c, err);
+
+    *claimed = rc == SA_OK;
+    if (rc == SA_ENOTFOUND) {
+        sa_err_clear(err);
+        return SA_OK;
+    }
+    if (rc != SA_OK || (unsigned)c.state >= sizeof(finished) / sizeof(finished[0]) ||
+        !finished[c.state])
+        return rc; /* live (sending, retrying): a duplicate PubAck compares it */
+    if ((rc = claims_ttl(n, id, &ttl, err)) != SA_OK)
+        return rc;
+    return refuse(id, finished[c.state], c.at_ms, ttl, gone, err);
+}
+
+enum sa_code
+dupcheck_gone(struct sa_nats *n, const char *id, int64_t booked_ms, struct dupcheck_gone *gone,
+              struct sa_err *err)
+{
     kvEntry *e = NULL;
     int64_t at = 0, ttl = 0;
-    enum sa_code rc = sa_claim_get(sa_nats_claims(n, id), id, &c, err);
+    int claimed = 0;
+    enum sa_code rc = final_claim(n, id, gone, &claimed, err);
     natsStatus s;
 
-    if (rc == SA_OK && (unsigned)c.state < sizeof(finished) / sizeof(finished[0]) &&
-        finished[c.state])
-        return (rc = claims_ttl(n, id, &ttl, err)) == SA_OK
-                   ? refuse(id, finished[c.state], c.at_ms, ttl, gone, err)
-                   : rc;
-    if (rc != SA_ENOTFOUND)
-        return rc; /* live (sending, retrying): a duplicate PubAck compares it */
-    sa_err_clear(err);
+    if (rc != SA_OK || claimed)
+        return rc;
     /* No claim, yet a cancel record (a series', or a cancel repeated): the consumers drop a task
      * it applies to (consumer/ledger/cancel.c), one booked once the id is free they send. */
     s = kvStore_Get(&e, n->cancel, id);
@@ -186,7 +202,7 @@ dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring, const struct s
                 uint64_t seq, struct sa_err *err)
 {
     natsMsg *m = NULL;
-    int64_t created = 0;
+    int claimed = 0;
     enum sa_code rc = stored_at(n, t->id, seq, &m, err);
 
     if (rc == SA_ENOTFOUND) { /* acked since: moved down, retried, or finished */
@@ -204,10 +220,11 @@ dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring, const struct s
             t->id, seq, t->id);
     }
     if (rc == SA_OK)
-        rc = same_task(ring, t, m, seq, &created, err);
+        rc = same_task(ring, t, m, seq, err);
     natsMsg_Destroy(m);
-    /* the same task, but a cancelled copy still waiting to be dropped is no booking */
-    return rc == SA_OK ? dupcheck_gone(n, t->id, created, NULL, err) : rc;
+    /* the same task, but a cancelled copy still waiting to be dropped is no booking: its claim
+     * says so (one read; a cancel writes the claim before its record) */
+    return rc == SA_OK ? final_claim(n, t->id, NULL, &claimed, err) : rc;
 }
 
 enum sa_code

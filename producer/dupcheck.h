@@ -15,8 +15,8 @@
  * time unless the stored copy is a retry. SA_OK: it is t (already scheduled). SA_ECONFLICT:
  * the id is taken by something else (other content, another subject, or a message that does
  * not open with ring); err names the id. SA_ENOTFOUND: nothing under the id is stored any more
- * (sent, cancelled or dead-lettered), so it cannot be compared, or it is t but finished
- * (dupcheck_gone: a cancelled copy still waits to be dropped). SA_ENATS, SA_ENOMEM. */
+ * (sent, cancelled or dead-lettered), so it cannot be compared, or it is t but its claim is
+ * final (a cancelled copy still waits to be dropped). SA_ENATS, SA_ENOMEM. */
 enum sa_code dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring,
                              const struct sa_task *t, uint64_t seq,
                              struct sa_err *err) SA_MUST_CHECK;

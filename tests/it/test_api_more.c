@@ -289,11 +289,12 @@ test_stats(void **state)
 }
 
 /* Booked with an id, cancelled, booked again (the same request, as a client's retry within
- * the dedupe window): 409 naming the id's state and when, never 200 already_scheduled. */
+ * the dedupe window): 409 naming the id's state and when, never 200 already_scheduled; in a
+ * batch, that line's result is a 409 error. */
 static void
 test_rebook_a_cancelled_id(void **state)
 {
-    char body[512];
+    char body[512], lines[1100];
     json_t *doc = NULL, *e;
 
     (void)state;
@@ -311,6 +312,18 @@ test_rebook_a_cancelled_id(void **state)
     assert_true(json_is_string(json_object_get(e, "until"))); /* the claims TTL: 7d */
     assert_non_null(strstr(json_string_value(json_object_get(e, "message")), "api-gone"));
     check_error(doc, 409, "id");
+    /* in a batch: that line refused (409), the next one booked */
+    snprintf(lines, sizeof(lines), "%s\n%.*s\"api-new\"}\n", body,
+             (int)(strstr(body, "\"api-gone\"}") - body), body);
+    assert_int_equal(call("POST", "/batches", producer, lines, &doc), 200);
+    assert_int_equal(json_integer_value(json_object_get(doc, "scheduled")), 1);
+    e = json_object_get(
+        json_object_get(json_array_get(json_object_get(doc, "results"), 0), "error"), "status");
+    assert_int_equal(json_integer_value(e), 409);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(doc, "results"), 1), "id")),
+                        "api-new");
+    json_decref(doc);
 }
 
 /* GET /v1/openapi.json needs no token and is docs/openapi.yaml (as producer/openapi.json);
