@@ -116,14 +116,16 @@ function loadBar(l, max, note) {
                 ' ' + l.level));
   const bar = el('div', undefined, 'bar ' + (l.later ? 'window' : l.level));
   bar.style.width = (100 * l.tasks / max) + '%';
-  bar.title = (l.later ? 'after 24 h' : l.start) + ': ' + l.tasks + ' tasks';
+  bar.title = (l.later ? 'after 24 h' : l.start) + ': ' + l.tasks + ' tasks' +
+    (l.cancelled ? ' (' + l.cancelled + ' cancelled left out)' : '');
   row.append(bar, el('span', String(l.tasks), 'num'));
   if (note) row.append(el('span', '\u26a0 ' + note, 'note'));
   return row;
 }
 
 /* Upcoming load: tasks per level start over the next 24 h, one bar each, later ones in one
- * bar; a level the fleet cannot send within a slot at its recent rate is marked. */
+ * bar; a level the fleet cannot send within a slot at its recent rate is marked. Cancelled
+ * tasks (still in the stream until due) are left out of the bars and the warnings. */
 async function loadLoad() {
   const res = await api('GET', '/stats');
   const chart = $('chart');
@@ -132,7 +134,8 @@ async function loadLoad() {
   const end = Date.now() + 24 * 3600 * 1000, all = res.body.levels || [];
   const levels = all.filter((l) => Date.parse(l.start) < end);
   const later = all.filter((l) => Date.parse(l.start) >= end);
-  const rows = levels.concat(later.length ? [{ later: true, tasks: later.reduce((a, l) => a + l.tasks, 0) }] : []);
+  const rows = levels.concat(later.length ? [{ later: true, tasks: later.reduce((a, l) => a + l.tasks, 0),
+                                               cancelled: later.reduce((a, l) => a + (l.cancelled || 0), 0) }] : []);
   const max = Math.max(1, ...rows.map((l) => l.tasks));
   const rate = recentRate(res.body), slotS = ((res.body.layout || {}).slot_ms || 10000) / 1000;
   let total = 0, warned = 0;
@@ -145,7 +148,8 @@ async function loadLoad() {
   $('load-summary').textContent = total + ' tasks in ' + levels.length +
     ' levels starting within 24 h' + (later.length ? ', ' + rows[rows.length - 1].tasks +
     ' later in ' + later.length + ' levels' : '') + '; ' + (res.body.tasks || 0) +
-    ' tasks in the stream in all. ' + (rate ? 'Recent send rate: ' + rateText(rate) +
+    ' tasks in the stream in all' + (res.body.cancelled ? ', ' + res.body.cancelled +
+    ' of them cancelled (left out above: they wait until due, never to be sent)' : '') + '. ' + (rate ? 'Recent send rate: ' + rateText(rate) +
     (warned ? '; ' + warned + (warned === 1 ? ' level needs' : ' levels need') + ' longer than a slot.' : '.') :
     'No sends in the last 10 minutes: no capacity estimate.');
   say('load-msg', levels.length ? '' : 'Nothing is due in the next 24 h.');

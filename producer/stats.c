@@ -1,11 +1,13 @@
 /* The figures behind `sendat stats` and `GET /v1/stats`: the backlog by window and slot (from
- * the stream's per-subject counts), the level durables with their pending, unacked and waiting
- * pulls (what the fleet is doing now), the dead-letter count, the fleet members alive (the
- * members bucket, whose TTL forgets the dead), and what the consumers' sweep found that no
- * level would ever read (the meta record "sweep"). */
+ * the stream's per-subject counts, less the cancelled tasks, whose claims are read), the level
+ * durables with their pending, unacked and waiting pulls (what the fleet is doing now), the
+ * dead-letter count, the fleet members alive (the members bucket, whose TTL forgets the dead), and
+ * what the consumers' sweep found that no level would ever read (the meta record "sweep"). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "claimscan.h"
 #include "lateness.h"
 #include "stats.h"
 #include "sweeprec.h"
@@ -13,9 +15,18 @@
 
 #define LEVELS_MAX 4096
 
+#define SCAN_MAX 200000 /* the most tasks whose claims one stats call reads */
+
 struct level {
     int64_t window, slot;
-    uint64_t tasks;
+    uint64_t tasks, cancelled;
+};
+
+/* A task seen in the stream, to have its claim read: its level (index) and how many messages. */
+struct seen_task {
+    int level;
+    uint64_t msgs;
+    char id[SA_ID_MAX + 1];
 };
 
 static int
@@ -31,6 +42,9 @@ by_time(const void *a, const void *b)
 struct tally {
     struct level *lv;
     int count;
+    struct seen_task *seen; /* SCAN_MAX of them */
+    size_t seen_count;
+    int unchecked; /* more tasks than SCAN_MAX: some cancelled ones may be counted */
     json_t *shards;
     uint64_t msgs, bytes;
     int64_t now;
@@ -48,9 +62,57 @@ add_level(struct tally *t, const struct sa_layout *l, const struct sa_place *p, 
     for (k = 0; k < t->count && (t->lv[k].window != p->window || t->lv[k].slot != slot); k++)
         ;
     if (k == t->count && t->count < LEVELS_MAX)
-        t->lv[t->count++] = (struct level){p->window, slot, 0};
+        t->lv[t->count++] = (struct level){p->window, slot, 0, 0};
     if (k < LEVELS_MAX)
         t->lv[k].tasks += msgs;
+    if (k < LEVELS_MAX && t->seen_count < SCAN_MAX) {
+        struct seen_task *s = &t->seen[t->seen_count++];
+        s->level = k;
+        s->msgs = msgs;
+        snprintf(s->id, sizeof(s->id), "%s", p->id);
+    } else {
+        t->unchecked = 1;
+    }
+}
+
+/* Takes the cancelled tasks (by their claims) out of the levels' counts: they wait in the stream
+ * until a consumer meets them at their due time, but will never be sent. */
+static enum sa_code
+drop_cancelled(struct sa_nats *n, struct tally *t, struct sa_err *err)
+{
+    const char **ids = calloc(t->seen_count + 1, sizeof(*ids));
+    enum sa_claim_state *states = calloc(t->seen_count + 1, sizeof(*states));
+    enum sa_code rc = SA_OK;
+
+    if (!ids || !states) {
+        rc = sa_fail(err, SA_ENOMEM, "stats: no memory to check %zu claims", t->seen_count);
+        goto out;
+    }
+    for (size_t i = 0; i < t->seen_count; i++)
+        ids[i] = t->seen[i].id;
+    if ((rc = claimscan_states(n, ids, t->seen_count, states, err)) != SA_OK)
+        goto out;
+    for (size_t i = 0; i < t->seen_count; i++) {
+        struct level *l = &t->lv[t->seen[i].level];
+        if (states[i] != SA_CLAIM_CANCELLED)
+            continue;
+        l->cancelled += t->seen[i].msgs;
+        l->tasks -= t->seen[i].msgs < l->tasks ? t->seen[i].msgs : l->tasks;
+    }
+out:
+    free(ids);
+    free(states);
+    return rc;
+}
+
+static json_int_t
+cancelled_total(const struct tally *t)
+{
+    json_int_t n = 0;
+
+    for (int i = 0; i < t->count; i++)
+        n += (json_int_t)t->lv[i].cancelled;
+    return n;
 }
 
 static json_t *
@@ -62,9 +124,10 @@ levels_json(struct level *lv, int count)
     qsort(lv, (size_t)count, sizeof(*lv), by_time);
     for (int i = 0; i < count; i++) {
         sa_time_format(at, sizeof(at), lv[i].slot ? lv[i].slot : lv[i].window);
-        json_array_append_new(list,
-                              json_pack("{s:s, s:s, s:I}", "level", lv[i].slot ? "slot" : "window",
-                                        "start", at, "tasks", (json_int_t)lv[i].tasks));
+        json_array_append_new(list, json_pack("{s:s, s:s, s:I, s:I}", "level",
+                                              lv[i].slot ? "slot" : "window", "start", at, "tasks",
+                                              (json_int_t)lv[i].tasks, "cancelled",
+                                              (json_int_t)lv[i].cancelled));
     }
     return list;
 }
@@ -119,23 +182,31 @@ shard_backlog(struct sa_nats *n, int k, struct tally *t, struct sa_err *err)
 static enum sa_code
 backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
 {
-    struct tally t = {
-        .lv = calloc(LEVELS_MAX, sizeof(struct level)), .shards = json_array(), .now = sa_now_ms()};
+    struct tally t = {.lv = calloc(LEVELS_MAX, sizeof(struct level)),
+                      .seen = malloc(SCAN_MAX * sizeof(struct seen_task)),
+                      .shards = json_array(),
+                      .now = sa_now_ms()};
     enum sa_code rc = SA_OK;
 
-    if (!t.lv || !t.shards) {
+    if (!t.lv || !t.shards || !t.seen) {
         free(t.lv);
+        free(t.seen);
         json_decref(t.shards);
         return sa_fail(err, SA_ENOMEM, "stats: no memory");
     }
     for (int k = 0; k < n->layout.shards && rc == SA_OK; k++)
         rc = shard_backlog(n, k, &t, err);
+    if (rc == SA_OK)
+        rc = drop_cancelled(n, &t, err);
+    free(t.seen);
     if (rc != SA_OK) {
         free(t.lv);
         json_decref(t.shards);
         return rc;
     }
     json_object_set_new(doc, "tasks", json_integer((json_int_t)t.msgs));
+    json_object_set_new(doc, "cancelled", json_integer(cancelled_total(&t)));
+    json_object_set_new(doc, "cancelled_checked", json_boolean(!t.unchecked));
     json_object_set_new(doc, "bytes", json_integer((json_int_t)t.bytes));
     json_object_set_new(doc, "shards", t.shards);
     json_object_set_new(doc, "starting_within",

@@ -4,12 +4,14 @@
  * with the key ring for its due time, and the window's tasks sorted by (due, id). A page reads
  * whole windows: the cursor "<due_ms>.<id>" names the last task given, and the next page starts
  * again at its window and skips what is not after it. A task moving down to its slot can be seen
- * twice in a walk; the copies sort side by side and are given once. */
+ * twice in a walk; the copies sort side by side and are given once. A cancelled task is left
+ * out: it waits in the stream until its due time, but its claim says it will never be sent. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "claimscan.h"
 #include "content.h"
 #include "task.h"
 #include "tasklist.h"
@@ -137,7 +139,43 @@ read_shard_window(struct sa_nats *n, const struct sa_keyring *ring, int k, int64
     return rc;
 }
 
-/* Reads window's tasks of every shard due in [from, to] (of group, if not NULL) into w. */
+/* Leaves out of w the tasks whose claim says cancelled: they wait in the stream until a
+ * consumer meets them at their due time, but will never be sent. */
+static enum sa_code
+drop_cancelled(struct sa_nats *n, struct walk *w, struct sa_err *err)
+{
+    const char **ids = NULL;
+    enum sa_claim_state *states = NULL;
+    size_t kept = 0;
+    enum sa_code rc = SA_OK;
+
+    if (w->count == 0)
+        return SA_OK;
+    ids = calloc(w->count, sizeof(*ids));
+    states = calloc(w->count, sizeof(*states));
+    if (!ids || !states) {
+        rc = sa_fail(err, SA_ENOMEM, "no memory to check %zu claims", w->count);
+        goto out;
+    }
+    for (size_t i = 0; i < w->count; i++)
+        ids[i] = w->items[i].id;
+    if ((rc = claimscan_states(n, ids, w->count, states, err)) != SA_OK)
+        goto out;
+    for (size_t i = 0; i < w->count; i++) {
+        if (states[i] == SA_CLAIM_CANCELLED)
+            json_decref(w->items[i].content);
+        else
+            w->items[kept++] = w->items[i];
+    }
+    w->count = kept;
+out:
+    free(ids);
+    free(states);
+    return rc;
+}
+
+/* Reads window's tasks of every shard due in [from, to] (of group, if not NULL) into w, the
+ * cancelled ones left out. */
 static enum sa_code
 read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, int64_t from,
             int64_t to, const char *group, struct walk *w, struct sa_err *err)
@@ -146,7 +184,7 @@ read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, in
 
     for (int k = 0; k < n->layout.shards && rc == SA_OK; k++)
         rc = read_shard_window(n, ring, k, window, from, to, group, w, err);
-    return rc;
+    return rc == SA_OK ? drop_cancelled(n, w, err) : rc;
 }
 
 static json_t *

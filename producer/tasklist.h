@@ -13,7 +13,8 @@
 
 /* One page of the tasks due in [from_ms, to_ms] (only group's, if not NULL), in due order (then
  * id), after cursor (NULL or "": from the start). Appends to out {"id","due","level":"window"|
- * "slot","channel","host"(webhooks only),"group"(if any)}; no recipient or body is read out
+ * "slot","channel","host"(webhooks only),"group"(if any)}, cancelled tasks left out (their
+ * claims are read: they wait in the stream until due); no recipient or body is read out
  * unless with_content (then also what content_add sets). next
  * gets the cursor of the next page, or "" if this page ended the range. SA_EINVAL for a bad range
  * or cursor (err names "from", "to" or "cursor" first), SA_ENOMEM for a window too full to read,

@@ -1,0 +1,107 @@
+/* Pipelined claim reads (see claimscan.h): each id's claim is asked for with a direct get "last
+ * by subject" ($JS.API.DIRECT.GET.KV_<bucket>.$KV.<bucket>.<id>), its reply subject carrying the
+ * id's index, at most IN_FLIGHT at a time. A reply without data (no message, or a delete marker)
+ * means no claim. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "claimscan.h"
+#include "timeparse.h"
+
+#define IN_FLIGHT 512
+#define WAIT_MS 10000
+
+static enum sa_code
+ask(struct sa_nats *n, const char *inbox, size_t i, const char *id, struct sa_err *err)
+{
+    char bucket[64], subject[SA_SUBJECT_MAX + 128], reply[160];
+    natsStatus s;
+
+    sa_layout_claims_bucket(bucket, sizeof(bucket), sa_layout_shard_of(&n->layout, id));
+    snprintf(subject, sizeof(subject), "$JS.API.DIRECT.GET.KV_%s.$KV.%s.%s", bucket, bucket, id);
+    snprintf(reply, sizeof(reply), "%s.%zu", inbox, i);
+    s = natsConnection_PublishRequest(n->nc, subject, reply, NULL, 0);
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "ask for a claim");
+}
+
+/* The index a reply names (its subject's last token), or count if none. */
+static size_t
+reply_index(natsMsg *m, size_t count)
+{
+    const char *dot = strrchr(natsMsg_GetSubject(m), '.');
+    char *end = NULL;
+    unsigned long long i;
+
+    if (!dot)
+        return count;
+    i = strtoull(dot + 1, &end, 10);
+    return (end == dot + 1 || *end || i >= count) ? count : (size_t)i;
+}
+
+/* Records a reply; returns 1 if it answered an id not answered before. */
+static int
+note(natsMsg *m, size_t count, enum sa_claim_state *states, char *seen)
+{
+    size_t i = reply_index(m, count);
+    struct sa_claim c = {0};
+    int len = natsMsg_GetDataLength(m);
+
+    if (i == count || seen[i])
+        return 0;
+    seen[i] = 1;
+    states[i] = SA_CLAIM_NONE;
+    if (len > 0 && sa_claim_decode(&c, natsMsg_GetData(m), (size_t)len, NULL) == SA_OK)
+        states[i] = c.state;
+    return 1;
+}
+
+enum sa_code
+claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
+                 enum sa_claim_state *states, struct sa_err *err)
+{
+    char inbox[128], filter[140];
+    natsSubscription *sub = NULL;
+    natsMsg *m = NULL;
+    char *seen = NULL;
+    size_t sent = 0, got = 0;
+    int64_t deadline = sa_now_ms() + WAIT_MS, left;
+    enum sa_code rc = SA_OK;
+    natsStatus s;
+
+    if (count == 0)
+        return SA_OK;
+    seen = calloc(count, 1);
+    if (!seen)
+        return sa_fail(err, SA_ENOMEM, "no memory to read %zu claims", count);
+    snprintf(inbox, sizeof(inbox), "%s.scan%llx", n->inbox_prefix,
+             (unsigned long long)sa_now_ms() ^ (unsigned long long)(uintptr_t)seen);
+    snprintf(filter, sizeof(filter), "%s.*", inbox);
+    if ((s = natsConnection_SubscribeSync(&sub, n->nc, filter)) != NATS_OK) {
+        free(seen);
+        return sa_nats_fail(err, s, 0, "subscribe for claims");
+    }
+    natsSubscription_SetPendingLimits(sub, -1, -1);
+    while (rc == SA_OK && got < count) {
+        while (rc == SA_OK && sent < count && sent - got < IN_FLIGHT) {
+            rc = ask(n, inbox, sent, ids[sent], err);
+            sent++;
+        }
+        if (rc != SA_OK)
+            break;
+        left = deadline - sa_now_ms();
+        if (left <= 0 || (s = natsSubscription_NextMsg(&m, sub, left)) != NATS_OK) {
+            rc = s == NATS_TIMEOUT || left <= 0
+                     ? sa_fail(err, SA_ERETRY, "%zu of %zu claims unanswered", count - got, count)
+                     : sa_nats_fail(err, s, 0, "read claims");
+            break;
+        }
+        got += (size_t)note(m, count, states, seen);
+        natsMsg_Destroy(m);
+        m = NULL;
+    }
+    natsSubscription_Destroy(sub);
+    free(seen);
+    return rc;
+}

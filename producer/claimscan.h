@@ -1,0 +1,18 @@
+/* The claim states of many tasks at once, for the listings and counts that must leave cancelled
+ * tasks out (`sendat list`, GET /v1/tasks, `sendat stats`): a cancelled task keeps waiting in
+ * the task stream until a consumer meets it at its due time, so only its claim tells. */
+#ifndef CLAIMSCAN_H
+#define CLAIMSCAN_H
+
+#include <stddef.h>
+
+#include "claim.h"
+#include "natsconn.h"
+
+/* states[i] gets the state of ids[i]'s claim, SA_CLAIM_NONE where it has none. The direct gets
+ * are pipelined (many in flight on one inbox), so thousands cost about one round trip each
+ * hundred. A broker error or no answer within 10 s fails the whole call. */
+enum sa_code claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
+                              enum sa_claim_state *states, struct sa_err *err) SA_MUST_CHECK;
+
+#endif
