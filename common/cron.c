@@ -222,7 +222,11 @@ sa_cron_next(const struct sa_cron *c, const char *zone, int64_t after_ms, int64_
 
     if (rc != SA_OK)
         return rc;
-    tz_local(z, after_ms - after_ms % 1000 + 1000, &t); /* whole seconds, strictly after */
+    /* From the local second holding after_ms itself, not the next one: a gap's end is the first
+     * instant after its last second before (01:59:59.999 EST, then 03:00:00 EDT), so starting one
+     * second on would step over every local time of the gap. What is not after after_ms is
+     * skipped below. */
+    tz_local(z, after_ms - ((after_ms % 1000) + 1000) % 1000, &t);
     for (int guard = 0; guard < 5000; guard++) {
         if (next_local(c, &t) != 0 || t.year > tz_year(z, after_ms) + 5)
             break;

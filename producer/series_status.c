@@ -268,15 +268,14 @@ occurrence_ahead(const char *tz, int64_t at, int flags)
 }
 
 /* The DST flags of a series' first fire (its record keeps only the instant): the fire found
- * from three hours before it, if that is the first one. */
+ * from 1 ms before it, if that is the first one. */
 static int
 first_flags(const struct sa_cron *c, const struct series_info *s)
 {
     int64_t at;
     int flags = 0;
 
-    if (sa_cron_next(c, s->tz, s->first_ms - 3 * 3600 * 1000LL, &at, &flags, NULL) != SA_OK ||
-        at != s->first_ms)
+    if (sa_cron_next(c, s->tz, s->first_ms - 1, &at, &flags, NULL) != SA_OK || at != s->first_ms)
         flags = 0;
     return flags;
 }

@@ -29,6 +29,13 @@ static const struct row rows[] = {
     {"America/New_York", "*/15 2 * * *", "2026-03-08T06:50:00Z", "2026-03-08T07:00:00Z",
      SA_CRON_GAP},
     {"America/New_York", "*/15 2 * * *", "2026-03-08T07:00:00Z", "2026-03-09T06:00:00Z", 0},
+    /* Issue 28, item 14: from within the last second before the 2027 gap's end (01:59:59.999
+     * EST on 14 Mar), the gap's fire is 03:00 EDT that same night, not the next day */
+    {"America/New_York", "30 2 * * *", "2027-03-14T06:59:59.999Z", "2027-03-14T07:00:00Z",
+     SA_CRON_GAP},
+    {"America/New_York", "30 2 * * *", "2027-03-14T06:59:59Z", "2027-03-14T07:00:00Z", SA_CRON_GAP},
+    {"America/New_York", "0 0 3 * * *", "2027-03-14T06:59:59.999Z", "2027-03-14T07:00:00Z", 0},
+    {"America/New_York", "30 2 * * *", "2027-03-14T07:00:00Z", "2027-03-15T06:30:00Z", 0},
     /* New York, fall back: 01:30 happens twice on 1 Nov -> only the first (EDT) */
     {"America/New_York", "30 1 * * *", "2026-10-31T12:00:00Z", "2026-11-01T05:30:00Z",
      SA_CRON_OVERLAP},
