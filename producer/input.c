@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "input.h"
@@ -226,6 +227,128 @@ append_field(char **out, size_t *len, size_t *cap, const char *open, const char 
     return rc;
 }
 
+/* The webhook body's syntax by its Content-Type header (the "header" key: a string or a list
+ * of "Name: value" strings); JSON when there is none, as the consumer sends it. */
+enum body_syntax { BODY_JSON, BODY_FORM, BODY_RAW };
+
+static enum body_syntax
+body_syntax_of(json_t *task)
+{
+    json_t *h = json_object_get(task, "header"), *one;
+    size_t i;
+
+    if (json_is_string(h))
+        h = json_pack("[O]", h);
+    else
+        json_incref(h);
+    json_array_foreach(h, i, one)
+    {
+        const char *v = json_string_value(one);
+        if (!v || strncasecmp(v, "content-type:", 13))
+            continue;
+        v += 13;
+        json_decref(h);
+        if (strstr(v, "json"))
+            return BODY_JSON;
+        return strstr(v, "x-www-form-urlencoded") ? BODY_FORM : BODY_RAW;
+    }
+    json_decref(h);
+    return BODY_JSON;
+}
+
+/* value percent-encoded for a form body, malloc'd. */
+static char *
+form_escaped(const char *value)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char *out = malloc(strlen(value) * 3 + 1), *w = out;
+
+    for (const unsigned char *r = (const unsigned char *)value; out && *r; r++) {
+        if ((*r >= 'A' && *r <= 'Z') || (*r >= 'a' && *r <= 'z') || (*r >= '0' && *r <= '9') ||
+            strchr("-._~", *r)) {
+            *w++ = (char)*r;
+        } else {
+            *w++ = '%';
+            *w++ = hex[*r >> 4];
+            *w++ = hex[*r & 15];
+        }
+    }
+    if (out)
+        *w = '\0';
+    return out;
+}
+
+/* Fills the body template body_tmpl (the template's "data" as written) so that each field
+ * lands in the syntax of where it stands: inside a JSON string JSON-escaped, elsewhere in JSON
+ * as written (a number, say), in a form body percent-encoded, else as written. A JSON body must
+ * parse once filled. NULL with a reason in err. */
+static json_t *
+body_fill(const char *body_tmpl, enum body_syntax syntax, char **names, char **values, int n,
+          struct sa_err *err)
+{
+    char *out = NULL, *esc;
+    size_t len = 0, cap = 0;
+    int in_string = 0;
+    json_error_t jerr;
+    json_t *body = NULL, *check;
+    enum sa_code rc = append(&out, &len, &cap, "", 0, err);
+
+    for (const char *p = body_tmpl; rc == SA_OK && *p;) {
+        const char *close = !strncmp(p, "{{", 2) ? strstr(p + 2, "}}") : NULL;
+        const char *v = close ? lookup(p + 2, (size_t)(close - p - 2), names, values, n) : NULL;
+        if (!close || !v) {
+            if (syntax == BODY_JSON && *p == '"')
+                in_string = !in_string;
+            if (syntax == BODY_JSON && in_string && *p == '\\' && p[1]) {
+                rc = append(&out, &len, &cap, p, 2, err);
+                p += 2;
+                continue;
+            }
+            rc = append(&out, &len, &cap, p, 1, err);
+            p++;
+            continue;
+        }
+        esc = syntax == BODY_FORM                ? form_escaped(v)
+              : syntax == BODY_JSON && in_string ? json_escaped(v)
+                                                 : strdup(v);
+        rc = esc ? append(&out, &len, &cap, esc, strlen(esc), err)
+                 : sa_fail(err, SA_ENOMEM, "no memory to fill the template");
+        free(esc);
+        p = close + 2;
+    }
+    if (rc == SA_OK && syntax == BODY_JSON) {
+        check = json_loads(out, JSON_DECODE_ANY, &jerr);
+        if (!check)
+            rc = sa_fail(err, SA_EINVAL,
+                         "the filled data is not JSON (sent as Content-Type: application/json): "
+                         "%s",
+                         jerr.text);
+        json_decref(check);
+    }
+    if (rc == SA_OK)
+        body = json_string(out);
+    free(out);
+    return body;
+}
+
+/* Puts the body filled by body_fill into obj when the template's "data" has fields. */
+static json_t *
+fill_data(json_t *obj, const char *tmpl, char **names, char **values, int n, struct sa_err *err)
+{
+    json_t *written = json_loads(tmpl, 0, NULL), *body;
+    const char *data = json_string_value(json_object_get(written, "data"));
+
+    if (obj && data && strstr(data, "{{")) {
+        body = body_fill(data, body_syntax_of(obj), names, values, n, err);
+        if (body)
+            json_object_set_new(obj, "data", body);
+        else
+            obj = (json_decref(obj), NULL);
+    }
+    json_decref(written);
+    return obj;
+}
+
 json_t *
 template_fill(const char *tmpl, char **names, char **values, int n, struct sa_err *err)
 {
@@ -247,5 +370,5 @@ template_fill(const char *tmpl, char **names, char **values, int n, struct sa_er
     if (rc == SA_OK && !(obj = json_loads(out, 0, &jerr)))
         sa_fail(err, SA_EINVAL, "template does not give JSON: %s", jerr.text);
     free(out);
-    return obj;
+    return fill_data(obj, tmpl, names, values, n, err);
 }

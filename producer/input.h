@@ -31,7 +31,10 @@ long input_count_lines(const char *path);
 int csv_split(char *line, char **fields, int max);
 
 /* Fills {{name}} placeholders of a JSON template with the row's values (escaped for JSON
- * strings) and parses the result. NULL with a reason in err if it does not parse, a
+ * strings) and parses the result. A field in the "data" string lands in the syntax of where it
+ * stands in the body: JSON-escaped inside a JSON string of a JSON body (the default
+ * Content-Type, else one with "json"), percent-encoded in an x-www-form-urlencoded one, else as
+ * written; a filled JSON body must parse. NULL with a reason in err if it does not parse, a
  * placeholder names no column, or the filled text would pass INPUT_LINE_MAX (refused there,
  * before it grows further). */
 json_t *template_fill(const char *tmpl, char **names, char **values, int n, struct sa_err *err);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "check.h"
 #include "fixture.h"
@@ -93,7 +94,8 @@ test_csv_template(void **state)
     f = fopen(tmpl, "w");
     fprintf(f,
             "{\"at\":\"+2s\",\"webhook\":\"%s/u/"
-            "{{user}}\",\"data\":\"{{greeting}}\",\"id\":\"welcome-{{user}}\"}\n",
+            "{{user}}\",\"data\":\"{{greeting}}\",\"id\":\"welcome-{{user}}\","
+            "\"header\":\"Content-Type: text/plain\"}\n",
             receiver_url(F.recv));
     fclose(f);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", csv,
@@ -113,12 +115,58 @@ test_csv_template(void **state)
     fx_finish(&F);
 }
 
+/* Issue 28, item 2: a field lands in the body in the syntax of where it stands. In a JSON
+ * body (the default Content-Type) a field inside a JSON string is JSON-escaped, one outside
+ * is written as it is (a number); a row whose filled body is not JSON is refused, and the
+ * others are booked. */
+static void
+test_csv_template_json_body(void **state)
+{
+    char csv[300], tmpl[300], out[4096], err[4096];
+    FILE *f;
+    json_t *doc;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    snprintf(csv, sizeof(csv), "%s/notes.csv", F.dir);
+    snprintf(tmpl, sizeof(tmpl), "%s/template.json", F.dir);
+    f = fopen(csv, "w");
+    fputs("user,note,n\nkim,\"quote \"\"x\"\" \\ back\",42\nlee,plain,not-a-number\n", f);
+    fclose(f);
+    f = fopen(tmpl, "w");
+    fprintf(f,
+            "{\"at\":\"+2s\",\"webhook\":\"%s/j/{{user}}\",\"id\":\"note-{{user}}\","
+            "\"data\":\"{\\\"note\\\":\\\"{{note}}\\\",\\\"n\\\":{{n}}}\"}\n",
+            receiver_url(F.recv));
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", csv,
+                               "--template-file", tmpl, NULL),
+                     2);
+    assert_string_equal(out, "2 note-kim\n");
+    assert_non_null(strstr(err, "line 3"));
+    assert_non_null(strstr(err, "not JSON"));
+    assert_true(receiver_wait(F.recv, NULL, 1, 30000));
+    struct receiver_hit h;
+    assert_int_equal(receiver_hit_copy(F.recv, 0, &h), 0);
+    assert_string_equal(h.path, "/j/kim");
+    doc = json_loads(h.body, 0, NULL);
+    if (!doc)
+        fail_msg("not JSON at the receiver: %s", h.body);
+    assert_string_equal(json_string_value(json_object_get(doc, "note")), "quote \"x\" \\ back");
+    assert_int_equal(json_integer_value(json_object_get(doc, "n")), 42);
+    json_decref(doc);
+    receiver_hit_free(&h);
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ndjson_twice_and_strict),
         cmocka_unit_test(test_csv_template),
+        cmocka_unit_test(test_csv_template_json_body),
     };
 
     return FX_RUN(tests);

@@ -127,7 +127,7 @@ static void
 test_template_ceiling(void **state)
 {
     const size_t fields = 5000, value_len = 1000;
-    char *tmpl = malloc(fields * 5 + 32), *value = malloc(value_len + 1), *p;
+    char *tmpl = malloc(fields * 5 + 80), *value = malloc(value_len + 1), *p;
     char *names[] = {"f"}, *values[] = {value};
     struct sa_err err = {0};
     json_t *obj;
@@ -137,7 +137,7 @@ test_template_ceiling(void **state)
     assert_non_null(value);
     memset(value, 'v', value_len);
     value[value_len] = '\0';
-    p = tmpl + sprintf(tmpl, "{\"data\":\"");
+    p = tmpl + sprintf(tmpl, "{\"header\":\"Content-Type: text/plain\",\"data\":\"");
     for (size_t i = 0; i < fields; i++)
         p += sprintf(p, "{{f}}");
     strcpy(p, "\"}");
