@@ -230,8 +230,14 @@ observe(struct histogram *h, int64_t ms)
 }
 
 void
-counters_lateness(struct counters *k, int64_t dispatch_ms, int64_t delivery_ms)
+counters_lateness(struct counters *k, int64_t dispatch_ms, int64_t delivery_ms,
+                  int64_t booked_late_ms)
 {
+    if (booked_late_ms > 0) {
+        atomic_fetch_add(&k->booked_late, 1);
+        atomic_fetch_add(&k->booked_late_ms, (long)booked_late_ms);
+        return;
+    }
     observe(&k->dispatch, dispatch_ms);
     observe(&k->delivery, delivery_ms);
 }

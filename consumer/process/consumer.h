@@ -55,11 +55,16 @@ struct counters {
     atomic_long sent[3], failed[3], retried[3], dead[3];
     struct histogram dispatch; /* the first attempt's start minus the due time */
     struct histogram delivery; /* the receiver's acceptance minus the first due time */
+    /* sends of tasks booked after their due time (accepted up to 10 minutes late): counted
+     * here, not in the histograms above, whose lateness would be the booking's, not sendat's */
+    atomic_long booked_late, booked_late_ms;
     atomic_long inflight, backlog, last_pull_ok_ms;
 };
 
-/* Records one send's dispatch and delivery lateness. */
-void counters_lateness(struct counters *k, int64_t dispatch_ms, int64_t delivery_ms);
+/* Records one send's dispatch and delivery lateness; a task booked booked_late_ms after its
+ * due time (> 0) is counted apart instead. */
+void counters_lateness(struct counters *k, int64_t dispatch_ms, int64_t delivery_ms,
+                       int64_t booked_late_ms);
 
 /* The sum over channels of a [3] counter. */
 long counters_sum(const atomic_long v[3]);

@@ -191,9 +191,19 @@ lateness(char *buf, int n, const struct counters *k)
 {
     n = histogram(buf, n, "sendat_lateness_seconds",
                   "Dispatch lateness: the first attempt's start minus the due time.", &k->dispatch);
-    return histogram(buf, n, "sendat_delivery_lateness_seconds",
-                     "Delivery lateness: the receiver's acceptance minus the first due time.",
-                     &k->delivery);
+    n = histogram(buf, n, "sendat_delivery_lateness_seconds",
+                  "Delivery lateness: the receiver's acceptance minus the first due time.",
+                  &k->delivery);
+    n = put(buf, n,
+            "# HELP sendat_booked_late_total Sends of tasks booked after their due time (not in "
+            "the lateness histograms).\n# TYPE sendat_booked_late_total counter\n"
+            "sendat_booked_late_total %ld\n",
+            atomic_load(&k->booked_late));
+    return put(buf, n,
+               "# HELP sendat_booked_late_seconds_total How late those tasks were booked, summed."
+               "\n# TYPE sendat_booked_late_seconds_total counter\n"
+               "sendat_booked_late_seconds_total %g\n",
+               atomic_load(&k->booked_late_ms) / 1000.0);
 }
 
 static int

@@ -160,7 +160,8 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const struct tran
 
 /* A transfer ended (transfer.c). Lateness is measured from the first attempt's due
  * time: dispatch lateness is when the first attempt started (the scheduler's figure), delivery
- * lateness is when the receiver accepted this one (the user's). */
+ * lateness is when the receiver accepted this one (the user's). A task booked after its due
+ * time is counted apart (sendat_booked_late_total): its lateness is mostly the booking's. */
 void
 outcome_done(struct consumer *c, struct held *h, uint64_t rev, const struct transfer_result *r)
 {
@@ -181,7 +182,8 @@ outcome_done(struct consumer *c, struct held *h, uint64_t rev, const struct tran
     claims_outcome(&rec, c, h, SA_CLAIM_SENT, (int)r->status, NULL, dispatch);
     rec.delivery_lateness_ms = delivery;
     atomic_fetch_add(&c->counters.sent[t->channel], 1);
-    counters_lateness(&c->counters, dispatch, delivery);
+    counters_lateness(&c->counters, dispatch, delivery,
+                      t->created_ms > due ? t->created_ms - due : 0);
     sa_log(SA_LOG_INFO, "sent",
            "task=%s attempt=%d status=%ld lateness_ms=%" PRId64 " delivery_lateness_ms=%" PRId64,
            t->id, t->attempt, r->status, dispatch, delivery);

@@ -49,6 +49,16 @@ metrics_show_send(void *arg)
            strstr(body, "sendat_sent_total{channel=\"webhook\"} 1\n");
 }
 
+static int
+metrics_show_two_sends(void *arg)
+{
+    static char body[65536];
+
+    (void)arg;
+    return get("/metrics", body) == 200 &&
+           strstr(body, "sendat_sent_total{channel=\"webhook\"} 2\n");
+}
+
 static void
 test_health_and_metrics(void **state)
 {
@@ -70,6 +80,15 @@ test_health_and_metrics(void **state)
     assert_non_null(strstr(body, "sendat_held "));
     assert_non_null(strstr(body, "sendat_backlog "));
     assert_int_equal(get("/nothing", body), 404);
+    /* Issue 28, item 3: a task booked 5 minutes past due is sent at once and counted apart,
+     * its lateness (the booking's) kept out of the lateness histograms */
+    assert_int_equal(fx_schedule(&F, test_now_ms() - 300000, "/late", id, sizeof(id)), 0);
+    assert_true(wait_until(metrics_show_two_sends, NULL, 30000));
+    assert_int_equal(get("/metrics", body), 200);
+    assert_non_null(strstr(body, "sendat_lateness_seconds_count 1\n"));
+    assert_non_null(strstr(body, "sendat_delivery_lateness_seconds_count 1\n"));
+    assert_non_null(strstr(body, "sendat_booked_late_total 1\n"));
+    assert_non_null(strstr(body, "sendat_booked_late_seconds_total 3"));
     fx_finish(&F);
 }
 

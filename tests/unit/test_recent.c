@@ -16,7 +16,7 @@ static void
 send_one(int64_t late_ms)
 {
     atomic_fetch_add(&k.sent[1], 1);
-    counters_lateness(&k, late_ms, late_ms);
+    counters_lateness(&k, late_ms, late_ms, 0);
 }
 
 static void
