@@ -78,6 +78,9 @@ struct claimq;
 struct mover;
 struct members;
 
+/* What a consumer still starting waits for (struct consumer's waiting). */
+enum consumer_wait { CONSUMER_WAIT_NONE, CONSUMER_WAIT_SERVER, CONSUMER_WAIT_INIT };
+
 struct consumer {
     struct sa_nats *n;
     struct sa_keyring *ring;
@@ -96,6 +99,7 @@ struct consumer {
     struct easypool easy;      /* easy handles for the next sends (main thread only) */
     struct members *members;   /* fleet members alive (owned by the puller) */
     struct counters counters;
+    atomic_int waiting;          /* CONSUMER_WAIT_*: what start waits for (/readyz says it) */
     atomic_int started;          /* connected, layout read, every part set up: /readyz may look */
     atomic_int stopping;         /* set by SIGTERM: stop pulling, release what is held */
     atomic_int reload;           /* set by SIGHUP: read the key ring and webhook secrets again */

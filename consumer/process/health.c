@@ -147,6 +147,22 @@ ready(struct consumer *c)
            sa_now_ms() - atomic_load(&c->counters.last_pull_ok_ms) < 10000;
 }
 
+/* Why /readyz says no: what start waits for, if it still waits (a literal, as reply takes). */
+static char *
+not_ready_text(struct consumer *c)
+{
+    if (atomic_load(&c->started))
+        return "not ready\n";
+    switch (atomic_load(&c->waiting)) {
+    case CONSUMER_WAIT_SERVER:
+        return "not ready: waiting for the NATS server\n";
+    case CONSUMER_WAIT_INIT:
+        return "not ready: waiting for `sendat init` (no streams or buckets on the server yet)\n";
+    default:
+        return "not ready: starting\n";
+    }
+}
+
 static int put(char *buf, int used, const char *fmt, ...) SA_PRINTF(3, 4);
 
 static int
@@ -283,8 +299,9 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     if (!strcmp(url, "/healthz"))
         return reply(conn, 200, "text/plain", "ok\n", MHD_RESPMEM_PERSISTENT);
     if (!strcmp(url, "/readyz"))
-        return ready(h->c) ? reply(conn, 200, "text/plain", "ready\n", MHD_RESPMEM_PERSISTENT)
-                           : reply(conn, 503, "text/plain", "not ready\n", MHD_RESPMEM_PERSISTENT);
+        return ready(h->c)
+                   ? reply(conn, 200, "text/plain", "ready\n", MHD_RESPMEM_PERSISTENT)
+                   : reply(conn, 503, "text/plain", not_ready_text(h->c), MHD_RESPMEM_PERSISTENT);
     if (strcmp(url, "/metrics") != 0)
         return reply(conn, 404, "text/plain", "not found\n", MHD_RESPMEM_PERSISTENT);
     buf = malloc(METRICS_MAX + 1);

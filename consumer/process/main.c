@@ -57,9 +57,9 @@ nap(struct consumer *c, int64_t ms)
         nanosleep(&step, NULL);
 }
 
-/* Containers start in any order: while no server answers (or JetStream is not up yet), try
- * again with backoff and say so each time. Anything else (no `sendat init`, refused
- * credentials) is an error for people: returned at once. */
+/* Containers start in any order: while no server answers (or JetStream is not up yet), or
+ * the server has no `sendat init` yet, try again with backoff and say so each time (and in
+ * /readyz). Anything else (refused credentials) is an error for people: returned at once. */
 static enum sa_code
 connect_when_up(struct consumer *c, struct sa_err *err)
 {
@@ -74,7 +74,8 @@ connect_when_up(struct consumer *c, struct sa_err *err)
                 SA_OK &&
             (rc = sa_nats_bind(c->n, &why)) == SA_OK)
             return SA_OK;
-        if (rc != SA_ERETRY || sa_nats_refused(c->n, refused, sizeof(refused))) {
+        if ((rc != SA_ERETRY && rc != SA_ENOTFOUND) ||
+            sa_nats_refused(c->n, refused, sizeof(refused))) {
             *err = why; /* a refused subject is a wrong user, not a server still starting */
             return rc != SA_OK ? rc : SA_EPERM;
         }
@@ -82,8 +83,9 @@ connect_when_up(struct consumer *c, struct sa_err *err)
         c->n = NULL;
         if (atomic_load(&c->stopping))
             return sa_fail(err, SA_ERETRY, "stopped while waiting for the server");
-        sa_log(SA_LOG_WARN, "waiting_for_server", "attempt=%d backoff_ms=%lld error=\"%s\"",
-               attempt, (long long)backoff, why.msg);
+        atomic_store(&c->waiting, rc == SA_ENOTFOUND ? CONSUMER_WAIT_INIT : CONSUMER_WAIT_SERVER);
+        sa_log(SA_LOG_WARN, rc == SA_ENOTFOUND ? "waiting_for_init" : "waiting_for_server",
+               "attempt=%d backoff_ms=%lld error=\"%s\"", attempt, (long long)backoff, why.msg);
         nap(c, backoff);
         backoff = backoff * 2 < WAIT_MAX_MS ? backoff * 2 : WAIT_MAX_MS;
     }

@@ -74,6 +74,22 @@ fx_sendat(struct fx *f, char *out, size_t cap, char *err, size_t errcap, ...)
 const char *fx_ack_wait = "5s";
 const char *fx_shards = NULL;
 const char *fx_replicas = NULL;
+int fx_do_init = 1;
+
+void
+fx_init(struct fx *f)
+{
+    char out[256], err[512];
+
+    assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
+                               "--slot", "2s", "--lead", "1s", "--ack-wait", fx_ack_wait,
+                               "--replicas",
+                               fx_replicas    ? fx_replicas
+                               : f->clustered ? "3"
+                                              : "1",
+                               fx_shards ? "--shards" : NULL, fx_shards, NULL),
+                     0);
+}
 
 void
 fx_start(struct fx *f, int clustered)
@@ -92,14 +108,8 @@ fx_start(struct fx *f, int clustered)
         set_env(f, f->srv.url);
     }
     assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "keygen", f->key, NULL), 0);
-    assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
-                               "--slot", "2s", "--lead", "1s", "--ack-wait", fx_ack_wait,
-                               "--replicas",
-                               fx_replicas ? fx_replicas
-                               : clustered ? "3"
-                                           : "1",
-                               fx_shards ? "--shards" : NULL, fx_shards, NULL),
-                     0);
+    if (fx_do_init)
+        fx_init(f);
     assert_int_equal(receiver_start(&f->recv), 0);
 }
 

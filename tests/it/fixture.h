@@ -40,6 +40,9 @@ extern const char *fx_ack_wait;
 extern const char *fx_shards;
 /* The --replicas fx_start gives init (NULL: 3 clustered, 1 on one server). */
 extern const char *fx_replicas;
+/* 0: fx_start leaves `sendat init` out (the test runs fx_init when it wants; default 1). */
+extern int fx_do_init;
+void fx_init(struct fx *f);
 void fx_stop(struct fx *f);
 
 /* The usual end of a test: every consumer exits 0 on SIGTERM (drained), then fx_stop. */

@@ -1,6 +1,7 @@
 /* Starting and staying up (issue 17, item 3): a consumer started while nats-server is down
  * waits for it with backoff, says so in its log and keeps /readyz false, then works once the
- * server comes; a server restart under a running consumer costs lateness, never the process. */
+ * server comes; a server restart under a running consumer costs lateness, never the process.
+ * One started before `sendat init` waits for it the same way. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -95,11 +96,48 @@ test_waits_for_the_server_then_survives_its_restart(void **state)
     fx_stop(&F);
 }
 
+static int
+init_wait_logged(void *arg)
+{
+    (void)arg;
+    return proc_count_lines(F.consumers[0].err_path, "event=waiting_for_init") >= 2;
+}
+
+/* Issue 28, item 12: a consumer started before `sendat init` waits for it as it waits for the
+ * server (its log and /readyz say so), then works once init ran. */
+static void
+test_waits_for_init(void **state)
+{
+    char body[FX_BODY_MAX];
+
+    (void)state;
+    fx_do_init = 0;
+    fx_start(&F, 0);
+    fx_do_init = 1;
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(listening, NULL, 10000));
+    if (!wait_until(init_wait_logged, NULL, 10000)) {
+        dump_log();
+        fail_msg("no event=waiting_for_init");
+    }
+    assert_int_equal(fx_consumer_get(&F, 0, "/readyz", body), 503);
+    assert_non_null(strstr(body, "waiting for `sendat init`"));
+    assert_true(proc_alive(&F.consumers[0]));
+    fx_init(&F);
+    if (!wait_until(ready, NULL, 20000)) {
+        dump_log();
+        fail_msg("/readyz stayed false after sendat init");
+    }
+    delivered("/after-init");
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_waits_for_the_server_then_survives_its_restart),
+        cmocka_unit_test(test_waits_for_init),
     };
     return FX_RUN(tests);
 }
