@@ -29,6 +29,9 @@
 #define CONNECTIONS_MAX 512 /* libmicrohttpd's hard cap: room above IDLE_KEEP for a burst */
 #define IDLE_KEEP 128       /* open connections kept before the oldest idle one is shut */
 #define IDLE_TIMEOUT_S 10
+/* SENDAT_HTTP_ADDR unset: :8080, or the next free port up to 8099 */
+#define DEFAULT_PORT 8080u
+#define DEFAULT_PORT_LAST 8099u
 
 /* One open connection, in the order they opened (a served one goes to the back again). */
 struct tracked {
@@ -311,15 +314,50 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     return reply(conn, 200, "text/plain; version=0.0.4", buf, MHD_RESPMEM_MUST_FREE);
 }
 
+/* The daemon on sin, or NULL with errno set. */
+static struct MHD_Daemon *
+listen_on(struct health *h, struct sockaddr_in *sin)
+{
+    /* epoll (or poll): no FD_SETSIZE ceiling on descriptor numbers */
+    return MHD_start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)sin, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_CLIENT_MAX,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_NOTIFY_COMPLETED, on_done, h, MHD_OPTION_END);
+}
+
+/* The default address: DEFAULT_PORT, else the next free port up to DEFAULT_PORT_LAST, so
+ * several consumers on one host start without settings (each logs its port). */
+static struct MHD_Daemon *
+listen_default(struct health *h, struct sockaddr_in *sin)
+{
+    struct MHD_Daemon *d = NULL;
+
+    for (unsigned port = DEFAULT_PORT; !d && port <= DEFAULT_PORT_LAST; port++) {
+        sin->sin_port = htons((uint16_t)port);
+        d = listen_on(h, sin);
+        if (!d && errno != EADDRINUSE)
+            return NULL;
+        if (d && port != DEFAULT_PORT)
+            sa_log(SA_LOG_WARN, "http_port_taken",
+                   "port=%u listening=%u hint=\"port %u is in use (another consumer on this "
+                   "host?): listening on %u; set SENDAT_HTTP_ADDR to choose\"",
+                   DEFAULT_PORT, port, DEFAULT_PORT, port);
+    }
+    return d;
+}
+
 enum sa_code
 health_start(struct health **out, struct consumer *c, const char *addr, struct sa_err *err)
 {
     struct sockaddr_in sin;
     struct health *h;
     const union MHD_DaemonInfo *info;
+    int by_default = !addr || !*addr;
 
     *out = NULL;
-    if (!addr || !*addr)
+    if (by_default)
         addr = ":8080";
     if (!strcmp(addr, "off"))
         return SA_OK;
@@ -329,21 +367,15 @@ health_start(struct health **out, struct consumer *c, const char *addr, struct s
     if (!h)
         return sa_fail(err, SA_ENOMEM, "no memory for the HTTP endpoint");
     h->c = c;
-    /* epoll (or poll): no FD_SETSIZE ceiling on descriptor numbers */
-    h->d = MHD_start_daemon(
-        MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&sin, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_CLIENT_MAX,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_NOTIFY_COMPLETED, on_done, h, MHD_OPTION_END);
+    h->d = by_default ? listen_default(h, &sin) : listen_on(h, &sin);
     if (!h->d) { /* a consumer without its probes would be restarted or go unwatched */
         int e = errno;
         free(h);
-        return sa_fail(
-            err, SA_EINVAL,
-            "cannot listen on %s for /healthz and /metrics (%s): set SENDAT_HTTP_ADDR to "
-            "a free host:port, :0 for any free port, or off",
-            addr, e == EADDRINUSE ? "in use, by another consumer?" : strerror(e));
+        return sa_fail(err, SA_EINVAL,
+                       "cannot listen on %s%s for /healthz and /metrics (%s): set "
+                       "SENDAT_HTTP_ADDR to a free host:port, :0 for any free port, or off",
+                       addr, by_default ? " (nor the next ports up to 8099)" : "",
+                       e == EADDRINUSE ? "in use, by another consumer?" : strerror(e));
     }
     info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     sa_log(SA_LOG_INFO, "http_listening", "addr=%s port=%u", addr,

@@ -113,6 +113,15 @@ fx_start(struct fx *f, int clustered)
     assert_int_equal(receiver_start(&f->recv), 0);
 }
 
+static int
+has_var(char *const env[], const char *prefix)
+{
+    for (int k = 0; env && env[k]; k++)
+        if (!strncmp(env[k], prefix, strlen(prefix)))
+            return 1;
+    return 0;
+}
+
 void
 fx_consumer(struct fx *f, int i, char *const extra_env[])
 {
@@ -125,9 +134,10 @@ fx_consumer(struct fx *f, int i, char *const extra_env[])
     env[n++] = f->env_key;
     env[n++] = name;
     env[n++] = "SENDAT_LOG_LEVEL=info";
-    env[n++] = "SENDAT_HTTP_ADDR=127.0.0.1:0"; /* a free port, logged as event=http_listening */
-    for (int k = 0; extra_env && extra_env[k] && n < 15; k++)
+    for (int k = 0; extra_env && extra_env[k] && n < 14; k++)
         env[n++] = extra_env[k];
+    if (!has_var(extra_env, "SENDAT_HTTP_ADDR="))  /* the first of a name counts */
+        env[n++] = "SENDAT_HTTP_ADDR=127.0.0.1:0"; /* a free port, logged as event=http_listening */
     env[n] = NULL;
     snprintf(pname, sizeof(pname), "c%d", i);
     assert_int_equal(proc_spawn(&f->consumers[i], f->dir, pname, argv, env), 0);

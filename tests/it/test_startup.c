@@ -2,12 +2,16 @@
  * waits for it with backoff, says so in its log and keeps /readyz false, then works once the
  * server comes; a server restart under a running consumer costs lateness, never the process.
  * One started before `sendat init` waits for it the same way. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -132,12 +136,57 @@ test_waits_for_init(void **state)
     fx_finish(&F);
 }
 
+static int
+both_listening(void *arg)
+{
+    (void)arg;
+    return fx_consumer_port(&F, 0) > 0 && fx_consumer_port(&F, 1) > 0;
+}
+
+/* Issue 28, item 11: the README's `sendat-consumer &  # as many as you like` on one host. With
+ * SENDAT_HTTP_ADDR unset the first takes :8080 (here held by the test itself, so both move
+ * on), the next ones the next free ports up to 8099, each saying so in its log. */
+static void
+test_two_consumers_default_http_port(void **state)
+{
+    char *const env[] = {"SENDAT_HTTP_ADDR=", NULL};
+    char body[FX_BODY_MAX];
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(8080)};
+    int held = socket(AF_INET, SOCK_STREAM, 0), one = 1, p0, p1;
+
+    (void)state;
+    assert_true(held >= 0);
+    setsockopt(held, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(held, (struct sockaddr *)&sin, sizeof(sin)) != 0 || listen(held, 1) != 0)
+        print_message("port 8080 is held by another process already\n");
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, env);
+    fx_consumer(&F, 1, env);
+    if (!wait_until(both_listening, NULL, 20000)) {
+        dump_log();
+        fail_msg("a consumer did not listen");
+    }
+    p0 = fx_consumer_port(&F, 0);
+    p1 = fx_consumer_port(&F, 1);
+    print_message("health ports %d and %d\n", p0, p1);
+    assert_true(p0 != p1);
+    assert_true(p0 > 8080 && p0 <= 8099 && p1 > 8080 && p1 <= 8099);
+    assert_true(proc_count_lines(F.consumers[0].err_path, "event=http_port_taken") == 1);
+    assert_true(proc_count_lines(F.consumers[1].err_path, "event=http_port_taken") == 1);
+    assert_int_equal(fx_consumer_get(&F, 0, "/healthz", body), 200);
+    assert_int_equal(fx_consumer_get(&F, 1, "/healthz", body), 200);
+    assert_true(proc_alive(&F.consumers[0]) && proc_alive(&F.consumers[1]));
+    fx_finish(&F);
+    close(held);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_waits_for_the_server_then_survives_its_restart),
         cmocka_unit_test(test_waits_for_init),
+        cmocka_unit_test(test_two_consumers_default_http_port),
     };
     return FX_RUN(tests);
 }
