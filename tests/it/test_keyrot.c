@@ -132,10 +132,35 @@ test_rotation_in_any_reload_order(void **state)
     fx_stop(&F);
 }
 
+/* Issue 28, item 10: keygen into a folder that does not exist makes it (mode 0750) and says
+ * so; a folder it cannot make is named with what to do. */
+static void
+test_keygen_makes_its_folder(void **state)
+{
+    char path[400], folder[360], out[256], err[1024];
+    struct stat st;
+
+    (void)state;
+    fx_start(&F, 0);
+    snprintf(folder, sizeof(folder), "%s/etc/sendat", F.dir);
+    snprintf(path, sizeof(path), "%s/key", folder);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "keygen", path, NULL), 0);
+    assert_non_null(strstr(err, "made folder"));
+    assert_int_equal(stat(folder, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0750);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    snprintf(path, sizeof(path), "%s/key/inside/key", folder); /* a file where a folder goes */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "keygen", path, NULL), 2);
+    assert_non_null(strstr(err, "is not a folder"));
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_rotation_in_any_reload_order)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_rotation_in_any_reload_order),
+                                       cmocka_unit_test(test_keygen_makes_its_folder)};
 
     return FX_RUN(tests);
 }
