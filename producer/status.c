@@ -71,11 +71,15 @@ believable(int64_t at_ms, int64_t stored_ms)
 static void
 add_origin(json_t *events, int64_t scheduled, int moves, int64_t moved, int64_t slot)
 {
+    char at[40];
+
     if (scheduled)
         events_add(events, scheduled, "scheduled", NULL);
+    sa_time_format(at, sizeof(at), slot);
     if (moves > 0 && moved)
         events_add(events, moved, "moved",
-                   json_pack("{s:i, s:I}", "moves", moves, "slot", (json_int_t)slot));
+                   slot ? json_pack("{s:i, s:s}", "moves", moves, "slot", at)
+                        : json_pack("{s:i}", "moves", moves));
 }
 
 /* Where the task waits now, stamped with the time it began waiting there: after the last
@@ -88,6 +92,7 @@ add_waiting(json_t *events, natsMsg *msg, int origin)
     int64_t stored = natsMsg_GetTime(msg) / 1000000, scheduled, moved;
     int moves = (int)find_header_i64(msg, "Sendat-Moves");
     struct sa_place p;
+    char from[40];
 
     if (sa_layout_parse_subject(&p, natsMsg_GetSubject(msg), NULL) != SA_OK)
         return;
@@ -96,9 +101,9 @@ add_waiting(json_t *events, natsMsg *msg, int origin)
     if (origin)
         add_origin(events, scheduled || moves > 0 ? scheduled : believable(stored, 0), moves,
                    moved ? moved : believable(stored, 0), p.slot);
+    sa_time_format(from, sizeof(from), p.slot ? p.slot : p.window); /* the level's start */
     events_add(events, events_latest(events), "waiting",
-               json_pack("{s:s, s:I}", "level", p.slot ? "slot" : "window", "from",
-                         (json_int_t)(p.slot ? p.slot : p.window)));
+               json_pack("{s:s, s:s}", "level", p.slot ? "slot" : "window", "from", from));
 }
 
 static int
@@ -119,8 +124,9 @@ claim_fields(const struct sa_claim *c)
         json_object_set_new(f, "delivery_lateness_ms", json_integer(c->delivery_lateness_ms));
         json_object_set_new(f, "http_status", json_integer(c->http_status));
     }
-    if (c->error[0])
-        json_object_set_new(f, "error", json_string(c->error));
+    if (c->error[0]) /* a replay's record says where it came from: no error */
+        json_object_set_new(f, c->state == SA_CLAIM_RETRYING && by_cli(c) ? "note" : "error",
+                            json_string(c->error));
     return f;
 }
 

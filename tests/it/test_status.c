@@ -75,6 +75,9 @@ test_task_lines_in_order_and_no_waiting_after_cancel(void **state)
     assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/later", id, sizeof(id)), 0);
     status_of(id, out, sizeof(out));
     assert_non_null(strstr(out, " waiting level=\"slot\"")); /* booked straight into it */
+    /* issue 28, item 7: the level's start as a time, not epoch milliseconds */
+    assert_non_null(strstr(out, " waiting level=\"slot\" from=\"20"));
+    assert_null(strstr(out, "from=1"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id, NULL), 0);
     status_of(id, out, sizeof(out));
     assert_non_null(strstr(out, " cancelled consumer=\"sendat cancel\""));
@@ -95,6 +98,9 @@ test_replay_is_called_a_replay(void **state)
     wait_status(id, " sent ");
     status_of(id, out, sizeof(out));
     assert_non_null(strstr(out, " replayed consumer=\"sendat dlq replay\""));
+    /* issue 28, item 7: a replay is no error */
+    assert_non_null(strstr(out, "note=\"replayed from the dead-letter stream\""));
+    assert_null(strstr(out, "error=\"replayed"));
     assert_null(strstr(out, "attempt=0"));
 }
 
