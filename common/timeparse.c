@@ -318,3 +318,22 @@ sa_time_format(char *out, size_t cap, int64_t ms)
                     (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60),
                     (int)(rem % 1000));
 }
+
+enum sa_code
+sa_time_parse_read(const char *text, int64_t now_ms, int64_t *out_ms, struct sa_err *err)
+{
+    int64_t back = 0;
+    struct sa_err why = {0};
+
+    if (text && !strcmp(text, "now")) {
+        *out_ms = now_ms;
+        return SA_OK;
+    }
+    if (!text || text[0] != '-')
+        return sa_time_parse(text, now_ms, out_ms, err);
+    if (sa_duration_parse(text + 1, &back, &why) != SA_OK || back > now_ms)
+        return sa_fail(err, SA_EINVAL,
+                       "time \"%.40s\" is not one: want RFC 3339, now, +10m, -10m or @UNIX", text);
+    *out_ms = now_ms - back;
+    return SA_OK;
+}

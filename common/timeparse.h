@@ -20,6 +20,11 @@ int64_t sa_now_ms(void);
 enum sa_code sa_time_parse(const char *text, int64_t now_ms, int64_t *out_ms,
                            struct sa_err *err) SA_MUST_CHECK;
 
+/* sa_time_parse, and also "now" and times relative to now backwards ("-1m", "-2h"): for
+ * times that read back (list ranges, previews), not for due times. */
+enum sa_code sa_time_parse_read(const char *text, int64_t now_ms, int64_t *out_ms,
+                                struct sa_err *err) SA_MUST_CHECK;
+
 /* Parses a duration "250ms", "90s", "10m", "2h", "3d" into ms (used by flags like --ack-wait). */
 enum sa_code sa_duration_parse(const char *text, int64_t *out_ms, struct sa_err *err) SA_MUST_CHECK;
 

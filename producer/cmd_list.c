@@ -149,9 +149,9 @@ cmd_list(int argc, char **argv)
 
     if (code != EXIT_OK)
         return code < 0 ? EXIT_OK : code;
-    if (sa_time_parse(o.from, now, &from, &err) != SA_OK)
+    if (sa_time_parse_read(o.from, now, &from, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "list: --from: %s", err.msg);
-    if (sa_time_parse(o.to, now, &to, &err) != SA_OK)
+    if (sa_time_parse_read(o.to, now, &to, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "list: --to: %s", err.msg);
     if ((code = cli_connect(&o.cli, &n)) != EXIT_OK)
         return code;

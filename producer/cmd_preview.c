@@ -66,8 +66,8 @@ cmd_preview(int argc, char **argv)
     }
     if (!cron || !tz || optind != argc || n < 1 || n > 10000)
         return cli_error(EXIT_USAGE, "preview: give --cron EXPR --tz ZONE [-n 1..10000]");
-    if ((from && sa_time_parse(from, at, &at, &err) != SA_OK) || sa_tz_check(tz, &err) != SA_OK ||
-        sa_cron_parse(&c, cron, &err) != SA_OK)
+    if ((from && sa_time_parse_read(from, at, &at, &err) != SA_OK) ||
+        sa_tz_check(tz, &err) != SA_OK || sa_cron_parse(&c, cron, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "preview: %s", err.msg);
     for (long i = 0; i < n && sa_cron_next(c, tz, at, &at, &flags, &err) == SA_OK; i++)
         print_fire(tz, at, flags);

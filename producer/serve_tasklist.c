@@ -25,7 +25,7 @@ time_param(struct request *r, const char *name, int64_t *ms)
     if (!v)
         return serve_fail(r, 400, name, "%s is required (a time such as 2026-12-01T07:00:00Z)",
                           name);
-    if (sa_time_parse(v, sa_now_ms(), ms, &err) != SA_OK)
+    if (sa_time_parse_read(v, sa_now_ms(), ms, &err) != SA_OK)
         return serve_fail(r, 400, name, "%s: %s", name, err.msg);
     return 1;
 }

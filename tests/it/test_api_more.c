@@ -256,6 +256,14 @@ test_tasks_by_due_range(void **state)
     snprintf(to, sizeof(to), "@%" PRId64, t0 + 32 * 86400);
     assert_int_equal(
         fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to, NULL), 2);
+    /* issue 28, item 8: "now" and times back from now where a time is read back */
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", "now", "--to", "+2h", NULL), 0);
+    assert_non_null(strstr(out, "list-a"));
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", "-1m", "--to", "now", NULL), 0);
+    assert_int_equal(call("GET", "/tasks?from=-10m&to=now", reader, NULL, &doc), 200);
+    json_decref(doc);
 
     snprintf(body, sizeof(body), "/tasks?from=@%" PRId64 "&to=@%" PRId64, t0, t0 + 32 * 86400);
     assert_int_equal(call("GET", body, reader, NULL, &doc), 400);

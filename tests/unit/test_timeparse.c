@@ -208,6 +208,32 @@ test_relative_edges(void **state)
     assert_int_equal(v, 5000);
 }
 
+/* Issue 28, item 8: "now" and backwards relative times where a time is read back (list,
+ * preview), never where a due time is booked. */
+static void
+test_read_back(void **state)
+{
+    const int64_t now = 1795712300123LL;
+    int64_t v = 0;
+
+    (void)state;
+    assert_int_equal(sa_time_parse_read("now", now, &v, NULL), SA_OK);
+    assert_int_equal(v, now);
+    assert_int_equal(sa_time_parse_read("-1m", now, &v, NULL), SA_OK);
+    assert_int_equal(v, now - 60000);
+    assert_int_equal(sa_time_parse_read("-2h", now, &v, NULL), SA_OK);
+    assert_int_equal(v, now - 7200000);
+    assert_int_equal(sa_time_parse_read("+10m", now, &v, NULL), SA_OK);
+    assert_int_equal(v, now + 600000);
+    assert_int_equal(sa_time_parse_read("@1795712300", now, &v, NULL), SA_OK);
+    assert_int_equal(v, 1795712300000LL);
+    assert_int_equal(sa_time_parse_read("-", now, &v, NULL), SA_EINVAL);
+    assert_int_equal(sa_time_parse_read("-1x", now, &v, NULL), SA_EINVAL);
+    assert_int_equal(sa_time_parse_read("nowish", now, &v, NULL), SA_EINVAL);
+    assert_int_equal(sa_time_parse("now", now, &v, NULL), SA_EINVAL); /* due times: not here */
+    assert_int_equal(sa_time_parse("-1m", now, &v, NULL), SA_EINVAL);
+}
+
 static void
 test_durations(void **state)
 {
@@ -360,6 +386,7 @@ main(void)
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_relative_edges),
         cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_read_back),
         cmocka_unit_test(test_duration_format),
         cmocka_unit_test(test_format_known),
         cmocka_unit_test(test_format_matches_gmtime_and_round_trips),
