@@ -16,6 +16,7 @@ struct prepared {
     uint8_t *env;
     size_t len;
     long line;
+    int no_id;
 };
 
 struct batch {
@@ -28,7 +29,8 @@ struct batch {
     char *header; /* CSV header row, split into names */
     char *names[INPUT_FIELDS_MAX];
     int n_names;
-    long line, total, sent, refused, series_again, no_id;
+    long line, total, sent, refused, series_again;
+    long no_id; /* lines without an id that were published (refused ones are not counted) */
     struct {
         long line;
         char why[256];

@@ -44,8 +44,7 @@ prepare(struct batch *b, const struct sched_opts *o, struct prepared *p, struct 
 
     memset(p, 0, sizeof(*p));
     p->line = b->line;
-    if (rc == SA_OK && !o->id && !o->cron)
-        b->no_id++;
+    p->no_id = !o->id && !o->cron;
     if (rc == SA_OK)
         rc = sa_task_new(&p->t, err);
     if (rc == SA_OK)
@@ -92,6 +91,7 @@ send_prepared(struct batch *b, struct prepared *p, struct sa_err *err)
 
     if (rc == SA_OK) {
         b->sent++;
+        b->no_id += p->no_id;
         rc = batch_booked(b, p->line, p->t->cron ? p->t->series_id : p->t->id, err);
     }
     sa_task_free(p->t);

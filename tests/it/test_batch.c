@@ -160,6 +160,32 @@ test_csv_template_json_body(void **state)
     fx_finish(&F);
 }
 
+/* Issue 28, item 9: the warning about lines without an id counts the lines it booked, not
+ * the refused ones (nothing of theirs would be booked again by a rerun). */
+static void
+test_no_id_warning_counts_booked_lines(void **state)
+{
+    char path[300], out[4096], err[4096];
+    FILE *f;
+
+    (void)state;
+    fx_start(&F, 0);
+    snprintf(path, sizeof(path), "%s/noid.ndjson", F.dir);
+    f = fopen(path, "w");
+    fprintf(f, "{\"at\":\"+1h\",\"webhook\":\"%s/a\"}\n", receiver_url(F.recv));
+    fprintf(f, "{\"at\":\"+1h\",\"webhook\":\"%s/b\"}\n", receiver_url(F.recv));
+    fputs("{\"at\":\"+1h\",\"webhook\":\"not a url\"}\n", f);
+    fputs("{\"at\":\"yesterday\",\"webhook\":\"https://example.org/h\"}\n", f);
+    fprintf(f, "{\"at\":\"+1h\",\"webhook\":\"%s/c\",\"id\":\"has-id\"}\n", receiver_url(F.recv));
+    fclose(f);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 2);
+    assert_non_null(strstr(err, "refused 2"));
+    if (!strstr(err, "sendat: 2 lines had no \"id\""))
+        fail_msg("want 2 lines without id, got: %s", err);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
@@ -167,6 +193,7 @@ main(void)
         cmocka_unit_test(test_ndjson_twice_and_strict),
         cmocka_unit_test(test_csv_template),
         cmocka_unit_test(test_csv_template_json_body),
+        cmocka_unit_test(test_no_id_warning_counts_booked_lines),
     };
 
     return FX_RUN(tests);
