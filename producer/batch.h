@@ -16,7 +16,7 @@ struct prepared {
     uint8_t *env;
     size_t len;
     long line;
-    int no_id;
+    int no_id; /* the line gave no id: a rerun would book it again */
 };
 
 struct batch {
