@@ -63,15 +63,10 @@ entry_json(natsMsg *m)
 /* The human form escapes what a junk subject or reason could carry (an escape code would
  * drive the terminal); the JSON form is escaped by jansson. */
 static void
-print_entry(json_t *e, int json)
+print_entry(json_t *e)
 {
     char id[3 * SA_SUBJECT_MAX], reason[1024];
 
-    if (json) {
-        json_dumpf(e, stdout, JSON_COMPACT);
-        putchar('\n');
-        return;
-    }
     printf("%s %s attempts=%" JSON_INTEGER_FORMAT " reason=\"%s\"\n",
            json_string_value(json_object_get(e, "failed")),
            cli_escape(id, sizeof(id), json_string_value(json_object_get(e, "id"))),
@@ -130,7 +125,18 @@ dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err)
     enum sa_code rc = dlq_page(n, 0, limit, list, &last, err);
 
     count = json_array_size(list);
-    json_array_foreach(list, i, e) print_entry(e, json);
+    if (json && rc == SA_OK) { /* one document, as GET /v1/dead-letters answers */
+        char next[24];
+        json_t *doc;
+        snprintf(next, sizeof(next), "%" PRIu64, last);
+        doc = json_pack("{s:O, s:o}", "dead_letters", list, "next_cursor",
+                        (long)count == limit ? json_string(next) : json_null());
+        json_dumpf(doc, stdout, JSON_COMPACT);
+        putchar('\n');
+        json_decref(doc);
+    } else if (!json) {
+        json_array_foreach(list, i, e) print_entry(e);
+    }
     json_decref(list);
     if (rc != SA_OK)
         return rc;
@@ -201,7 +207,7 @@ dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int j
         json_dumpf(e, stdout, JSON_COMPACT);
         putchar('\n');
     } else {
-        print_entry(e, 0);
+        print_entry(e);
         print_details(e);
     }
     json_decref(e);

@@ -12,6 +12,8 @@
 #include "keyring.h"
 #include "natsconn.h"
 
+/* Prints the first limit dead letters, a line each, or with json one document
+ * {"dead_letters":[...],"next_cursor"} as GET /v1/dead-letters answers. */
 enum sa_code dlq_list(struct sa_nats *n, int json, long limit, struct sa_err *err) SA_MUST_CHECK;
 /* Up to limit dead letters after stream sequence after, oldest first, appended to out as
  * {"id","failed","attempts","reason","seq"}; *last is the sequence of the last one (after if

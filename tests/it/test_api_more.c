@@ -200,6 +200,21 @@ test_dead_letters_paginated(void **state)
     assert_non_null(strstr(ids, a));
     assert_non_null(strstr(ids, b));
     assert_true(strstr(ids, a) < strstr(ids, b)); /* oldest first */
+    { /* issue 28, item 6: `dlq list --json` is one document, the endpoint's */
+        char out[65536];
+        json_t *cli = NULL, *api = NULL;
+        assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", "--json", NULL),
+                         0);
+        cli = json_loads(out, 0, NULL);
+        if (!cli)
+            fail_msg("dlq list --json is not one JSON document: %s", out);
+        assert_int_equal(call("GET", "/dead-letters", reader, NULL, &api), 200);
+        assert_true(
+            json_equal(json_object_get(cli, "dead_letters"), json_object_get(api, "dead_letters")));
+        assert_true(json_is_null(json_object_get(cli, "next_cursor")));
+        json_decref(cli);
+        json_decref(api);
+    }
     assert_int_equal(call("GET", "/dead-letters?limit=0", reader, NULL, &doc), 400);
     check_error(doc, 400, "limit");
     assert_int_equal(call("GET", "/dead-letters?cursor=x", reader, NULL, &doc), 400);
