@@ -15,7 +15,8 @@ static const char usage[] =
     "                   [--full]\n"
     "  the tasks due in the range (at most 31 days), in due order: due, id, level, channel\n"
     "  and webhook host; recipients, headers and bodies only with --full (opened with the key\n"
-    "  file, never shown by the broker). --limit (default 100, at most 10000)\n"
+    "  file, never shown by the broker; each as it will be sent, control bytes as \\xNN,\n"
+    "  cut after 4096 bytes with a line saying so). --limit (default 100, at most 10000)\n"
     "  ends a page; the next one is named on stderr as --cursor C\n"
     "  common: [--server URL] [--key-file FILE]\n";
 

@@ -11,8 +11,13 @@
  * and "email", "subject", "text", "html" for a mail. */
 void content_add(json_t *e, const struct sa_task *t);
 
+#define CONTENT_SHOWN_MAX 4096 /* bytes of one field printed; a longer one says where it is cut */
+
 /* Prints the content content_add set in e, one field a line ("  LABEL field: value"; label
- * may be ""), escaped so that a body cannot drive the terminal. */
+ * may be ""; a header a line each, recipients joined by ", "), each value as it will be sent:
+ * UTF-8 as it is, a newline going on indented, and only what would drive a terminal (control
+ * bytes, broken UTF-8) as \xNN. A value longer than CONTENT_SHOWN_MAX is cut there, with a
+ * line saying how much was shown. */
 void content_print(json_t *e, const char *label);
 
 #endif

@@ -243,6 +243,38 @@ test_list_by_group_and_full(void **state)
     assert_non_null(strstr(out, "secret-body"));
 }
 
+/* Issue 28, item 5: `list --full` prints a body as it will be sent (UTF-8 and quotes as they
+ * are, a control byte as \xNN) and says where it cut a long one. */
+static void
+test_list_full_prints_bodies_as_sent(void **state)
+{
+    static char out[65536];
+    char url[300], path[300], id[SA_ID_MAX + 1];
+    FILE *f;
+
+    (void)state;
+    snprintf(url, sizeof(url), "%s/shown", receiver_url(F.recv));
+    snprintf(path, sizeof(path), "%s/big.json", F.dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 256 * 1024; i++)
+        fputc('a' + i % 26, f);
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, id, sizeof(id), NULL, 0, "schedule", "--at", "+3h", "--webhook",
+                               url, "--data", "{\"name\":\"김 \\\"K\\\"\",\"bell\":\"\a\"}",
+                               "--group", "shown", NULL),
+                     0);
+    assert_int_equal(fx_sendat(&F, id, sizeof(id), NULL, 0, "schedule", "--at", "+3h", "--webhook",
+                               url, "--data-file", path, "--group", "shown", NULL),
+                     0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", "+170m", "--to",
+                               "+190m", "--group", "shown", "--full", NULL),
+                     0);
+    if (!strstr(out, " data: {\"name\":\"김 \\\"K\\\"\",\"bell\":\"\\x07\"}\n"))
+        fail_msg("the body is not printed as sent:\n%.2000s", out);
+    assert_non_null(strstr(out, "data cut here: 4096 of 262144 bytes shown"));
+}
+
 /* A second consumer on a port already taken stops at once and names the variable to set. */
 static void
 test_health_port_in_use_is_a_clear_error(void **state)
@@ -348,6 +380,7 @@ main(void)
         cmocka_unit_test(test_dead_letter_shows_every_attempt),
         cmocka_unit_test(test_list_by_group_and_full),
         cmocka_unit_test(test_forged_scheduled_header_is_not_believed),
+        cmocka_unit_test(test_list_full_prints_bodies_as_sent),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), setup, teardown);
 }
