@@ -63,6 +63,7 @@ wait_lines() { # wait_lines FILE N SECONDS
 
 export SENDAT_API_TOKENS_FILE="$work/tokens"
 token=$("$SENDAT" token create --role producer --name demo)
+: > "$work/serve.log" # made before the poll below reads it, not when serve starts
 SENDAT_API_ADDR=127.0.0.1:0 "$SENDAT" serve 2> "$work/serve.log" &
 pids+=($!)
 for _ in $(seq 1 100); do grep -q "event=api_listening" "$work/serve.log" && break; sleep 0.1; done

@@ -380,7 +380,23 @@ def check_tls_config(env):
         check(rc == 0, "nats-server -t with tls.conf: %s" % out.strip())
 
 
+def check_demo():
+    """deploy/demo.sh polls log files that a background process writes: a poll that can run
+    before the process has made its file must not print `grep: ...: No such file or
+    directory` (issue 28, item 13), so each polled file is made first or grep is told -s."""
+    lines = read("deploy", "demo.sh").splitlines()
+    for i, line in enumerate(lines):
+        m = re.search(r"for _ in .*grep -(\w+) .*?(\"\$work/[^\"]+\")", line)
+        if not m:
+            continue
+        made = any(re.match(r"\s*: > " + re.escape(m.group(2)) + r"\s*(#.*)?$", l) for l in lines[:i])
+        check("s" in m.group(1) or made,
+              "demo.sh line %d polls %s before anything made it (grep says No such file)"
+              % (i + 1, m.group(2)))
+
+
 def main():
+    check_demo()
     check_image()
     check_compose()
     objs = k8s_objects()
