@@ -66,6 +66,7 @@ int cmd_dlq(int argc, char **argv);
 int cmd_preview(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_group(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 

@@ -46,14 +46,26 @@ print_levels(json_t *doc)
     printf("tasks in the stream: %" JSON_INTEGER_FORMAT " (%" JSON_INTEGER_FORMAT
            " bytes; a cancelled task leaves it when a consumer meets it)\n",
            num(doc, "tasks"), num(doc, "bytes"));
+    printf("cancelled, still in the stream: %" JSON_INTEGER_FORMAT
+           " (left out of the levels below%s)\n",
+           num(doc, "cancelled"),
+           json_is_false(json_object_get(doc, "cancelled_checked"))
+               ? "; over 200,000 tasks: those past it were not checked"
+               : "");
     printf("in levels starting within a minute / an hour / a day: %" JSON_INTEGER_FORMAT
            " / %" JSON_INTEGER_FORMAT " / %" JSON_INTEGER_FORMAT "\n",
            num(within, "minute"), num(within, "hour"), num(within, "day"));
     print_shards(json_object_get(doc, "shards"));
     if (json_array_size(levels) > 0)
         printf("oldest level with tasks: %s\n", str(json_array_get(levels, 0), "start"));
-    json_array_foreach(levels, i, l) printf("  %-6s %s  %" JSON_INTEGER_FORMAT "\n",
-                                            str(l, "level"), str(l, "start"), num(l, "tasks"));
+    json_array_foreach(levels, i, l)
+    {
+        printf("  %-6s %s  %" JSON_INTEGER_FORMAT, str(l, "level"), str(l, "start"),
+               num(l, "tasks"));
+        if (num(l, "cancelled"))
+            printf("  (+%" JSON_INTEGER_FORMAT " cancelled)", num(l, "cancelled"));
+        putchar('\n');
+    }
 }
 
 /* The members with an entry in the bucket (it forgets one 20 s after its last beat); one

@@ -22,6 +22,7 @@ static const char usage[] =
     "  dlq        list, show, replay or purge dead letters\n"
     "  preview    the next fires of a cron expression in a time zone\n"
     "  list       the tasks due in a time range (due, id, level, channel, host)\n"
+    "  group      list the groups booked (tasks by state), or show one group's tasks\n"
     "  stats      backlog by window and slot, levels being pulled, fleet, dead letters\n"
     "  serve      the HTTP API for applications that book and cancel sends\n"
     "  token      create a bearer token for `sendat serve`\n"
@@ -38,19 +39,11 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-    {"init", cmd_init},
-    {"keygen", cmd_keygen},
-    {"schedule", cmd_schedule},
-    {"cancel", cmd_cancel},
-    {"status", cmd_status},
-    {"dlq", cmd_dlq},
-    {"preview", cmd_preview},
-    {"stats", cmd_stats},
-    {"token", cmd_token},
-    {"serve", cmd_serve},
-    {"series", cmd_series},
-    {"list", cmd_list},
-    {NULL, NULL},
+    {"init", cmd_init},       {"keygen", cmd_keygen}, {"schedule", cmd_schedule},
+    {"cancel", cmd_cancel},   {"status", cmd_status}, {"dlq", cmd_dlq},
+    {"preview", cmd_preview}, {"stats", cmd_stats},   {"token", cmd_token},
+    {"serve", cmd_serve},     {"series", cmd_series}, {"list", cmd_list},
+    {"group", cmd_group},     {NULL, NULL},
 };
 
 int

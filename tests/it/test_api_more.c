@@ -16,6 +16,7 @@
 
 #include "api_client.h"
 #include "check.h"
+#include "timeparse.h"
 
 /* Books body as the producer; the id into id. */
 static void
@@ -408,6 +409,89 @@ test_cancelled_left_out(void **state)
     assert_int_equal(tasks1 - tasks0, 1); /* four booked, three cancelled */
 }
 
+/* Issue 28, bookings to browse: GET /v1/groups lists each group with its tasks by state and
+ * next send (newest first, paged), GET /v1/groups/{name} its tasks and what a cancel would do;
+ * `sendat group list|show` print the same. */
+static void
+test_groups_browse(void **state)
+{
+    char body[512], id[80], out[8192], err[1024], sent_id[80];
+    int64_t t0 = time(NULL) + 4 * 3600;
+    json_t *doc = NULL, *g, *item;
+    size_t i;
+
+    (void)state;
+    snprintf(body, sizeof(body), "{\"at\":\"+1s\",\"webhook\":\"%s/browse\",\"group\":\"browse\"}",
+             receiver_url(F.recv));
+    book(body, sent_id, sizeof(sent_id));
+    for (int k = 0; k < 3; k++) {
+        snprintf(body, sizeof(body),
+                 "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/browse\",\"group\":\"browse\","
+                 "\"id\":\"browse-%d\"}",
+                 t0 + k, receiver_url(F.recv), k);
+        book(body, id, sizeof(id));
+    }
+    assert_true(task_shows(sent_id, "sent", 30000));
+    assert_int_equal(call("DELETE", "/tasks/browse-2", producer, NULL, NULL), 200);
+    snprintf(body, sizeof(body), "{\"at\":\"+5h\",\"webhook\":\"%s/browse\",\"group\":\"later\"}",
+             receiver_url(F.recv));
+    book(body, id, sizeof(id)); /* booked last: listed first */
+
+    assert_int_equal(call("GET", "/groups?limit=1", reader, NULL, &doc), 200);
+    g = json_array_get(json_object_get(doc, "groups"), 0);
+    assert_string_equal(json_string_value(json_object_get(g, "group")), "later");
+    assert_true(json_is_string(json_object_get(doc, "next_cursor")));
+    json_decref(doc);
+    assert_int_equal(call("GET", "/groups", reader, NULL, &doc), 200);
+    g = NULL;
+    json_array_foreach(
+        json_object_get(doc, "groups"), i,
+        item) if (!strcmp(json_string_value(json_object_get(item, "group")), "browse")) g = item;
+    assert_non_null(g);
+    assert_int_equal(json_integer_value(json_object_get(g, "tasks")), 4);
+    assert_int_equal(json_integer_value(json_object_get(g, "sent")), 1);
+    assert_int_equal(json_integer_value(json_object_get(g, "waiting")), 2);
+    assert_int_equal(json_integer_value(json_object_get(g, "cancelled")), 1);
+    {
+        int64_t next = 0;
+        assert_int_equal(
+            sa_time_parse(json_string_value(json_object_get(g, "next_send")), 0, &next, NULL),
+            SA_OK);
+        assert_int_equal(next, t0 * 1000);
+    }
+    json_decref(doc);
+
+    assert_int_equal(call("GET", "/groups/browse?limit=2", reader, NULL, &doc), 200);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(doc, "cancel"), "will_cancel")), 2);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(doc, "cancel"), "already_sent")), 1);
+    assert_int_equal(json_array_size(json_object_get(doc, "members")), 2);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(doc, "members"), 0), "state")),
+                        "sent"); /* due first */
+    assert_true(json_is_string(json_object_get(doc, "next_cursor")));
+    json_decref(doc);
+    assert_int_equal(call("GET", "/groups/nobody-booked", reader, NULL, &doc), 404);
+    check_error(doc, 404, NULL);
+    assert_int_equal(call("GET", "/groups", NULL, NULL, NULL), 401);
+
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "show", "browse", NULL), 0);
+    assert_non_null(strstr(out, "browse tasks=4 waiting=2 sent=1 failed=0 dead=0 cancelled=1"));
+    assert_non_null(strstr(out, "would cancel 2 (waiting, failed or dead); 1 already cancelled, 1 "
+                                "already sent"));
+    assert_non_null(strstr(out, " browse-2 cancelled\n"));
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "list", "--json", NULL), 0);
+    doc = json_loads(out, 0, NULL);
+    assert_non_null(doc);
+    assert_true(json_array_size(json_object_get(doc, "groups")) >= 2);
+    json_decref(doc);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "show", "nobody", NULL), 4);
+}
+
 /* GET /v1/openapi.json needs no token and is docs/openapi.yaml (as producer/openapi.json);
  * every JSON answer this test program got is as that document says. */
 static void
@@ -451,6 +535,7 @@ main(void)
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_rebook_a_cancelled_id),
         cmocka_unit_test(test_cancelled_left_out),
+        cmocka_unit_test(test_groups_browse),
         cmocka_unit_test(test_openapi_served_and_answers_match),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);

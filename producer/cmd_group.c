@@ -1,0 +1,166 @@
+/* sendat group list | group show NAME: the groups booked (groupview.c), each with its tasks
+ * counted by state, and one group's tasks with what `sendat cancel --group` would do. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "groupview.h"
+
+static const char usage[] =
+    "usage: sendat group list [--limit N] [--cursor C] [--json]\n"
+    "       sendat group show NAME [--limit N] [--cursor C] [--json]\n"
+    "  list: every group, newest booking first, a line each: NAME, its tasks by state (waiting,\n"
+    "  sent, failed, dead, cancelled), first and last due time, next send.\n"
+    "  show: the group's figures, what `sendat cancel --group NAME` would do, and its tasks in\n"
+    "  due order (DUE ID STATE). --limit (default 100, at most 1000) ends a page; the next one\n"
+    "  is named on stderr as --cursor C. Exit 4 for a group nobody booked.\n"
+    "  common: [--server URL]\n";
+
+struct group_opts {
+    struct cli cli;
+    const char *verb, *name, *cursor;
+    long limit;
+};
+
+static int
+parse(struct group_opts *o, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"server", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
+        {"limit", required_argument, NULL, 'l'},  {"cursor", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    char *end = NULL;
+    int c;
+
+    opterr = 0;
+    o->limit = 100;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'S')
+            o->cli.server = optarg;
+        else if (c == 'j')
+            o->cli.json = 1;
+        else if (c == 'c')
+            o->cursor = optarg;
+        else if (c == 'l')
+            o->limit = (o->limit = strtol(optarg, &end, 10), *end ? 0 : o->limit);
+        else if (c == 'h')
+            return fputs(usage, stdout), -1;
+        else
+            return cli_error(EXIT_USAGE, "group: unknown option %s", argv[optind - 1]);
+    }
+    o->verb = optind < argc ? argv[optind++] : NULL;
+    if (o->verb && !strcmp(o->verb, "show"))
+        o->name = optind < argc ? argv[optind++] : NULL;
+    if (!o->verb || (strcmp(o->verb, "list") && strcmp(o->verb, "show")) ||
+        (!strcmp(o->verb, "show") && !o->name) || optind < argc)
+        return cli_error(EXIT_USAGE, "group: give list or show NAME (see sendat group --help)");
+    if (o->limit < 1 || o->limit > GROUPVIEW_LIMIT_MAX)
+        return cli_error(EXIT_USAGE, "group: --limit must be 1 to %d", GROUPVIEW_LIMIT_MAX);
+    return EXIT_OK;
+}
+
+static const char *
+str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+
+    return s ? s : "-";
+}
+
+static long
+num(json_t *o, const char *key)
+{
+    return (long)json_integer_value(json_object_get(o, key));
+}
+
+static void
+print_figures(json_t *g)
+{
+    printf("%s tasks=%ld waiting=%ld sent=%ld failed=%ld dead=%ld cancelled=%ld first_due=%s "
+           "last_due=%s next_send=%s\n",
+           str(g, "group"), num(g, "tasks"), num(g, "waiting"), num(g, "sent"), num(g, "failed"),
+           num(g, "dead"), num(g, "cancelled"), str(g, "first_due"), str(g, "last_due"),
+           str(g, "next_send"));
+}
+
+static void
+print_json(json_t *doc)
+{
+    json_dumpf(doc, stdout, JSON_COMPACT);
+    putchar('\n');
+}
+
+static int
+list(struct group_opts *o, struct sa_nats *n)
+{
+    char next[GROUPVIEW_CURSOR_MAX];
+    struct sa_err err = {0};
+    json_t *groups = json_array(), *g, *doc;
+    size_t i;
+
+    if (groupview_list(n, o->limit, o->cursor, groups, next, &err) != SA_OK) {
+        json_decref(groups);
+        return cli_error(cli_exit_for(err.code), "group list: %s", err.msg);
+    }
+    if (o->cli.json) {
+        doc = json_pack("{s:o, s:o}", "groups", groups, "next_cursor",
+                        next[0] ? json_string(next) : json_null());
+        print_json(doc);
+        json_decref(doc);
+    } else {
+        json_array_foreach(groups, i, g) print_figures(g);
+        json_decref(groups);
+    }
+    if (next[0])
+        fprintf(stderr, "more: sendat group list --cursor %s\n", next);
+    return EXIT_OK;
+}
+
+static int
+show(struct group_opts *o, struct sa_nats *n)
+{
+    struct sa_err err = {0};
+    json_t *doc = NULL, *t, *cancel;
+    enum sa_code rc = groupview_show(n, o->name, o->limit, o->cursor, &doc, &err);
+    size_t i;
+
+    if (rc == SA_ENOTFOUND)
+        return puts("unknown group"), EXIT_UNKNOWN;
+    if (rc != SA_OK)
+        return cli_error(cli_exit_for(err.code), "group show: %s", err.msg);
+    if (o->cli.json) {
+        print_json(doc);
+    } else {
+        cancel = json_object_get(doc, "cancel");
+        print_figures(doc);
+        printf("sendat cancel --group %s would cancel %ld (waiting, failed or dead); %ld already "
+               "cancelled, %ld already sent\n",
+               o->name, num(cancel, "will_cancel"), num(cancel, "already_cancelled"),
+               num(cancel, "already_sent"));
+        json_array_foreach(json_object_get(doc, "members"), i, t)
+            printf("  %s %s %s\n", str(t, "due"), str(t, "id"), str(t, "state"));
+    }
+    if (json_is_string(json_object_get(doc, "next_cursor")))
+        fprintf(stderr, "more: sendat group show %s --cursor %s\n", o->name,
+                str(doc, "next_cursor"));
+    json_decref(doc);
+    return EXIT_OK;
+}
+
+int
+cmd_group(int argc, char **argv)
+{
+    struct group_opts o = {0};
+    struct sa_nats *n = NULL;
+    int code = parse(&o, argc, argv);
+
+    if (code != EXIT_OK)
+        return code < 0 ? EXIT_OK : code;
+    if ((code = cli_connect(&o.cli, &n)) != EXIT_OK)
+        return code;
+    code = !strcmp(o.verb, "list") ? list(&o, n) : show(&o, n);
+    cli_close(n);
+    return code;
+}

@@ -1,0 +1,31 @@
+/* Groups an operator can browse: `sendat group list|show`, GET /v1/groups and
+ * GET /v1/groups/{name}. A group's members are the keys "<group>.<id>" of the groups bucket
+ * (the due time their value); each member's state is its claim's, read in one pipelined pass
+ * (claimscan.h). */
+#ifndef GROUPVIEW_H
+#define GROUPVIEW_H
+
+#include <jansson.h>
+
+#include "natsconn.h"
+
+#define GROUPVIEW_LIMIT_MAX 1000
+#define GROUPVIEW_MEMBERS_MAX 200000 /* the most members one call reads (else SA_ENOMEM) */
+#define GROUPVIEW_CURSOR_MAX (48 + SA_ID_MAX)
+
+/* One page of the groups, newest booking first (then by name), after cursor (NULL or "": from
+ * the start): appends to out {"group","tasks","waiting","sent","failed","dead","cancelled",
+ * "first_due","last_due","next_send" (null if none waits),"booked" (its newest booking)}. next
+ * gets the cursor of the next page, or "". SA_EINVAL for a bad cursor, SA_ENOMEM past
+ * GROUPVIEW_MEMBERS_MAX, else broker errors. */
+enum sa_code groupview_list(struct sa_nats *n, long limit, const char *cursor, json_t *out,
+                            char next[GROUPVIEW_CURSOR_MAX], struct sa_err *err) SA_MUST_CHECK;
+
+/* One group: its figures (as a groupview_list item), "cancel" {"will_cancel" (waiting,
+ * failed or dead: a group cancel makes them cancelled),"already_cancelled","already_sent"},
+ * and one page of its tasks in due order, "members" [{"id","due","state"}], after cursor, with
+ * "next_cursor". SA_ENOTFOUND if the group has no member, SA_EINVAL for a bad name or cursor. */
+enum sa_code groupview_show(struct sa_nats *n, const char *group, long limit, const char *cursor,
+                            json_t **out, struct sa_err *err) SA_MUST_CHECK;
+
+#endif
