@@ -3,7 +3,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const VIEWS = ['login', 'load', 'task', 'dead', 'delivery', 'fleet', 'group', 'series'];
+const VIEWS = ['login', 'load', 'task', 'dead', 'delivery', 'fleet', 'bookings', 'group', 'series'];
 
 function token() { return sessionStorage.getItem('sendat-token'); }
 
@@ -59,13 +59,14 @@ const a11yFocus = { login: 'token', task: 'task-id', group: 'group-name' };
 /* What a view showed goes with the token: nothing of it stays on the page after a logout. */
 const DATA = ['chart', 'load-summary', 'timeline', 'members-of-group', 'dead-list', 'dead-detail',
               'delivery-summary', 'minutes', 'hist-dispatch', 'hist-delivery', 'fleet-list',
-              'series-list', 'series-ahead', 'ahead-title'];
+              'series-list', 'series-ahead', 'ahead-title', 'groups-list', 'group-title',
+              'group-figures', 'group-preview', 'group-members'];
 
 function logout(why) {
   sessionStorage.removeItem('sendat-token');
   sessionStorage.removeItem('sendat-role');
   for (const id of DATA) $(id).replaceChildren();
-  for (const id of ['dead-detail', 'task-actions', 'ahead-title']) $(id).hidden = true;
+  for (const id of ['dead-detail', 'task-actions', 'ahead-title', 'group-page']) $(id).hidden = true;
   for (const m of document.querySelectorAll('.msg:not(#login-msg)')) m.textContent = '';
   say('login-msg', why || '', !!why);
   location.hash = '#login';
@@ -116,7 +117,7 @@ function loadBar(l, max, note) {
                 ' ' + l.level));
   const bar = el('div', undefined, 'bar ' + (l.later ? 'window' : l.level));
   bar.style.width = (100 * l.tasks / max) + '%';
-  bar.title = (l.later ? 'after 24 h' : l.start) + ': ' + l.tasks + ' tasks' +
+  bar.title = (l.later ? 'after 24 h' : l.start) + ': ' + plural(l.tasks, 'task') +
     (l.cancelled ? ' (' + l.cancelled + ' cancelled left out)' : '');
   row.append(bar, el('span', String(l.tasks), 'num'));
   if (note) row.append(el('span', '\u26a0 ' + note, 'note'));
@@ -145,10 +146,10 @@ async function loadLoad() {
     warned += !!note;
     chart.append(loadBar(l, max, note));
   }
-  $('load-summary').textContent = total + ' tasks in ' + levels.length +
-    ' levels starting within 24 h' + (later.length ? ', ' + rows[rows.length - 1].tasks +
-    ' later in ' + later.length + ' levels' : '') + '; ' + (res.body.tasks || 0) +
-    ' tasks in the stream in all' + (res.body.cancelled ? ', ' + res.body.cancelled +
+  $('load-summary').textContent = plural(total, 'task') + ' in ' + plural(levels.length, 'level') +
+    ' starting within 24 h' + (later.length ? ', ' + rows[rows.length - 1].tasks +
+    ' later in ' + plural(later.length, 'level') : '') + '; ' + plural(res.body.tasks || 0, 'task') +
+    ' in the stream in all' + (res.body.cancelled ? ', ' + res.body.cancelled +
     ' of them cancelled (left out above: they wait until due, never to be sent)' : '') + '. ' + (rate ? 'Recent send rate: ' + rateText(rate) +
     (warned ? '; ' + warned + (warned === 1 ? ' level needs' : ' levels need') + ' longer than a slot.' : '.') :
     'No sends in the last 10 minutes: no capacity estimate.');
@@ -337,6 +338,83 @@ async function loadFleet() {
       (silent ? ', ' + silent + ' silent (dead or hung)' : ''), silent > 0);
 }
 
+/* Bookings: every group, newest booking first, with its tasks counted by state; a group's
+ * page lists its tasks and offers a cancel that says first what it will do. Pages go on with
+ * More (the API's next_cursor). */
+let groupsCursor = null, shownGroup = null, membersCursor = null;
+
+function cellTime(t) { return t ? t.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '-'; }
+
+async function loadBookings(more) {
+  const list = $('groups-list');
+  if (!more) { list.replaceChildren(); groupsCursor = null; }
+  const res = await api('GET', '/groups?limit=50' + (groupsCursor ? '&cursor=' + encodeURIComponent(groupsCursor) : ''));
+  if (res.status !== 200) return say('bookings-msg', errorText(res), true);
+  for (const g of res.body.groups) {
+    const tr = el('tr'), td = el('td'), b = el('button', g.group);
+    b.type = 'button';
+    b.dataset.group = g.group;
+    b.dataset.action = 'group';
+    b.addEventListener('click', () => showGroup(g.group));
+    td.append(b);
+    tr.append(td, el('td', cellTime(g.booked)));
+    for (const k of ['waiting', 'sent', 'failed', 'dead', 'cancelled']) tr.append(el('td', String(g[k]), 'num'));
+    tr.append(el('td', cellTime(g.first_due)), el('td', cellTime(g.last_due)), el('td', cellTime(g.next_send)));
+    list.append(tr);
+  }
+  groupsCursor = res.body.next_cursor;
+  $('groups-more').hidden = !groupsCursor;
+  const shown = list.children.length;
+  say('bookings-msg', shown ? plural(shown, 'group') + ' shown' + (groupsCursor ? '; more with More groups' : '') :
+    'No groups: book tasks with "group" to see them here.');
+}
+
+/* "3 waiting will be cancelled; 1 already sent": what DELETE /v1/groups/{name} would do. */
+function previewText(c) {
+  const parts = [(c.will_cancel ? plural(c.will_cancel, 'task') + ' (waiting, failed or dead) will be cancelled' :
+                  'nothing left to cancel')];
+  if (c.already_cancelled) parts.push(c.already_cancelled + ' already cancelled');
+  if (c.already_sent) parts.push(c.already_sent + ' already sent');
+  return parts.join('; ');
+}
+
+async function showGroup(name, more) {
+  if (!more) { shownGroup = name; membersCursor = null; $('group-members').replaceChildren(); }
+  $('group-page-confirm').hidden = true;
+  const res = await api('GET', '/groups/' + encodeURIComponent(name) + '?limit=100' +
+                        (more && membersCursor ? '&cursor=' + encodeURIComponent(membersCursor) : ''));
+  if (res.status !== 200) return say('group-page-msg', errorText(res), true);
+  const g = res.body;
+  $('group-page').hidden = false;
+  $('group-title').textContent = 'Group ' + g.group;
+  $('group-figures').textContent = plural(g.tasks, 'task') + ': ' + g.waiting + ' waiting, ' + g.sent +
+    ' sent, ' + g.failed + ' failed, ' + g.dead + ' dead, ' + g.cancelled + ' cancelled; due ' +
+    cellTime(g.first_due) + ' to ' + cellTime(g.last_due) + '; next send ' + cellTime(g.next_send);
+  $('group-preview').textContent = 'Cancel: ' + previewText(g.cancel) + '.';
+  $('group-page-actions').hidden = !may('producer') || !g.cancel.will_cancel;
+  for (const t of g.members) {
+    const tr = el('tr');
+    tr.append(el('td', t.id), el('td', cellTime(t.due)), el('td', t.state));
+    $('group-members').append(tr);
+  }
+  membersCursor = g.next_cursor;
+  $('members-more').hidden = !membersCursor;
+  if (!more) say('group-page-msg', '');
+}
+
+async function cancelShownGroup() {
+  $('group-page-confirm').hidden = true;
+  const name = shownGroup;
+  const res = await api('DELETE', '/groups/' + encodeURIComponent(name));
+  if (res.status !== 200) return say('group-page-msg', errorText(res), true);
+  const msg = name + ': ' + res.body.cancelled + ' cancelled, ' + res.body.too_late + ' too late';
+  await showGroup(name);
+  await loadBookings();
+  say('group-page-msg', msg);
+}
+
+function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
+
 /* Group cancel, after a confirmation. */
 function askGroup(ev) {
   ev.preventDefault();
@@ -442,7 +520,7 @@ function loadGroup() {
 }
 
 const loaders = { load: loadLoad, dead: loadDead, delivery: loadDelivery, fleet: loadFleet,
-                  series: loadSeries, group: loadGroup };
+                  series: loadSeries, group: loadGroup, bookings: () => loadBookings() };
 
 document.addEventListener('DOMContentLoaded', () => {
   $('login-form').addEventListener('submit', login);
@@ -456,6 +534,14 @@ document.addEventListener('DOMContentLoaded', () => {
   $('cancel-yes').addEventListener('click', cancelTask);
   $('cancel-no').addEventListener('click', () => { $('cancel-confirm').hidden = true; });
   $('group-form').addEventListener('submit', askGroup);
+  $('groups-more').addEventListener('click', () => loadBookings(true));
+  $('members-more').addEventListener('click', () => showGroup(shownGroup, true));
+  $('group-page-cancel').addEventListener('click', () => {
+    $('group-page-confirm').hidden = false;
+    $('group-page-yes').focus();
+  });
+  $('group-page-yes').addEventListener('click', cancelShownGroup);
+  $('group-page-no').addEventListener('click', () => { $('group-page-confirm').hidden = true; });
   $('group-yes').addEventListener('click', cancelGroup);
   $('group-no').addEventListener('click', () => { $('group-confirm').hidden = true; });
   window.addEventListener('hashchange', () => show(location.hash.slice(1)));

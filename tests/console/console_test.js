@@ -140,6 +140,8 @@ async function run() {
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/x'), data: 'x', id: 'to-cancel' });
   for (let i = 0; i < 3; i++)
     await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/g'), data: 'g', group: 'promo', id: 'promo-' + i });
+  for (let i = 0; i < 2; i++)
+    await api(base, tokens.producer, 'POST', '/tasks', { at: '+3h', webhook: hook('/bk'), data: 'k', group: 'bk', id: 'bk-' + i });
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '0 7 * * *', tz: 'UTC', webhook: hook('/s'), data: 's', id: 'daily' });
   /* 02:30 on 14 March in New York: in 2027 that is the night the clocks jump from 2:00 to 3:00 */
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '30 2 14 3 *', tz: 'America/New_York', webhook: hook('/s'), data: 's', id: 'spring' });
@@ -268,6 +270,22 @@ async function run() {
     if (after.some((r) => r.n === 30)) throw new Error('the cancelled burst still counts: ' + JSON.stringify(after));
     if (after.some((r) => r.n === 0 && r.warn)) throw new Error('a level of cancelled tasks warns: ' + JSON.stringify(after));
     await shots(page, 'load-cancelled');
+    /* Bookings (issue 28): the groups with their tasks by state; a group's page says what its
+     * cancel will do, then does it. Counts say "1 level", never "1 levels". */
+    if (/\b1 (levels|tasks|members)\b/.test(await text(page, '#load-summary')))
+      throw new Error('a plural after 1: ' + await text(page, '#load-summary'));
+    await go(page, 'bookings');
+    await page.waitForSelector('button[data-group="bk"]');
+    await waitText(page, '#groups-list', /promo[^Z]*Z00003/); /* booked, then 0 waiting, sent, failed, dead; 3 cancelled */
+    await page.click('button[data-group="bk"]');
+    await waitText(page, '#group-preview', /^Cancel: 2 tasks \(waiting, failed or dead\) will be cancelled\.$/);
+    await waitText(page, '#group-members', /bk-0.*waiting.*bk-1.*waiting/s);
+    await shots(page, 'bookings');
+    await page.click('#group-page-cancel');
+    await page.click('#group-page-yes');
+    await waitText(page, '#group-page-msg', /^bk: 2 cancelled, 0 too late$/);
+    await waitText(page, '#group-preview', /nothing left to cancel; 2 already cancelled/);
+    await waitText(page, '#group-members', /bk-0.*cancelled.*bk-1.*cancelled/s);
     /* Series: pause, then resume. */
     await go(page, 'series');
     await page.waitForSelector('button[data-id="daily"][data-action="pause"]');
@@ -306,6 +324,11 @@ async function run() {
     await go(page, 'series');
     await waitText(page, '#series-list', /daily/);
     if (await page.$('button[data-action="pause"]')) throw new Error('a reader is shown pause');
+    await go(page, 'bookings');
+    await page.waitForSelector('button[data-group="bk"]');
+    await page.click('button[data-group="bk"]');
+    await waitText(page, '#group-preview', /already cancelled/);
+    if (await shown('#group-page-actions')) throw new Error('a reader is shown a group page cancel');
     await go(page, 'group');
     if (await shown('#group-form') || !(await shown('#group-role'))) throw new Error('a reader is shown group cancel');
     await waitText(page, '#group-role', /may read only/);
