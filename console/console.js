@@ -3,7 +3,8 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const VIEWS = ['login', 'load', 'task', 'dead', 'delivery', 'fleet', 'bookings', 'group', 'series'];
+const VIEWS = ['login', 'load', 'task', 'dead', 'delivery', 'fleet', 'bookings', 'tasks', 'group',
+               'series'];
 
 function token() { return sessionStorage.getItem('sendat-token'); }
 
@@ -54,13 +55,13 @@ function show(view) {
 }
 const LIVE = ['load', 'delivery', 'fleet'];
 let refresher = null;
-const a11yFocus = { login: 'token', task: 'task-id', group: 'group-name' };
+const a11yFocus = { login: 'token', task: 'task-id', group: 'group-name', tasks: 'tasks-from' };
 
 /* What a view showed goes with the token: nothing of it stays on the page after a logout. */
 const DATA = ['chart', 'load-summary', 'timeline', 'members-of-group', 'dead-list', 'dead-detail',
               'delivery-summary', 'minutes', 'hist-dispatch', 'hist-delivery', 'fleet-list',
               'series-list', 'series-ahead', 'ahead-title', 'groups-list', 'group-title',
-              'group-figures', 'group-preview', 'group-members'];
+              'group-figures', 'group-preview', 'group-members', 'tasks-list'];
 
 function logout(why) {
   sessionStorage.removeItem('sendat-token');
@@ -415,6 +416,38 @@ async function cancelShownGroup() {
 
 function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
 
+/* Tasks due in a range (GET /v1/tasks), filtered by group, host and state, a page at a time;
+ * each id opens its timeline. */
+let tasksQuery = null, tasksCursor = null;
+
+async function listTasks(ev, more) {
+  if (ev) ev.preventDefault();
+  if (!more) {
+    const q = new URLSearchParams({ from: $('tasks-from').value.trim(), to: $('tasks-to').value.trim(), limit: '100' });
+    for (const k of ['group', 'host', 'state']) if ($('tasks-' + k).value.trim()) q.set(k, $('tasks-' + k).value.trim());
+    tasksQuery = q.toString();
+    tasksCursor = null;
+    $('tasks-list').replaceChildren();
+    say('tasks-msg', 'Listing\u2026');
+  }
+  const res = await api('GET', '/tasks?' + tasksQuery + (tasksCursor ? '&cursor=' + encodeURIComponent(tasksCursor) : ''));
+  if (res.status !== 200) return say('tasks-msg', errorText(res), true);
+  for (const t of res.body.tasks) {
+    const tr = el('tr'), td = el('td'), b = el('button', t.id);
+    b.type = 'button';
+    b.dataset.id = t.id;
+    b.dataset.action = 'timeline';
+    b.addEventListener('click', () => { $('task-id').value = t.id; location.hash = '#task'; lookUp(); });
+    td.append(b);
+    tr.append(td, el('td', cellTime(t.due)), el('td', t.level), el('td', t.channel), el('td', t.host || '-'),
+              el('td', t.group || '-'), el('td', t.state));
+    $('tasks-list').append(tr);
+  }
+  tasksCursor = res.body.next_cursor;
+  $('tasks-more').hidden = !tasksCursor;
+  say('tasks-msg', plural($('tasks-list').children.length, 'task') + ' shown' + (tasksCursor ? '; more with More tasks' : ''));
+}
+
 /* Group cancel, after a confirmation. */
 function askGroup(ev) {
   ev.preventDefault();
@@ -535,6 +568,8 @@ document.addEventListener('DOMContentLoaded', () => {
   $('cancel-no').addEventListener('click', () => { $('cancel-confirm').hidden = true; });
   $('group-form').addEventListener('submit', askGroup);
   $('groups-more').addEventListener('click', () => loadBookings(true));
+  $('tasks-form').addEventListener('submit', listTasks);
+  $('tasks-more').addEventListener('click', () => listTasks(null, true));
   $('members-more').addEventListener('click', () => showGroup(shownGroup, true));
   $('group-page-cancel').addEventListener('click', () => {
     $('group-page-confirm').hidden = false;

@@ -11,18 +11,22 @@
 #include "timeparse.h"
 
 static const char usage[] =
-    "usage: sendat list --from TIME --to TIME [--group NAME] [--limit N] [--cursor C] [--json]\n"
-    "                   [--full]\n"
-    "  the tasks due in the range (at most 31 days), in due order: due, id, level, channel\n"
-    "  and webhook host; recipients, headers and bodies only with --full (opened with the key\n"
-    "  file, never shown by the broker; each as it will be sent, control bytes as \\xNN,\n"
-    "  cut after 4096 bytes with a line saying so). --limit (default 100, at most 10000)\n"
+    "usage: sendat list --from TIME --to TIME [--group NAME] [--host HOST] [--state STATE]\n"
+    "                   [--limit N] [--cursor C] [--json] [--full]\n"
+    "  the tasks due in the range (at most 31 days), in due order: due, id, level, channel,\n"
+    "  webhook host and state (waiting, or failed: an attempt failed, another follows);\n"
+    "  cancelled tasks (they wait in the stream until due) only with --state cancelled,\n"
+    "  and --state waiting|failed lists those only. TIME may be now or -10m too.\n"
+    "  Recipients, headers and bodies only with --full (opened with the key file, never\n"
+    "  shown by the broker; each as it will be sent, control bytes as \\xNN, cut after\n"
+    "  4096 bytes with a line saying so). --limit (default 100, at most 10000)\n"
     "  ends a page; the next one is named on stderr as --cursor C\n"
     "  common: [--server URL] [--key-file FILE]\n";
 
 struct list_opts {
     struct cli cli;
-    const char *from, *to, *cursor, *group;
+    const char *from, *to, *cursor;
+    struct tasklist_filter f;
     int full;
     long limit;
 };
@@ -38,6 +42,8 @@ parse(struct list_opts *o, int argc, char **argv)
                                          {"limit", required_argument, NULL, 'l'},
                                          {"cursor", required_argument, NULL, 'c'},
                                          {"group", required_argument, NULL, 'g'},
+                                         {"host", required_argument, NULL, 'H'},
+                                         {"state", required_argument, NULL, 's'},
                                          {"full", no_argument, NULL, 'F'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -67,7 +73,13 @@ parse(struct list_opts *o, int argc, char **argv)
             o->cursor = optarg;
             break;
         case 'g':
-            o->group = optarg;
+            o->f.group = optarg;
+            break;
+        case 'H':
+            o->f.host = optarg;
+            break;
+        case 's':
+            o->f.state = optarg;
             break;
         case 'F':
             o->full = 1;
@@ -87,6 +99,8 @@ parse(struct list_opts *o, int argc, char **argv)
         return cli_error(EXIT_USAGE, "list: unexpected argument %s", argv[optind]);
     if (!o->from || !o->to)
         return cli_error(EXIT_USAGE, "list: give --from TIME and --to TIME");
+    if (o->f.state && !tasklist_state_valid(o->f.state))
+        return cli_error(EXIT_USAGE, "list: --state must be waiting, failed or cancelled");
     if (o->limit < 1 || o->limit > TASKLIST_LIMIT_MAX)
         return cli_error(EXIT_USAGE, "list: --limit must be 1 to %d", TASKLIST_LIMIT_MAX);
     return EXIT_OK;
@@ -107,10 +121,11 @@ print_page(json_t *tasks, const char *next, int json)
         return;
     }
     json_array_foreach(tasks, i, t) printf(
-        "%s %s %s %s %s\n", json_string_value(json_object_get(t, "due")),
+        "%s %s %s %s %s %s\n", json_string_value(json_object_get(t, "due")),
         json_string_value(json_object_get(t, "id")), json_string_value(json_object_get(t, "level")),
         json_string_value(json_object_get(t, "channel")),
-        json_object_get(t, "host") ? json_string_value(json_object_get(t, "host")) : "-");
+        json_object_get(t, "host") ? json_string_value(json_object_get(t, "host")) : "-",
+        json_string_value(json_object_get(t, "state")));
     json_array_foreach(tasks, i, t) content_print(t, json_string_value(json_object_get(t, "id")));
     if (next[0])
         fprintf(stderr, "more: sendat list ... --cursor %s\n", next);
@@ -127,7 +142,7 @@ run(struct list_opts *o, struct sa_nats *n, int64_t from, int64_t to)
     int code = cli_keyring(&o->cli, &ring);
 
     if (code == EXIT_OK) {
-        rc = tasklist_page(n, ring, from, to, o->limit, o->cursor, o->group, o->full, tasks, next,
+        rc = tasklist_page(n, ring, from, to, o->limit, o->cursor, &o->f, o->full, tasks, next,
                            &err);
         if (rc == SA_OK)
             print_page(tasks, next, o->cli.json);

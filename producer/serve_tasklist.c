@@ -1,8 +1,8 @@
-/* GET /v1/tasks?from=TIME&to=TIME[&limit=N&cursor=C]: one page of the tasks due in a range
- * (tasklist.c), what `sendat list --json` prints. A page reads at most WINDOW_READS windows
- * (one direct get each when empty, per shard): a month of 10-minute windows was 4,474 broker
- * requests for one reader's request. A page that stops there ends with a cursor "T." (from
- * time T on), so the client goes on where it stopped. */
+/* GET /v1/tasks?from=TIME&to=TIME[&group=&host=&state=&limit=N&cursor=C]: one page of the
+ * tasks due in a range (tasklist.c), what `sendat list --json` prints. A page reads at most
+ * WINDOW_READS windows (one direct get each when empty, per shard): a month of 10-minute windows
+ * was 4,474 broker requests for one reader's request. A page that stops there ends with a
+ * cursor "T." (from time T on), so the client goes on where it stopped. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +34,10 @@ time_param(struct request *r, const char *name, int64_t *ms)
 static const char *
 field_of(const char *msg)
 {
-    return !strncmp(msg, "cursor", 6) ? "cursor" : !strncmp(msg, "to ", 3) ? "to" : NULL;
+    return !strncmp(msg, "cursor", 6)  ? "cursor"
+           : !strncmp(msg, "to ", 3)   ? "to"
+           : !strncmp(msg, "state", 5) ? "state"
+                                       : NULL;
 }
 
 /* The end of the part of [from, to] one page may read, after cursor (NULL or one we gave). */
@@ -58,6 +61,8 @@ serve_task_list(struct request *r)
     char next[TASKLIST_CURSOR_MAX];
     json_t *tasks;
     enum sa_code rc;
+    struct tasklist_filter f = {serve_query(r, "group"), serve_query(r, "host"),
+                                serve_query(r, "state")};
 
     if (!serve_need(r, TOKEN_READER) || !time_param(r, "from", &from) ||
         !time_param(r, "to", &to) || !serve_query_number(r, "limit", 1, TASKLIST_LIMIT_MAX, &limit))
@@ -67,8 +72,8 @@ serve_task_list(struct request *r)
               : page_end(&r->s->n->layout, from, to, serve_query(r, "cursor"));
     tasks = json_array();
     pthread_rwlock_rdlock(&r->s->ring_lock);
-    rc = tasklist_page(r->s->n, r->s->ring, from, end, (long)limit, serve_query(r, "cursor"),
-                       serve_query(r, "group"), 0, tasks, next, &err);
+    rc = tasklist_page(r->s->n, r->s->ring, from, end, (long)limit, serve_query(r, "cursor"), &f, 0,
+                       tasks, next, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);
     if (rc == SA_OK && !next[0] && end < to) /* stopped at its reads: on from end + 1 */
         snprintf(next, sizeof(next), "%" PRId64 ".", end + 1);

@@ -4,12 +4,14 @@
  * with the key ring for its due time, and the window's tasks sorted by (due, id). A page reads
  * whole windows: the cursor "<due_ms>.<id>" names the last task given, and the next page starts
  * again at its window and skips what is not after it. A task moving down to its slot can be seen
- * twice in a walk; the copies sort side by side and are given once. A cancelled task is left
- * out: it waits in the stream until its due time, but its claim says it will never be sent. */
+ * twice in a walk; the copies sort side by side and are given once. Each task's state comes
+ * from its claim (read for a window at once): a cancelled task is left out unless asked for,
+ * as it waits in the stream until its due time but will never be sent. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "claimscan.h"
 #include "content.h"
@@ -22,6 +24,7 @@
 struct item {
     int64_t due;
     int slot, channel;
+    const char *state; /* its claim's, as tasklist_filter names it */
     char id[SA_ID_MAX + 1];
     char host[256];
     char group[SA_ID_MAX + 1];
@@ -32,6 +35,7 @@ struct walk {
     struct item *items;
     size_t count, cap;
     int full;
+    const struct tasklist_filter *f;
 };
 
 /* Forgets the items (a window read, given out). */
@@ -96,11 +100,16 @@ keep(struct walk *w, const struct sa_place *p, const struct sa_task *t, struct s
     snprintf(it->id, sizeof(it->id), "%s", p->id);
     snprintf(it->group, sizeof(it->group), "%s", t->group);
     it->content = NULL;
+    it->state = NULL;
     if (w->full) {
         it->content = json_object();
         content_add(it->content, t);
     }
     url_host(it->host, sizeof(it->host), t->channel == SA_CHANNEL_WEBHOOK ? t->url : NULL);
+    if (w->f && w->f->host && strcasecmp(it->host, w->f->host) != 0) {
+        json_decref(it->content);
+        w->count--; /* another host's task */
+    }
     return SA_OK;
 }
 
@@ -139,10 +148,43 @@ read_shard_window(struct sa_nats *n, const struct sa_keyring *ring, int k, int64
     return rc;
 }
 
-/* Leaves out of w the tasks whose claim says cancelled: they wait in the stream until a
- * consumer meets them at their due time, but will never be sent. */
+static const char *
+state_name(enum sa_claim_state s)
+{
+    switch (s) {
+    case SA_CLAIM_RETRYING:
+        return "failed";
+    case SA_CLAIM_CANCELLED:
+    case SA_CLAIM_SKIPPED:
+        return "cancelled";
+    case SA_CLAIM_SENT:
+        return "sent";
+    case SA_CLAIM_DEAD:
+        return "dead";
+    default:
+        return "waiting";
+    }
+}
+
+int
+tasklist_state_valid(const char *state)
+{
+    return !strcmp(state, "waiting") || !strcmp(state, "failed") || !strcmp(state, "cancelled");
+}
+
+/* Whether an item of state passes the filter: the state asked for, else any but cancelled
+ * (such a task waits in the stream until a consumer meets it at its due time, but will never
+ * be sent). */
+static int
+state_passes(const struct tasklist_filter *f, const char *state)
+{
+    return f && f->state ? !strcmp(f->state, state) : strcmp(state, "cancelled") != 0;
+}
+
+/* Reads the claims of w's tasks: each gets its state, and those the filter does not take are
+ * left out. */
 static enum sa_code
-drop_cancelled(struct sa_nats *n, struct walk *w, struct sa_err *err)
+filter_states(struct sa_nats *n, struct walk *w, struct sa_err *err)
 {
     const char **ids = NULL;
     enum sa_claim_state *states = NULL;
@@ -162,7 +204,8 @@ drop_cancelled(struct sa_nats *n, struct walk *w, struct sa_err *err)
     if ((rc = claimscan_states(n, ids, w->count, states, err)) != SA_OK)
         goto out;
     for (size_t i = 0; i < w->count; i++) {
-        if (states[i] == SA_CLAIM_CANCELLED)
+        w->items[i].state = state_name(states[i]);
+        if (!state_passes(w->f, w->items[i].state))
             json_decref(w->items[i].content);
         else
             w->items[kept++] = w->items[i];
@@ -174,8 +217,8 @@ out:
     return rc;
 }
 
-/* Reads window's tasks of every shard due in [from, to] (of group, if not NULL) into w, the
- * cancelled ones left out. */
+/* Reads window's tasks of every shard due in [from, to] (of group, if not NULL) into w, as
+ * w's filter takes them. */
 static enum sa_code
 read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, int64_t from,
             int64_t to, const char *group, struct walk *w, struct sa_err *err)
@@ -184,7 +227,7 @@ read_window(struct sa_nats *n, const struct sa_keyring *ring, int64_t window, in
 
     for (int k = 0; k < n->layout.shards && rc == SA_OK; k++)
         rc = read_shard_window(n, ring, k, window, from, to, group, w, err);
-    return rc == SA_OK ? drop_cancelled(n, w, err) : rc;
+    return rc == SA_OK ? filter_states(n, w, err) : rc;
 }
 
 static json_t *
@@ -194,9 +237,10 @@ item_json(const struct item *it)
     json_t *j;
 
     sa_time_format(due, sizeof(due), it->due);
-    j = json_pack("{s:s, s:s, s:s, s:s}", "id", it->id, "due", due, "level",
+    j = json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", it->id, "due", due, "level",
                   it->slot ? "slot" : "window", "channel",
-                  it->channel == SA_CHANNEL_EMAIL ? "email" : "webhook");
+                  it->channel == SA_CHANNEL_EMAIL ? "email" : "webhook", "state",
+                  it->state ? it->state : "waiting");
     if (it->host[0])
         json_object_set_new(j, "host", json_string(it->host));
     if (it->group[0])
@@ -242,10 +286,11 @@ give(struct walk *w, struct item *after, long limit, json_t *out)
 
 enum sa_code
 tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms, int64_t to_ms,
-              long limit, const char *cursor, const char *group, int with_content, json_t *out,
-              char next[TASKLIST_CURSOR_MAX], struct sa_err *err)
+              long limit, const char *cursor, const struct tasklist_filter *f, int with_content,
+              json_t *out, char next[TASKLIST_CURSOR_MAX], struct sa_err *err)
 {
-    struct walk w = {.full = with_content};
+    struct walk w = {.full = with_content, .f = f};
+    const char *group = f ? f->group : NULL;
     struct item after;
     int64_t step = n->layout.window_ms;
     enum sa_code rc = parse_cursor(cursor, &after, err);
@@ -254,6 +299,8 @@ tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms,
     next[0] = '\0';
     if (rc != SA_OK)
         return rc;
+    if (f && f->state && !tasklist_state_valid(f->state))
+        return sa_fail(err, SA_EINVAL, "state must be waiting, failed or cancelled");
     if (to_ms < from_ms)
         return sa_fail(err, SA_EINVAL, "to is before from");
     if (to_ms - from_ms > TASKLIST_RANGE_MAX_MS)

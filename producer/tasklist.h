@@ -11,17 +11,26 @@
 #define TASKLIST_LIMIT_MAX 10000
 #define TASKLIST_CURSOR_MAX (24 + SA_ID_MAX)
 
-/* One page of the tasks due in [from_ms, to_ms] (only group's, if not NULL), in due order (then
+/* What a page lists besides the range: NULL fields do not filter. state is "waiting" (no claim
+ * yet, or being sent), "failed" (an attempt failed, another follows) or "cancelled" (waits in
+ * the stream until its due time, never to be sent); without it, cancelled tasks are left out. */
+struct tasklist_filter {
+    const char *group, *host, *state;
+};
+
+/* Whether state names a state tasklist_filter takes. */
+int tasklist_state_valid(const char *state);
+
+/* One page of the tasks due in [from_ms, to_ms] that pass f (NULL: none), in due order (then
  * id), after cursor (NULL or "": from the start). Appends to out {"id","due","level":"window"|
- * "slot","channel","host"(webhooks only),"group"(if any)}, cancelled tasks left out (their
- * claims are read: they wait in the stream until due); no recipient or body is read out
- * unless with_content (then also what content_add sets). next
- * gets the cursor of the next page, or "" if this page ended the range. SA_EINVAL for a bad range
- * or cursor (err names "from", "to" or "cursor" first), SA_ENOMEM for a window too full to read,
- * else broker errors. */
+ * "slot","channel","state","host"(webhooks only),"group"(if any)}, the states read from the
+ * claims; no recipient or body is read out unless with_content (then also what content_add
+ * sets). next gets the cursor of the next page, or "" if this page ended the range. SA_EINVAL
+ * for a bad range, cursor or state (err names "from", "to", "cursor" or "state" first),
+ * SA_ENOMEM for a window too full to read, else broker errors. */
 enum sa_code tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms,
-                           int64_t to_ms, long limit, const char *cursor, const char *group,
-                           int with_content, json_t *out, char next[TASKLIST_CURSOR_MAX],
-                           struct sa_err *err) SA_MUST_CHECK;
+                           int64_t to_ms, long limit, const char *cursor,
+                           const struct tasklist_filter *f, int with_content, json_t *out,
+                           char next[TASKLIST_CURSOR_MAX], struct sa_err *err) SA_MUST_CHECK;
 
 #endif

@@ -142,6 +142,7 @@ async function run() {
     await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/g'), data: 'g', group: 'promo', id: 'promo-' + i });
   for (let i = 0; i < 2; i++)
     await api(base, tokens.producer, 'POST', '/tasks', { at: '+3h', webhook: hook('/bk'), data: 'k', group: 'bk', id: 'bk-' + i });
+  await api(base, tokens.producer, 'POST', '/tasks', { at: '+80m', webhook: hook('/near'), data: 'n', id: 'near' });
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '0 7 * * *', tz: 'UTC', webhook: hook('/s'), data: 's', id: 'daily' });
   /* 02:30 on 14 March in New York: in 2027 that is the night the clocks jump from 2:00 to 3:00 */
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '30 2 14 3 *', tz: 'America/New_York', webhook: hook('/s'), data: 's', id: 'spring' });
@@ -286,6 +287,29 @@ async function run() {
     await waitText(page, '#group-page-msg', /^bk: 2 cancelled, 0 too late$/);
     await waitText(page, '#group-preview', /nothing left to cancel; 2 already cancelled/);
     await waitText(page, '#group-members', /bk-0.*cancelled.*bk-1.*cancelled/s);
+    /* Tasks by due time with filters (issue 28): the cancelled bk tasks only when asked for. */
+    await go(page, 'tasks');
+    await page.$eval('#tasks-group', (e) => { e.value = 'bk'; });
+    await page.click('#tasks-form button[type="submit"]');
+    await waitText(page, '#tasks-msg', /^0 tasks shown$/);
+    await page.select('#tasks-state', 'cancelled');
+    await page.click('#tasks-form button[type="submit"]');
+    await waitText(page, '#tasks-list', /bk-0.*cancelled.*bk-1.*cancelled/s);
+    await waitText(page, '#tasks-msg', /^2 tasks shown$/);
+    await page.$eval('#tasks-group', (e) => { e.value = ''; });
+    await page.$eval('#tasks-host', (e) => { e.value = '127.0.0.1'; });
+    await page.select('#tasks-state', '');
+    await page.$eval('#tasks-to', (e) => { e.value = '+90m'; });
+    await page.click('#tasks-form button[type="submit"]');
+    await waitText(page, '#tasks-msg', /^1 task shown$/);
+    await waitText(page, '#tasks-list', /near.*webhook127\.0\.0\.1-waiting/s);
+    await page.$eval('#tasks-host', (e) => { e.value = 'example.org'; });
+    await page.click('#tasks-form button[type="submit"]');
+    await waitText(page, '#tasks-msg', /^0 tasks shown$/);
+    await page.$eval('#tasks-host', (e) => { e.value = '127.0.0.1'; });
+    await page.click('#tasks-form button[type="submit"]');
+    await waitText(page, '#tasks-msg', /^1 task shown$/);
+    await shots(page, 'tasks');
     /* Series: pause, then resume. */
     await go(page, 'series');
     await page.waitForSelector('button[data-id="daily"][data-action="pause"]');

@@ -350,6 +350,12 @@ test_rebook_a_cancelled_id(void **state)
     json_decref(doc);
 }
 
+static void
+check_cancelled(json_t *t)
+{
+    assert_string_equal(json_string_value(json_object_get(t, "state")), "cancelled");
+}
+
 /* The stats' cancelled count and the tasks its levels hold, summed. */
 static void
 stats_sums(json_int_t *tasks, json_int_t *cancelled)
@@ -403,6 +409,27 @@ test_cancelled_left_out(void **state)
                      0);
     assert_null(strstr(out, "promo-0"));
     assert_non_null(strstr(out, "promo-3"));
+
+    /* marked, with a filter: state=cancelled lists them; host filters by the webhook's host */
+    snprintf(out, sizeof(out), "/tasks?from=@%" PRId64 "&to=@%" PRId64 "&limit=2&state=cancelled",
+             t0, t0 + 60);
+    all_pages(out, "tasks", check_cancelled, ids, sizeof(ids));
+    assert_string_equal(ids, "promo-0 promo-1 promo-2 ");
+    snprintf(out, sizeof(out), "/tasks?from=@%" PRId64 "&to=@%" PRId64 "&host=127.0.0.1", t0,
+             t0 + 60);
+    all_pages(out, "tasks", NULL, ids, sizeof(ids));
+    assert_string_equal(ids, "promo-3 ");
+    snprintf(out, sizeof(out), "/tasks?from=@%" PRId64 "&to=@%" PRId64 "&host=example.org", t0,
+             t0 + 60);
+    all_pages(out, "tasks", NULL, ids, sizeof(ids));
+    assert_string_equal(ids, "");
+    snprintf(out, sizeof(out), "/tasks?from=@%" PRId64 "&to=@%" PRId64 "&state=sent", t0, t0 + 60);
+    assert_int_equal(call("GET", out, reader, NULL, &doc), 400);
+    check_error(doc, 400, "state");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "list", "--from", from, "--to", to,
+                               "--group", "promo-7", "--state", "cancelled", NULL),
+                     0);
+    assert_non_null(strstr(out, " promo-0 slot webhook 127.0.0.1 cancelled\n"));
 
     stats_sums(&tasks1, &cancelled1);
     assert_int_equal(cancelled1 - cancelled0, 3);
