@@ -42,8 +42,8 @@ by_time(const void *a, const void *b)
 struct tally {
     struct level *lv;
     int count;
-    struct seen_task *seen; /* SCAN_MAX of them */
-    size_t seen_count;
+    struct seen_task *seen; /* grown as needed, up to SCAN_MAX */
+    size_t seen_count, seen_cap;
     int unchecked; /* more tasks than SCAN_MAX: some cancelled ones may be counted */
     json_t *shards;
     uint64_t msgs, bytes;
@@ -65,7 +65,15 @@ add_level(struct tally *t, const struct sa_layout *l, const struct sa_place *p, 
         t->lv[t->count++] = (struct level){p->window, slot, 0, 0};
     if (k < LEVELS_MAX)
         t->lv[k].tasks += msgs;
-    if (k < LEVELS_MAX && t->seen_count < SCAN_MAX) {
+    if (k < LEVELS_MAX && t->seen_count == t->seen_cap && t->seen_cap < SCAN_MAX) {
+        size_t cap = t->seen_cap ? t->seen_cap * 2 : 1024;
+        void *grown = realloc(t->seen, (cap < SCAN_MAX ? cap : SCAN_MAX) * sizeof(*t->seen));
+        if (grown) {
+            t->seen = grown;
+            t->seen_cap = cap < SCAN_MAX ? cap : SCAN_MAX;
+        }
+    }
+    if (k < LEVELS_MAX && t->seen_count < t->seen_cap) {
         struct seen_task *s = &t->seen[t->seen_count++];
         s->level = k;
         s->msgs = msgs;
@@ -182,13 +190,11 @@ shard_backlog(struct sa_nats *n, int k, struct tally *t, struct sa_err *err)
 static enum sa_code
 backlog(struct sa_nats *n, json_t *doc, struct sa_err *err)
 {
-    struct tally t = {.lv = calloc(LEVELS_MAX, sizeof(struct level)),
-                      .seen = malloc(SCAN_MAX * sizeof(struct seen_task)),
-                      .shards = json_array(),
-                      .now = sa_now_ms()};
+    struct tally t = {
+        .lv = calloc(LEVELS_MAX, sizeof(struct level)), .shards = json_array(), .now = sa_now_ms()};
     enum sa_code rc = SA_OK;
 
-    if (!t.lv || !t.shards || !t.seen) {
+    if (!t.lv || !t.shards) {
         free(t.lv);
         free(t.seen);
         json_decref(t.shards);
