@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "claimscan.h"
+#include "random.h"
 #include "timeparse.h"
 
 #define IN_FLIGHT 512
-#define WAIT_MS 10000
+#define WAIT_MS 10000 /* the longest wait for the next answer */
 
 static enum sa_code
 ask(struct sa_nats *n, const char *inbox, size_t i, const char *id, struct sa_err *err)
@@ -67,16 +68,17 @@ claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
     char *seen = NULL;
     size_t sent = 0, got = 0;
     int64_t deadline = sa_now_ms() + WAIT_MS, left;
+    uint64_t nonce = 0;
     enum sa_code rc = SA_OK;
-    natsStatus s;
+    natsStatus s = NATS_OK;
 
     if (count == 0)
         return SA_OK;
     seen = calloc(count, 1);
     if (!seen)
         return sa_fail(err, SA_ENOMEM, "no memory to read %zu claims", count);
-    snprintf(inbox, sizeof(inbox), "%s.scan%llx", n->inbox_prefix,
-             (unsigned long long)sa_now_ms() ^ (unsigned long long)(uintptr_t)seen);
+    sa_random_buf(&nonce, sizeof(nonce)); /* many scans may run at once (sendat serve) */
+    snprintf(inbox, sizeof(inbox), "%s.scan%016llx", n->inbox_prefix, (unsigned long long)nonce);
     snprintf(filter, sizeof(filter), "%s.*", inbox);
     if ((s = natsConnection_SubscribeSync(&sub, n->nc, filter)) != NATS_OK) {
         free(seen);
@@ -92,12 +94,14 @@ claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
             break;
         left = deadline - sa_now_ms();
         if (left <= 0 || (s = natsSubscription_NextMsg(&m, sub, left)) != NATS_OK) {
-            rc = s == NATS_TIMEOUT || left <= 0
-                     ? sa_fail(err, SA_ERETRY, "%zu of %zu claims unanswered", count - got, count)
+            rc = left <= 0 || s == NATS_TIMEOUT
+                     ? sa_fail(err, SA_ERETRY, "%zu of %zu claims unanswered for %d s", count - got,
+                               count, WAIT_MS / 1000)
                      : sa_nats_fail(err, s, 0, "read claims");
             break;
         }
         got += (size_t)note(m, count, states, seen);
+        deadline = sa_now_ms() + WAIT_MS; /* a long scan is slow, not stuck, while answers come */
         natsMsg_Destroy(m);
         m = NULL;
     }

@@ -11,7 +11,7 @@
 
 /* states[i] gets the state of ids[i]'s claim, SA_CLAIM_NONE where it has none. The direct gets
  * are pipelined (many in flight on one inbox), so thousands cost about one round trip each
- * hundred. A broker error or no answer within 10 s fails the whole call. */
+ * hundred. A broker error, or 10 s without an answer, fails the whole call. */
 enum sa_code claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
                               enum sa_claim_state *states, struct sa_err *err) SA_MUST_CHECK;
 
