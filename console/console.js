@@ -221,6 +221,23 @@ async function lookUp(ev) {
   say('task-msg', '');
 }
 
+/* Up to want tasks of GET /v1/tasks?query, after cursor: a page reads a bounded part of the
+ * range (512 windows) and may end short of the range with a cursor, so pages are asked for
+ * until want are in hand or the range ends (at most 50 requests). */
+async function taskPages(query, cursor, want) {
+  const tasks = [];
+  let res = null;
+  for (let asked = 0; asked < 50; asked++) {
+    res = await api('GET', '/tasks?' + query + '&limit=' + (want - tasks.length) +
+                    (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+    if (res.status !== 200) return { res, tasks, next: null };
+    tasks.push(...res.body.tasks);
+    cursor = res.body.next_cursor;
+    if (!cursor || tasks.length >= want) break;
+  }
+  return { res, tasks, next: cursor };
+}
+
 /* A group's tasks due in the next 24 h (the range is walked window by window), each a link
  * to its timeline. */
 async function listGroup(ev) {
@@ -228,10 +245,10 @@ async function listGroup(ev) {
   const name = $('member-group').value.trim(), list = $('members-of-group');
   list.replaceChildren();
   const from = new Date().toISOString(), to = new Date(Date.now() + 86400e3).toISOString();
-  const res = await api('GET', '/tasks?group=' + encodeURIComponent(name) + '&from=' +
-                        encodeURIComponent(from) + '&to=' + encodeURIComponent(to) + '&limit=200');
-  if (res.status !== 200) return say('task-msg', errorText(res), true);
-  for (const t of res.body.tasks) {
+  const got = await taskPages('group=' + encodeURIComponent(name) + '&from=' +
+                              encodeURIComponent(from) + '&to=' + encodeURIComponent(to), null, 200);
+  if (got.res.status !== 200) return say('task-msg', errorText(got.res), true);
+  for (const t of got.tasks) {
     const b = el('button', t.id + '  due ' + t.due);
     b.type = 'button';
     b.dataset.id = t.id;
@@ -241,8 +258,8 @@ async function listGroup(ev) {
     li.append(b);
     list.append(li);
   }
-  say('task-msg', res.body.tasks.length + ' due within 24 h in group ' + name +
-      (res.body.next_cursor ? ' (the first 200 shown)' : ''));
+  say('task-msg', got.tasks.length + ' due within 24 h in group ' + name +
+      (got.next ? ' (the first 200 shown)' : ''));
 }
 
 async function cancelTask() {
@@ -423,16 +440,16 @@ let tasksQuery = null, tasksCursor = null;
 async function listTasks(ev, more) {
   if (ev) ev.preventDefault();
   if (!more) {
-    const q = new URLSearchParams({ from: $('tasks-from').value.trim(), to: $('tasks-to').value.trim(), limit: '100' });
+    const q = new URLSearchParams({ from: $('tasks-from').value.trim(), to: $('tasks-to').value.trim() });
     for (const k of ['group', 'host', 'state']) if ($('tasks-' + k).value.trim()) q.set(k, $('tasks-' + k).value.trim());
     tasksQuery = q.toString();
     tasksCursor = null;
     $('tasks-list').replaceChildren();
     say('tasks-msg', 'Listing\u2026');
   }
-  const res = await api('GET', '/tasks?' + tasksQuery + (tasksCursor ? '&cursor=' + encodeURIComponent(tasksCursor) : ''));
-  if (res.status !== 200) return say('tasks-msg', errorText(res), true);
-  for (const t of res.body.tasks) {
+  const got = await taskPages(tasksQuery, tasksCursor, 100);
+  if (got.res.status !== 200) return say('tasks-msg', errorText(got.res), true);
+  for (const t of got.tasks) {
     const tr = el('tr'), td = el('td'), b = el('button', t.id);
     b.type = 'button';
     b.dataset.id = t.id;
@@ -443,7 +460,7 @@ async function listTasks(ev, more) {
               el('td', t.group || '-'), el('td', t.state));
     $('tasks-list').append(tr);
   }
-  tasksCursor = res.body.next_cursor;
+  tasksCursor = got.next;
   $('tasks-more').hidden = !tasksCursor;
   say('tasks-msg', plural($('tasks-list').children.length, 'task') + ' shown' + (tasksCursor ? '; more with More tasks' : ''));
 }

@@ -160,7 +160,7 @@ not_ready_text(struct consumer *c)
     case CONSUMER_WAIT_SERVER:
         return "not ready: waiting for the NATS server\n";
     case CONSUMER_WAIT_INIT:
-        return "not ready: waiting for `sendat init` (no streams or buckets on the server yet)\n";
+        return "not ready: waiting for sendat init (no streams or buckets on the server yet)\n";
     default:
         return "not ready: starting\n";
     }

@@ -188,6 +188,20 @@ all_pages(const char *first, const char *key, void (*check)(json_t *item), char 
     fail_msg("the cursor never ended");
 }
 
+/* The two lists name the same ids in the same order (a reader sees each reason as a class,
+ * the CLI as it is). */
+static void
+same_ids(json_t *x, json_t *y)
+{
+    size_t i;
+    json_t *e;
+
+    assert_int_equal(json_array_size(x), json_array_size(y));
+    json_array_foreach(x, i, e)
+        assert_string_equal(json_string_value(json_object_get(e, "id")),
+                            json_string_value(json_object_get(json_array_get(y, i), "id")));
+}
+
 static void
 test_dead_letters_paginated(void **state)
 {
@@ -210,8 +224,7 @@ test_dead_letters_paginated(void **state)
         if (!cli)
             fail_msg("dlq list --json is not one JSON document: %s", out);
         assert_int_equal(call("GET", "/dead-letters", reader, NULL, &api), 200);
-        assert_true(
-            json_equal(json_object_get(cli, "dead_letters"), json_object_get(api, "dead_letters")));
+        same_ids(json_object_get(cli, "dead_letters"), json_object_get(api, "dead_letters"));
         assert_true(json_is_null(json_object_get(cli, "next_cursor")));
         json_decref(cli);
         json_decref(api);

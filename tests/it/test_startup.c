@@ -125,7 +125,7 @@ test_waits_for_init(void **state)
         fail_msg("no event=waiting_for_init");
     }
     assert_int_equal(fx_consumer_get(&F, 0, "/readyz", body), 503);
-    assert_non_null(strstr(body, "waiting for `sendat init`"));
+    assert_non_null(strstr(body, "waiting for sendat init"));
     assert_true(proc_alive(&F.consumers[0]));
     fx_init(&F);
     if (!wait_until(ready, NULL, 20000)) {
