@@ -387,12 +387,14 @@ async function loadBookings(more) {
     'No groups: book tasks with "group" to see them here.');
 }
 
-/* "3 waiting will be cancelled; 1 already sent": what DELETE /v1/groups/{name} would do. */
-function previewText(c) {
-  const parts = [(c.will_cancel ? plural(c.will_cancel, 'task') + ' (waiting, failed or dead) will be cancelled' :
-                  'nothing left to cancel')];
-  if (c.already_cancelled) parts.push(c.already_cancelled + ' already cancelled');
-  if (c.already_sent) parts.push(c.already_sent + ' already sent');
+/* "3 waiting will be cancelled; 1 already sent": what DELETE /v1/groups/{name} would do, from
+ * the group's figures (a group cancel takes waiting, failed and dead tasks). */
+function previewText(g) {
+  const will = ['waiting', 'failed', 'dead'].filter((k) => g[k]).map((k) => g[k] + ' ' + k);
+  const parts = [will.length ? will.join(', ').replace(/, ([^,]*)$/, ' and $1') + ' will be cancelled' :
+                 'nothing left to cancel'];
+  if (g.cancel.already_cancelled) parts.push(g.cancel.already_cancelled + ' already cancelled');
+  if (g.cancel.already_sent) parts.push(g.cancel.already_sent + ' already sent');
   return parts.join('; ');
 }
 
@@ -408,7 +410,7 @@ async function showGroup(name, more) {
   $('group-figures').textContent = plural(g.tasks, 'task') + ': ' + g.waiting + ' waiting, ' + g.sent +
     ' sent, ' + g.failed + ' failed, ' + g.dead + ' dead, ' + g.cancelled + ' cancelled; due ' +
     cellTime(g.first_due) + ' to ' + cellTime(g.last_due) + '; next send ' + cellTime(g.next_send);
-  $('group-preview').textContent = 'Cancel: ' + previewText(g.cancel) + '.';
+  $('group-preview').textContent = 'Cancel: ' + previewText(g) + '.';
   $('group-page-actions').hidden = !may('producer') || !g.cancel.will_cancel;
   for (const t of g.members) {
     const tr = el('tr');

@@ -92,6 +92,35 @@ print_json(json_t *doc)
     putchar('\n');
 }
 
+/* "cancel --group NAME: 3 waiting and 1 dead will be cancelled; 1 already sent", what the
+ * console's group page says too (a group cancel takes waiting, failed and dead tasks). */
+static void
+print_preview(json_t *g, json_t *cancel)
+{
+    static const char *const takes[] = {"waiting", "failed", "dead"};
+    int shown = 0, left = 0;
+
+    for (size_t k = 0; k < 3; k++)
+        left += num(g, takes[k]) > 0;
+    printf("cancel --group %s: ", str(g, "group"));
+    for (size_t k = 0; k < 3; k++) {
+        if (num(g, takes[k]) <= 0)
+            continue;
+        printf("%s%ld %s",
+               !shown              ? ""
+               : shown == left - 1 ? " and "
+                                   : ", ",
+               num(g, takes[k]), takes[k]);
+        shown++;
+    }
+    printf("%s", shown ? " will be cancelled" : "nothing left to cancel");
+    if (num(cancel, "already_cancelled"))
+        printf("; %ld already cancelled", num(cancel, "already_cancelled"));
+    if (num(cancel, "already_sent"))
+        printf("; %ld already sent", num(cancel, "already_sent"));
+    putchar('\n');
+}
+
 static int
 list(struct group_opts *o, struct sa_nats *n)
 {
@@ -135,10 +164,7 @@ show(struct group_opts *o, struct sa_nats *n)
     } else {
         cancel = json_object_get(doc, "cancel");
         print_figures(doc);
-        printf("sendat cancel --group %s would cancel %ld (waiting, failed or dead); %ld already "
-               "cancelled, %ld already sent\n",
-               o->name, num(cancel, "will_cancel"), num(cancel, "already_cancelled"),
-               num(cancel, "already_sent"));
+        print_preview(doc, cancel);
         json_array_foreach(json_object_get(doc, "members"), i, t)
             printf("  %s %s %s\n", str(t, "due"), str(t, "id"), str(t, "state"));
     }

@@ -112,8 +112,12 @@ function expectOnly(errors, status) {
 async function text(page, sel) { return page.$eval(sel, (e) => e.textContent); }
 
 async function waitText(page, sel, re) {
-  await page.waitForFunction((s, src) => new RegExp(src).test(document.querySelector(s).textContent),
-                             { timeout: 30000 }, sel, re.source);
+  try {
+    await page.waitForFunction((s, src) => new RegExp(src).test(document.querySelector(s).textContent),
+                               { timeout: 30000 }, sel, re.source);
+  } catch (e) { /* say what was there instead */
+    throw new Error(sel + ' never matched ' + re + '; it holds ' + JSON.stringify(await text(page, sel)));
+  }
   return text(page, sel);
 }
 
@@ -142,6 +146,8 @@ async function run() {
     await api(base, tokens.producer, 'POST', '/tasks', { at: '+2h', webhook: hook('/g'), data: 'g', group: 'promo', id: 'promo-' + i });
   for (let i = 0; i < 2; i++)
     await api(base, tokens.producer, 'POST', '/tasks', { at: '+3h', webhook: hook('/bk'), data: 'k', group: 'bk', id: 'bk-' + i });
+  /* sent long before the bookings view is opened: its preview says "1 already sent" */
+  await api(base, tokens.producer, 'POST', '/tasks', { at: '+2s', webhook: hook('/bk'), data: 'k', group: 'bk', id: 'bk-sent' });
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+80m', webhook: hook('/near'), data: 'n', id: 'near' });
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '0 7 * * *', tz: 'UTC', webhook: hook('/s'), data: 's', id: 'daily' });
   /* 02:30 on 14 March in New York: in 2027 that is the night the clocks jump from 2:00 to 3:00 */
@@ -279,13 +285,24 @@ async function run() {
     await page.waitForSelector('button[data-group="bk"]');
     await waitText(page, '#groups-list', /promo[^Z]*Z00003/); /* booked, then 0 waiting, sent, failed, dead; 3 cancelled */
     await page.click('button[data-group="bk"]');
-    await waitText(page, '#group-preview', /^Cancel: 2 tasks \(waiting, failed or dead\) will be cancelled\.$/);
-    await waitText(page, '#group-members', /bk-0.*waiting.*bk-1.*waiting/s);
+    await waitText(page, '#group-preview', /^Cancel: 2 waiting will be cancelled; 1 already sent\.$/);
+    await waitText(page, '#group-figures', /^3 tasks: 2 waiting, 1 sent, 0 failed, 0 dead, 0 cancelled;/);
+    await waitText(page, '#group-members', /bk-sent.*sent.*bk-0.*waiting.*bk-1.*waiting/s);
     await shots(page, 'bookings');
     await page.click('#group-page-cancel');
     await page.click('#group-page-yes');
-    await waitText(page, '#group-page-msg', /^bk: 2 cancelled, 0 too late$/);
-    await waitText(page, '#group-preview', /nothing left to cancel; 2 already cancelled/);
+    await waitText(page, '#group-page-msg', /^bk: 2 cancelled, 1 too late$/);
+    await waitText(page, '#group-preview', /^Cancel: nothing left to cancel; 2 already cancelled; 1 already sent\.$/);
+    if (await page.$eval('#group-page-actions', (e) => getComputedStyle(e).display !== 'none'))
+      throw new Error('a cancel offered with nothing left to cancel');
+    /* The preview's words for each mix, and counts of one in the singular (issue 28). */
+    const words = await page.evaluate(() => [
+      previewText({ waiting: 3, failed: 0, dead: 0, cancel: { already_cancelled: 0, already_sent: 1 } }),
+      previewText({ waiting: 1, failed: 2, dead: 1, cancel: { already_cancelled: 0, already_sent: 0 } }),
+      plural(1, 'level'), plural(2, 'level'), plural(0, 'task')]);
+    if (JSON.stringify(words) !== JSON.stringify(['3 waiting will be cancelled; 1 already sent',
+      '1 waiting, 2 failed and 1 dead will be cancelled', '1 level', '2 levels', '0 tasks']))
+      throw new Error('preview or plural words: ' + JSON.stringify(words));
     await waitText(page, '#group-members', /bk-0.*cancelled.*bk-1.*cancelled/s);
     /* Tasks by due time with filters (issue 28): the cancelled bk tasks only when asked for. */
     await go(page, 'tasks');

@@ -519,8 +519,8 @@ test_groups_browse(void **state)
     assert_int_equal(
         fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "show", "browse", NULL), 0);
     assert_non_null(strstr(out, "browse tasks=4 waiting=2 sent=1 failed=0 dead=0 cancelled=1"));
-    assert_non_null(strstr(out, "would cancel 2 (waiting, failed or dead); 1 already cancelled, 1 "
-                                "already sent"));
+    assert_non_null(strstr(out, "cancel --group browse: 2 waiting will be cancelled; 1 already "
+                                "cancelled; 1 already sent\n"));
     assert_non_null(strstr(out, " browse-2 cancelled\n"));
     assert_int_equal(
         fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "list", "--json", NULL), 0);
@@ -530,6 +530,20 @@ test_groups_browse(void **state)
     json_decref(doc);
     assert_int_equal(
         fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "show", "nobody", NULL), 4);
+    assert_string_equal(out, "unknown group\n");
+    /* exit codes as the other commands: 2 a bad flag or verb, 1 the broker */
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "list", "--limit", "0", NULL),
+        2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "list", "--frob", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "show", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "drop", NULL), 2);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "show", "a b", NULL), 2);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "list", "--server",
+                               "nats://127.0.0.1:1", NULL),
+                     1);
 }
 
 /* GET /v1/openapi.json needs no token and is docs/openapi.yaml (as producer/openapi.json);
