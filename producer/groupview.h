@@ -11,12 +11,17 @@
 
 #define GROUPVIEW_LIMIT_MAX 1000
 #define GROUPVIEW_MEMBERS_MAX 200000 /* the most members one call reads (else SA_ENOMEM) */
+/* The most claims one page of groupview_list reads (a larger group alone still makes a page):
+ * the states of the page's own groups only; the others' keys are read, not their claims. */
+#define GROUPVIEW_PAGE_CLAIMS 20000
 #define GROUPVIEW_CURSOR_MAX (48 + SA_ID_MAX)
 
 /* One page of the groups, newest booking first (then by name), after cursor (NULL or "": from
  * the start): appends to out {"group","tasks","waiting","sent","failed","dead","cancelled",
  * "first_due","last_due","next_send" (null if none waits),"booked" (its newest booking)}. next
- * gets the cursor of the next page, or "". SA_EINVAL for a bad cursor, SA_ENOMEM past
+ * gets the cursor of the next page, or "". A page ends before limit where its groups' members
+ * would pass GROUPVIEW_PAGE_CLAIMS (every group's keys are read: up to GROUPVIEW_MEMBERS_MAX;
+ * only the page's claims). SA_EINVAL for a bad cursor, SA_ENOMEM past
  * GROUPVIEW_MEMBERS_MAX, else broker errors. */
 enum sa_code groupview_list(struct sa_nats *n, long limit, const char *cursor, json_t *out,
                             char next[GROUPVIEW_CURSOR_MAX], struct sa_err *err) SA_MUST_CHECK;
