@@ -412,9 +412,14 @@ async function showGroup(name, more) {
     cellTime(g.first_due) + ' to ' + cellTime(g.last_due) + '; next send ' + cellTime(g.next_send);
   $('group-preview').textContent = 'Cancel: ' + previewText(g) + '.';
   $('group-page-actions').hidden = !may('producer') || !g.cancel.will_cancel;
-  for (const t of g.members) {
-    const tr = el('tr');
-    tr.append(el('td', t.id), el('td', cellTime(t.due)), el('td', t.state));
+  for (const t of g.members) { /* each id opens its timeline, as in the Tasks view */
+    const tr = el('tr'), td = el('td'), b = el('button', t.id);
+    b.type = 'button';
+    b.dataset.id = t.id;
+    b.dataset.action = 'timeline';
+    b.addEventListener('click', () => { $('task-id').value = t.id; location.hash = '#task'; lookUp(); });
+    td.append(b);
+    tr.append(td, el('td', cellTime(t.due)), el('td', t.state));
     $('group-members').append(tr);
   }
   membersCursor = g.next_cursor;

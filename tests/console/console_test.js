@@ -304,6 +304,8 @@ async function run() {
       '1 waiting, 2 failed and 1 dead will be cancelled', '1 level', '2 levels', '0 tasks']))
       throw new Error('preview or plural words: ' + JSON.stringify(words));
     await waitText(page, '#group-members', /bk-0.*cancelled.*bk-1.*cancelled/s);
+    await page.click('#group-members button[data-id="bk-sent"][data-action="timeline"]');
+    await waitText(page, '#timeline', /sent/); /* a group page's task opens its timeline */
     /* Tasks by due time with filters (issue 28): the cancelled bk tasks only when asked for. */
     await go(page, 'tasks');
     await page.$eval('#tasks-group', (e) => { e.value = 'bk'; });
