@@ -13,8 +13,8 @@ static const char usage[] =
     "       sendat group show NAME [--limit N] [--cursor C] [--json]\n"
     "  list: every group, newest booking first, a line each: NAME, its tasks by state (waiting,\n"
     "  sent, failed, dead, cancelled), first and last due time, next send.\n"
-    "  show: the group's figures, what `sendat cancel --group NAME` would do, and its tasks in\n"
-    "  due order (DUE ID STATE). --limit (default 100, at most 1000) ends a page; the next one\n"
+    "  show: the group's figures, what cancelling the group would do, and its tasks in due\n"
+    "  order (DUE ID STATE). --limit (default 100, at most 1000) ends a page; the next one\n"
     "  is named on stderr as --cursor C. Exit 4 for a group nobody booked.\n"
     "  common: [--server URL]\n";
 

@@ -28,7 +28,7 @@ for cmd in $commands; do
     all=$(offered sendat "")
     grep -qx -- "$cmd" <<<"$all" || { echo "completion: no command $cmd" >&2; fail=1; }
     first=()
-    case $cmd in series | dlq) first=(list) ;; token) first=(create) ;; esac
+    case $cmd in series | dlq | group) first=(list) ;; token) first=(create) ;; esac
     help=$("$sendat" "$cmd" --help 2>&1)
     for opt in $(grep -o -- '--[a-z][a-z-]*[a-z]' <<<"$help" | sort -u); do
         [ "$opt" = --help ] && continue
