@@ -568,6 +568,47 @@ test_groups_browse(void **state)
                      1);
 }
 
+/* A page of GET /v1/groups reads the claims of its own groups only, and ends before they pass
+ * GROUPVIEW_PAGE_CLAIMS (20,000): "pile" (20,000 members, booked first) and "pebble" (1,
+ * booked last) make two pages even with limit=2; each page's figures are right. */
+static void
+test_groups_page_claims_bound(void **state)
+{
+    char path[600], out[256], err[1024], body[512], id[80];
+    json_t *doc = NULL, *g;
+    FILE *f = NULL;
+    const char *cursor;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/pile.ndjson", F.dir);
+    assert_non_null(f = fopen(path, "w"));
+    for (int k = 0; k < 20000; k++)
+        fprintf(f,
+                "{\"at\":\"+20h\",\"webhook\":\"%s/pile\",\"group\":\"pile\",\"id\":\"pile-%d\"}\n",
+                receiver_url(F.recv), k);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    snprintf(body, sizeof(body), "{\"at\":\"+20h\",\"webhook\":\"%s/pile\",\"group\":\"pebble\"}",
+             receiver_url(F.recv));
+    book(body, id, sizeof(id));
+    assert_int_equal(call("GET", "/groups?limit=2", reader, NULL, &doc), 200);
+    assert_int_equal(json_array_size(json_object_get(doc, "groups")), 1); /* cut by the claims */
+    g = json_array_get(json_object_get(doc, "groups"), 0);
+    assert_string_equal(json_string_value(json_object_get(g, "group")), "pebble");
+    assert_int_equal(json_integer_value(json_object_get(g, "waiting")), 1);
+    cursor = json_string_value(json_object_get(doc, "next_cursor"));
+    assert_non_null(cursor);
+    snprintf(path, sizeof(path), "/groups?limit=1&cursor=%s", cursor);
+    json_decref(doc);
+    assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+    g = json_array_get(json_object_get(doc, "groups"), 0);
+    assert_string_equal(json_string_value(json_object_get(g, "group")), "pile");
+    assert_int_equal(json_integer_value(json_object_get(g, "tasks")), 20000);
+    assert_int_equal(json_integer_value(json_object_get(g, "waiting")), 20000);
+    json_decref(doc);
+}
+
 /* GET /v1/openapi.json needs no token and is docs/openapi.yaml (as producer/openapi.json);
  * every JSON answer this test program got is as that document says. */
 static void
@@ -612,6 +653,7 @@ main(void)
         cmocka_unit_test(test_rebook_a_cancelled_id),
         cmocka_unit_test(test_cancelled_left_out),
         cmocka_unit_test(test_groups_browse),
+        cmocka_unit_test(test_groups_page_claims_bound),
         cmocka_unit_test(test_openapi_served_and_answers_match),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);
