@@ -388,6 +388,15 @@ sa_keyring_find(const struct sa_keyring *ring, const uint8_t kid[SA_KID_BYTES])
     return NULL;
 }
 
+int
+sa_keyring_gained(const struct sa_keyring *before, const struct sa_keyring *ring)
+{
+    for (size_t i = 0; ring && i < ring->n; i++)
+        if (!before || !sa_keyring_find(before, ring->kid[i]))
+            return 1;
+    return 0;
+}
+
 size_t
 sa_keyring_count(const struct sa_keyring *ring)
 {

@@ -448,6 +448,43 @@ sa_layout_replay_msgid(char *out, size_t cap, const char *id, uint64_t seq)
     return msgid(out, cap, 'p', id, seq);
 }
 
+int
+sa_layout_park_msgid(char *out, size_t cap, const char *id, uint64_t seq)
+{
+    return msgid(out, cap, 'k', id, seq);
+}
+
+int
+sa_layout_park_subject(char *out, size_t cap, int shard, const char *id)
+{
+    char rest[SA_SUBJECT_MAX];
+
+    if (fit(snprintf(rest, sizeof(rest), "park.k.%s", id), sizeof(rest)) < 0)
+        return -1;
+    return shard_subject(out, cap, shard, rest);
+}
+
+int
+sa_layout_park_filter(char *out, size_t cap, int shard)
+{
+    return shard_subject(out, cap, shard, "park.k.*");
+}
+
+int
+sa_layout_is_park(const char *subject, char *id)
+{
+    static const char park[] = "park.k.";
+    int shard;
+    const char *rest = split_prefix(subject, &shard);
+
+    if (!rest || strncmp(rest, park, sizeof(park) - 1) != 0 ||
+        !sa_layout_id_valid(rest + sizeof(park) - 1))
+        return 0;
+    if (id)
+        memcpy(id, rest + sizeof(park) - 1, strlen(rest + sizeof(park) - 1) + 1);
+    return 1;
+}
+
 int64_t
 sa_layout_book_slot(const struct sa_layout *l, int64_t due_ms, int64_t now_ms)
 {

@@ -130,6 +130,20 @@ int sa_layout_move_msgid(char *out, size_t cap, const char *id, uint64_t seq);
 int sa_layout_retry_msgid(char *out, size_t cap, const char *id, uint64_t seq);
 int sa_layout_dead_msgid(char *out, size_t cap, const char *id, uint64_t seq);
 int sa_layout_replay_msgid(char *out, size_t cap, const char *id, uint64_t seq);
+/* Msg-Id of a task parked because it does not open here (see sa_layout_park_subject). */
+int sa_layout_park_msgid(char *out, size_t cap, const char *id, uint64_t seq);
+
+/* The park: where a consumer puts a message sealed under a key id it does not hold, so that it
+ * stops taking one of its level's max-ack-pending places (issue 24). "<prefix>.park.k.<id>"
+ * in the task stream (three tokens like a level, so the stream's subjects and the NATS
+ * permissions take it; no level's filter matches it); its one durable, SA_PARK_DURABLE, is
+ * pulled by every member and hands each message round again until its key comes. */
+#define SA_PARK_DURABLE "park"
+int sa_layout_park_subject(char *out, size_t cap, int shard, const char *id);
+int sa_layout_park_filter(char *out, size_t cap, int shard);
+/* 1 if subject is a park subject (any shard prefix); its id goes to id (SA_ID_MAX + 1 bytes)
+ * when id is not NULL. */
+int sa_layout_is_park(const char *subject, char *id);
 
 /* Where the producer books a task due at due_ms, seen at now_ms: the start of its slot when
  * that slot starts at least lead_ms + slot_ms after now_ms (no member pulls it yet, and none

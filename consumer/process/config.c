@@ -35,6 +35,9 @@ static const char usage[] =
     "  SENDAT_RETRY_MAX_MS        longest backoff (default 300000)\n"
     "  SENDAT_DRAIN_TIMEOUT       SIGTERM grace for sends in flight (default 20s)\n"
     "  SENDAT_MAX_HELD            tasks held in memory at once (default 200000)\n"
+    "  SENDAT_MAX_ACK_PENDING     tasks the fleet may hold unacked from one level (the\n"
+    "                             MaxAckPending of the level durables this member makes;\n"
+    "                             default 100000)\n"
     "  SENDAT_WEBHOOK_SECRET_FILE the same keys from a file, read again on SIGHUP\n"
     "  SENDAT_WEBHOOK_SECRET      Standard Webhooks keys, space-separated: whsec_<base64> (v1,\n"
     "                             HMAC-SHA256) and/or whsk_<base64 seed> (v1a, Ed25519); each "
@@ -179,7 +182,7 @@ env_dur_or_off(const char *name, int64_t def, int64_t *out)
 int
 config_load(struct config *cfg)
 {
-    int64_t inflight, batch, attempts, held, host_conns;
+    int64_t inflight, batch, attempts, held, host_conns, ack_pending;
     char host[48] = "consumer";
     const char *name = getenv("SENDAT_CONSUMER_NAME");
     int bad = 0;
@@ -198,6 +201,7 @@ config_load(struct config *cfg)
     bad |= env_int("SENDAT_RETRY_BASE_MS", 1000, 1, 86400000, &cfg->retry_base_ms);
     bad |= env_int("SENDAT_RETRY_MAX_MS", 300000, 1, 7 * 86400000LL, &cfg->retry_max_ms);
     bad |= env_int("SENDAT_MAX_HELD", 200000, 100, 100000000, &held);
+    bad |= env_int("SENDAT_MAX_ACK_PENDING", 100000, 1, 10000000, &ack_pending);
     bad |= env_int("SENDAT_MAX_HOST_CONNECTIONS", 0, 0, 100000, &host_conns);
     bad |= env_int("SENDAT_CLAIM_LEAD_MS", 50, 0, 1000, &cfg->claim_lead_ms);
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
@@ -216,7 +220,7 @@ config_load(struct config *cfg)
     cfg->max_attempts = (int)attempts;
     cfg->max_held = held;
     cfg->max_host_connections = (int)host_conns;
-    cfg->max_ack_pending = 100000;
+    cfg->max_ack_pending = (int)ack_pending;
     return bad ? -1 : 0;
 }
 
@@ -256,11 +260,11 @@ counters_log(const struct consumer *c, const char *event)
 
     sa_log(SA_LOG_INFO, event,
            "consumer=%s pulled=%ld held=%ld moved=%ld sent=%ld failed=%ld retried=%ld dead=%ld "
-           "cancelled=%ld duplicates=%ld redelivered_held=%ld key_waits=%ld",
+           "cancelled=%ld duplicates=%ld redelivered_held=%ld key_waits=%ld parked=%ld",
            c->cfg.name, atomic_load(&k->pulled), atomic_load(&k->held), atomic_load(&k->moved),
            counters_sum(k->sent), counters_sum(k->failed), counters_sum(k->retried),
            counters_sum(k->dead), atomic_load(&k->cancelled), atomic_load(&k->duplicates),
-           atomic_load(&k->redelivered_held), atomic_load(&k->key_waits));
+           atomic_load(&k->redelivered_held), atomic_load(&k->key_waits), atomic_load(&k->parked));
 }
 
 enum sa_code
@@ -296,6 +300,8 @@ consumer_reload(struct consumer *c)
     old_ring = c->ring;
     c->ring = ring;
     pthread_rwlock_unlock(&c->ring_lock);
+    if (sa_keyring_gained(old_ring, ring))
+        atomic_store(&c->keys_gained, 1); /* the puller has the park come round (park.h) */
     sa_keyring_free(old_ring);
     signer_free(c->signer);
     c->signer = signer; /* only this (the main) thread signs */

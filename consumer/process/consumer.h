@@ -52,6 +52,7 @@ struct histogram {
  * (0: a message that never opened). */
 struct counters {
     atomic_long pulled, held, moved, cancelled, duplicates, redelivered_held, key_waits;
+    atomic_long parked, dead_deferred; /* park.h */
     atomic_long sent[3], failed[3], retried[3], dead[3];
     struct histogram dispatch; /* the first attempt's start minus the due time */
     struct histogram delivery; /* the receiver's acceptance minus the first due time */
@@ -103,6 +104,7 @@ struct consumer {
     atomic_int started;          /* connected, layout read, every part set up: /readyz may look */
     atomic_int stopping;         /* set by SIGTERM: stop pulling, release what is held */
     atomic_int reload;           /* set by SIGHUP: read the key ring and webhook secrets again */
+    atomic_int keys_gained;      /* a reload brought a key id: the park comes round at once */
     atomic_int sender_busy;      /* due tasks wait for a free send slot: pull no more due ones */
     pthread_mutex_t makers_lock; /* guards makers_made; makers_wake tells the durable makers */
     pthread_cond_t makers_wake;  /* (prepare.c) that this member made a slot's mark: they look */

@@ -252,6 +252,17 @@ metrics(struct consumer *c, char *buf)
             "here.\n"
             "# TYPE sendat_unknown_key_total counter\nsendat_unknown_key_total %ld\n",
             atomic_load(&k->key_waits));
+    n = put(buf, n,
+            "# HELP sendat_parked_total Messages that did not open, moved out of their level "
+            "into the park.\n"
+            "# TYPE sendat_parked_total counter\nsendat_parked_total %ld\n",
+            atomic_load(&k->parked));
+    n = put(buf, n,
+            "# HELP sendat_dead_letter_deferred_total Dead letters of messages that did not open "
+            "left in the park for a later interval (over the budget).\n"
+            "# TYPE sendat_dead_letter_deferred_total counter\nsendat_dead_letter_deferred_total "
+            "%ld\n",
+            atomic_load(&k->dead_deferred));
     n = put(buf, n, "# TYPE sendat_republished_total counter\nsendat_republished_total %ld\n",
             atomic_load(&k->moved));
     n = put(buf, n, "# TYPE sendat_pulled_total counter\nsendat_pulled_total %ld\n",

@@ -17,6 +17,16 @@ keywait_delay_ms(uint64_t delivered)
 }
 
 int64_t
+keywait_park_delay_ms(uint64_t delivered)
+{
+    int64_t d = FIRST_MS;
+
+    for (uint64_t i = 1; i < delivered && d < KEYWAIT_PARK_MAX_MS; i++)
+        d *= 2;
+    return d < KEYWAIT_PARK_MAX_MS ? d : KEYWAIT_PARK_MAX_MS;
+}
+
+int64_t
 keywait_waited_ms(uint64_t delivered, int64_t limit_ms)
 {
     int64_t sum = 0;

@@ -39,7 +39,8 @@ on_done(void *arg, void *val, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae)
         /* a duplicate is stored too: the first stands */
         if (sa_jspull_ack(m->nc, orig, SA_JSPULL_ACK, 0) != NATS_OK)
             sa_log(SA_LOG_WARN, "move_ack_failed", "subject=%s", natsMsg_GetSubject(msg));
-        atomic_fetch_add(&m->k->moved, 1);
+        atomic_fetch_add(
+            sa_layout_is_park(natsMsg_GetSubject(msg), NULL) ? &m->k->parked : &m->k->moved, 1);
     }
     natsMsg_Destroy(orig);
 }

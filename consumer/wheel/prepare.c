@@ -10,6 +10,7 @@
 #include "log.h"
 #include "marks.h"
 #include "prepare.h"
+#include "pull.h"
 #include "timeparse.h"
 
 #define READY_MAX 32
@@ -73,8 +74,13 @@ prepare_durable(struct consumer *c, int shard, const char *stream, int64_t windo
     char durable[32], filter[SA_SUBJECT_MAX];
     natsStatus s;
 
-    sa_layout_durable(durable, sizeof(durable), window, slot);
-    sa_layout_level_filter(filter, sizeof(filter), shard, window, slot);
+    if (window == PULL_PARK) {
+        snprintf(durable, sizeof(durable), "%s", SA_PARK_DURABLE);
+        sa_layout_park_filter(filter, sizeof(filter), shard);
+    } else {
+        sa_layout_durable(durable, sizeof(durable), window, slot);
+        sa_layout_level_filter(filter, sizeof(filter), shard, window, slot);
+    }
     if (js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {
         jsConsumerInfo_Destroy(ci); /* another member made it: adding it again costs the server */
         return NATS_OK;             /* a scan of the stream (~0.2 s with a million tasks) */
@@ -86,9 +92,12 @@ prepare_durable(struct consumer *c, int shard, const char *stream, int64_t windo
     cc.DeliverPolicy = js_DeliverAll;
     cc.AckWait = c->n->layout.ack_wait_ms * 1000000LL;
     cc.MaxDeliver = -1;
-    cc.MaxAckPending = c->cfg.max_ack_pending;
+    /* the park holds only what does not open: no bound, so junk there cannot keep a valid
+     * parked task (a key rotation's) from being delivered (park.h) */
+    cc.MaxAckPending = window == PULL_PARK ? -1 : c->cfg.max_ack_pending;
     cc.MaxWaiting = 512;
-    cc.InactiveThreshold = inactive_ms(&c->n->layout, slot) * 1000000LL;
+    cc.InactiveThreshold =
+        (window == PULL_PARK ? WINDOW_INACTIVE_MS : inactive_ms(&c->n->layout, slot)) * 1000000LL;
     s = js_AddConsumer(&ci, c->n->js, stream, &cc, NULL, &jerr);
     jsConsumerInfo_Destroy(ci);
     if (s != NATS_OK && js_GetConsumerInfo(&ci, c->n->js, stream, durable, NULL, NULL) == NATS_OK) {

@@ -12,10 +12,10 @@
 #include "cancel.h"
 #include "envelope.h"
 #include "jspull.h"
-#include "keywait.h"
 #include "log.h"
 #include "members.h"
 #include "mover.h"
+#include "park.h"
 #include "prepare.h"
 #include "pull.h"
 #include "relay.h"
@@ -33,55 +33,6 @@
 /* A rescue also covers the levels this member takes up in the next seconds: one found dead at
  * start is rescued before this member pulls a level whose durable is still being made. */
 #define RESCUE_LATE_MS 5000
-
-static void
-dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason)
-{
-    struct sa_err err = {0};
-
-    sa_log(SA_LOG_WARN, "dead_letter", "task=%s subject=%s reason=\"%s\"", id ? id : "-",
-           natsMsg_GetSubject(msg), reason);
-    if (retry_dead_letter(p->c, msg, id, 0, 0, reason, &err) == SA_OK)
-        sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_ACK, 0);
-    else
-        sa_log(SA_LOG_ERROR, "dead_letter_failed", "error=\"%s\"", err.msg); /* redelivered later */
-    natsMsg_Destroy(msg);
-}
-
-/* Sealed with a key id this member does not hold: mid-rotation, the producers and the members
- * already reloaded seal with the newest key. Ask the main thread to read the key file again
- * and hand the task back to the fleet with a growing delay; only after an hour of that is it
- * a dead letter that names the missing key. */
-static void
-await_key(struct puller *p, natsMsg *msg, const char *id, const char *reason)
-{
-    jsMsgMetaData *meta = NULL;
-    uint64_t delivered = 1;
-    int64_t now = sa_now_ms(), delay;
-    char why[sizeof(((struct sa_err *)0)->msg) + 64];
-
-    if (natsMsg_GetMetaData(&meta, msg) == NATS_OK)
-        delivered = meta->NumDelivered;
-    jsMsgMetaData_Destroy(meta);
-    if (keywait_waited_ms(delivered, p->c->cfg.key_wait_ms) >= p->c->cfg.key_wait_ms) {
-        snprintf(why, sizeof(why), "%s: no fleet member held that key for %" PRId64 " s", reason,
-                 p->c->cfg.key_wait_ms / 1000);
-        dead_letter(p, msg, id, why);
-        return;
-    }
-    if (now >= p->next_key_reload_ms) {
-        p->next_key_reload_ms = now + KEYWAIT_RELOAD_EVERY_MS;
-        atomic_store(&p->c->reload, 1);
-        wheel_wake(p->c->wheel);
-    }
-    delay = keywait_delay_ms(delivered);
-    sa_log(SA_LOG_WARN, "unknown_key",
-           "task=%s delivered=%" PRIu64 " back_in_ms=%" PRId64 " reason=\"%s\"", id, delivered,
-           delay, reason);
-    atomic_fetch_add(&p->c->counters.key_waits, 1);
-    sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, delay);
-    natsMsg_Destroy(msg);
-}
 
 static void
 move_down(struct puller *p, natsMsg *msg, const struct sa_task *t, int64_t now)
@@ -141,37 +92,50 @@ hold(struct puller *p, natsMsg *msg, struct sa_task *t, int64_t now)
     held_free(h);
 }
 
-static void
-handle(struct puller *p, natsMsg *msg)
+/* Opens msg into *t; a message that does not open goes to the park (park.h) and 0 is returned. */
+static int
+open_or_park(struct puller *p, natsMsg *msg, const struct sa_place *place, int parked,
+             struct sa_task **t)
 {
-    const struct sa_layout *l = &p->c->n->layout;
-    struct sa_place place;
-    struct sa_task *t = NULL;
     struct sa_err err = {0};
-    int64_t now = sa_now_ms();
     enum sa_code rc;
     int key_unknown;
 
-    atomic_fetch_add(&p->c->counters.pulled, 1);
-    if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK) {
-        dead_letter(p, msg, NULL, err.msg);
-        return;
-    }
     pthread_rwlock_rdlock(&p->c->ring_lock);
-    rc = sa_task_open(p->c->ring, place.id, (const uint8_t *)natsMsg_GetData(msg),
-                      (size_t)natsMsg_GetDataLength(msg), &t, &err);
+    rc = sa_task_open(p->c->ring, place->id, (const uint8_t *)natsMsg_GetData(msg),
+                      (size_t)natsMsg_GetDataLength(msg), t, &err);
     key_unknown =
         rc != SA_OK && sa_envelope_key_unknown(p->c->ring, (const uint8_t *)natsMsg_GetData(msg),
                                                (size_t)natsMsg_GetDataLength(msg));
     pthread_rwlock_unlock(&p->c->ring_lock);
-    if (key_unknown) {
-        await_key(p, msg, place.id, err.msg);
+    if (rc == SA_OK)
+        return 1;
+    if (parked)
+        park_again(p, msg, place->id, key_unknown, err.msg);
+    else
+        park_unopened(p, msg, place->shard, place->id, key_unknown, err.msg);
+    return 0;
+}
+
+static void
+handle(struct puller *p, natsMsg *msg)
+{
+    const struct sa_layout *l = &p->c->n->layout;
+    struct sa_place place = {0};
+    struct sa_task *t = NULL;
+    struct sa_err err = {0};
+    int64_t now = sa_now_ms();
+    int parked = sa_layout_is_park(natsMsg_GetSubject(msg), place.id);
+
+    atomic_fetch_add(&p->c->counters.pulled, 1);
+    if (parked) /* a parked task that opens goes on as if it came from its window */
+        place.shard = sa_layout_shard_of(l, place.id);
+    else if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK) {
+        park_unopened(p, msg, place.shard, NULL, 0, err.msg);
         return;
     }
-    if (rc != SA_OK) {
-        dead_letter(p, msg, place.id, err.msg);
+    if (!open_or_park(p, msg, &place, parked, &t))
         return;
-    }
     /* A series' own occurrence is settled at its time: its cancel names the series. A task's
      * cancel applies to tasks sealed before it, not to one booked once its id was free. */
     if (t->cron ? cancel_contains(p->c->cancels, t->series_id)
@@ -280,6 +244,11 @@ housekeeping(struct puller *p, int64_t now)
         update_backlog(p, now);
         p->next_backlog_ms = now + BACKLOG_EVERY_MS;
     }
+    if (atomic_exchange(&p->c->keys_gained, 0)) /* what waited for a key comes round at once */
+        for (int k = 0; k < p->nsv; k++)
+            sa_log(SA_LOG_INFO, "park_redelivered", "stream=%s levels=%d", p->sv[k].stream,
+                   targets_redeliver_park(p, &p->sv[k]));
+    park_tick(&p->park, now);
 }
 
 /* Requests die with the connection: after a reconnect (a server restart, a cluster election)
@@ -387,6 +356,7 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
 
     memset(p, 0, sizeof(*p));
     p->c = c;
+    park_init(&p->park);
     serve_shards(p);
     p->reconnects = atomic_load(c->n->reconnects);
     if ((rc = open_inbox(p, err)) != SA_OK)

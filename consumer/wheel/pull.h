@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "consumer.h"
+#include "park.h"
 #include "recent.h"
 
 struct prepare;
@@ -16,6 +17,9 @@ struct prepare;
 #define PULL_INBOX_MAX 64
 #define PULL_QUIET_WINDOWS 8
 #define SHARE_AGAIN_MS 250 /* a member whose share is in reads the level's count again */
+/* The window and slot of a shard's park (park.h) among the targets: pulled for as long as the
+ * member runs, never dropped. */
+#define PULL_PARK (-1)
 
 /* One shard this member serves (all, or those in SENDAT_SHARDS): its stream and what the
  * puller knows of it. */
@@ -68,6 +72,7 @@ struct puller {
     uint32_t next_req;
     long reconnects;      /* the connection's count when the requests were last made */
     struct recent recent; /* the last hour minute by minute, for the beats */
+    struct park park;     /* messages that do not open (park.h) */
     pthread_t thread;
 };
 
@@ -94,6 +99,8 @@ void targets_close(struct puller *p);
  * settings), so the server delivers them again now instead of after the ack wait. Live members'
  * held copies come back too and are settled by their holders. Returns how many levels. */
 int targets_redeliver(struct puller *p, const struct served *sv);
+/* The same for the shard's park, once a new key is loaded: 1 if it was handed out again. */
+int targets_redeliver_park(struct puller *p, const struct served *sv);
 /* This member's share of level t before it starts (-1: none), see targets.c. */
 long targets_share(struct puller *p, const struct target *t);
 /* asks.c: the pull requests open on the server. asks_send asks every level without an open

@@ -70,6 +70,8 @@ classify(const struct run *r, const char *subject, char *why, size_t cap)
     struct sa_err err = {0};
     int64_t w, slot;
 
+    if (sa_layout_is_park(subject, NULL))
+        return READ_LATER; /* the park's durable reads it (park.h) */
     if (sa_layout_level_of(l, subject, &w, &slot, &err) != SA_OK) {
         snprintf(why, cap, "never read: %s", err.msg);
         return UNREAD;

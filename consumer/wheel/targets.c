@@ -50,6 +50,14 @@ redeliver_one(struct puller *p, struct target *t)
 }
 
 int
+targets_redeliver_park(struct puller *p, const struct served *sv)
+{
+    int i = targets_find(p, sv, PULL_PARK, PULL_PARK);
+
+    return i >= 0 ? redeliver_one(p, &p->t[i]) : 0;
+}
+
+int
 targets_redeliver(struct puller *p, const struct served *sv)
 {
     int n = 0;
@@ -109,6 +117,7 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
 {
     const struct sa_layout *l = &p->c->n->layout;
     int64_t now = sa_now_ms(), end = slot ? slot + l->slot_ms : window + l->window_ms;
+    int park = window == PULL_PARK;
     enum prepare_state st;
     struct target *t;
     char durable[32];
@@ -118,9 +127,14 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
         return SA_OK;
     if (p->n == PULL_MAX_TARGETS)
         return sa_fail(err, SA_ERETRY, "already pulling %d levels", PULL_MAX_TARGETS);
-    sa_layout_durable(durable, sizeof(durable), window, slot);
+    if (park) {
+        snprintf(durable, sizeof(durable), "%s", SA_PARK_DURABLE);
+        end = INT64_MAX; /* never over */
+    } else {
+        sa_layout_durable(durable, sizeof(durable), window, slot);
+    }
     t = &p->t[p->n];
-    st = prepare_ready(p->prepare, sv->shard, window, slot);
+    st = park ? PREPARE_NOT_YET : prepare_ready(p->prepare, sv->shard, window, slot);
     if ((st == PREPARE_EMPTY || st == PREPARE_EMPTY_FOR_GOOD) && end <= now)
         st = PREPARE_NOT_YET;  /* over and taken up all the same: a lookup found tasks in it */
     if (st == PREPARE_NOT_YET) /* a past level, or the maker late */
@@ -133,7 +147,7 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
     t->window = window;
     t->slot = slot;
     t->end_ms = end;
-    t->start_ms = slot ? slot : window;
+    t->start_ms = park ? 0 : slot ? slot : window;
     arm(p, t, now);
     t->empty = st == PREPARE_EMPTY || st == PREPARE_EMPTY_FOR_GOOD;
     p->n++;
@@ -201,6 +215,8 @@ targets_refresh(struct puller *p, int64_t now_ms)
         if (!not_made_yet(p, &p->sv[k], next, 0, now_ms))
             add_logged(p, &p->sv[k], next, 0);
         add_slots(p, &p->sv[k], now_ms);
+        if (targets_find(p, &p->sv[k], PULL_PARK, PULL_PARK) < 0)
+            add_logged(p, &p->sv[k], PULL_PARK, PULL_PARK);
     }
 }
 
