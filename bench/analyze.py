@@ -311,6 +311,20 @@ def report(work, results_dir):
         row("10M far ahead: bytes per task / server RSS MB", "%s / %s" % (num(g(h, "bytes_per_task")),
                                                                           num(g(h, "server_rss_mb"))))
     native_rows(res, row, raw)
+    j = res.get("junk", {})
+    if j:
+        lat = g(j, "lat", default={}) or {}
+        mx, missing = g(lat, "lateness_ms", "max"), g(lat, "missing")
+        row("junk: junk messages in the window / valid tasks in it", "%s / %s" % (
+            num(g(j, "n")), num(g(j, "valid"))), "", "100,000")
+        row("junk: valid lateness p50/p99/max (ms)", "/".join(num(g(lat, "lateness_ms", k)) for k in
+                                                         ("p50", "p99", "max")),
+            "", "max <= 1,000", mx is not None and mx <= 1000)
+        row("junk: valid missing", num(missing), "", "0", missing == 0)
+        row("junk: parked / unknown key met / dead-lettered", "%s / %s / %s" % (
+            num(g(j, "parked")), num(g(j, "key_waits")), num(g(j, "dead"))))
+        row("junk: whole log lines of the junk / consumer log bytes", "%s / %s" % (
+            num(g(j, "log_lines_per_event")), num(g(j, "log_bytes"))))
     k = res.get("sink", {})
     if k:
         row("sink capacity (req/s, keep-alive)", num(g(k, "rate")), "", "> 50,000", (g(k, "rate") or 0) > 50000)

@@ -11,6 +11,8 @@
  *                       N messages (Msg-Id and one header, like a task; --msg-id 0: no
  *                       Msg-Id) onto K subjects
  *                       (K = N: one subject per message), left in the stream RAWJS
+ *   sendat-rawjs junk   --server URL --n N --window MS   N junk messages (look sealed under
+ *                       an unknown key) into that window level, as a keyless client could
  *   sendat-rawjs info   --server URL --stream NAME messages, bytes, subjects of a stream
  *   sendat-rawjs claims --server URL [--dump FILE] moves and lateness from the claim records
  *                                                 (FILE: "<id> <moves> <lateness> <consumer>")
@@ -87,6 +89,7 @@ usage(void)
         "                          [--pace-n P --pace-seconds S]\n"
         "       sendat-rawjs sealed --url URL --data TEXT\n"
         "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
+        "       sendat-rawjs junk --server URL --n N --window MS\n"
         "       sendat-rawjs info --server URL --stream NAME\n"
         "       sendat-rawjs claims --server URL [--dump FILE]\n"
         "       sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]\n"
@@ -138,6 +141,8 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->batch = atoi(v);
         else if (!strcmp(k, "--msg-id"))
             o->msg_id = atol(v);
+        else if (!strcmp(k, "--window"))
+            o->window = atoll(v);
         else if (!strcmp(k, "--subjects"))
             o->subjects = atol(v);
         else if (!strcmp(k, "--due-ms"))
@@ -167,6 +172,8 @@ pick(const char *cmd, const struct rawjs_opts *o)
         return rawjs_bench;
     if (!strcmp(cmd, "fill"))
         return rawjs_fill;
+    if (!strcmp(cmd, "junk") && o->window > 0)
+        return rawjs_junk;
     if (!strcmp(cmd, "info") && o->stream)
         return rawjs_info;
     if (!strcmp(cmd, "claims"))

@@ -50,6 +50,44 @@ rawjs_sealed(const struct rawjs_opts *o)
     return 0;
 }
 
+/* What a producer-role client can publish without a key (issue 24): version byte, a random
+ * key id, a nonce and random bytes, as if sealed under a key nobody holds, into the window
+ * level of --window (shard 0), ids junk-<k>. */
+int
+rawjs_junk(const struct rawjs_opts *o)
+{
+    natsConnection *nc = rawjs_connect(o->server);
+    jsCtx *js = NULL;
+    jsOptions jo;
+    jsPubOptions po;
+    char subject[SA_SUBJECT_MAX], id[32];
+    uint8_t junk[1 + SA_KID_BYTES + 24 + 64];
+    int64_t t0 = sa_now_ms();
+    natsStatus s;
+
+    jsOptions_Init(&jo);
+    jo.PublishAsync.MaxPending = 4096;
+    s = natsConnection_JetStream(&js, nc, &jo);
+    for (long k = 0; s == NATS_OK && k < o->n; k++) {
+        randombytes_buf(junk, sizeof(junk));
+        junk[0] = 0x01; /* the envelope's version: it looks sealed */
+        snprintf(id, sizeof(id), "junk-%ld", k);
+        sa_layout_window_subject(subject, sizeof(subject), 0, o->window, id);
+        s = js_PublishAsync(js, subject, junk, (int)sizeof(junk), NULL);
+    }
+    jsPubOptions_Init(&po);
+    po.MaxWait = 60000;
+    if (s == NATS_OK)
+        s = js_PublishAsyncComplete(js, &po);
+    if (s != NATS_OK)
+        rawjs_die("publish junk", s);
+    printf("{\"n\":%ld,\"window\":%" PRId64 ",\"wall_s\":%.3f}\n", o->n, o->window,
+           (double)(sa_now_ms() - t0) / 1000);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return 0;
+}
+
 int
 rawjs_info(const struct rawjs_opts *o)
 {

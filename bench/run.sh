@@ -17,8 +17,8 @@
 # SENDAT_BENCH_NO_BUILD=1 skips building (SENDAT_BENCH_LABEL=TEXT then says in the results
 # what that build is), SENDAT_BENCH_KEEP=1 keeps the work folder (logs,
 # arrival records), SENDAT_BENCH_ONLY="burst spread" runs only the scenarios named (sink raw
-# burst spread failover native bulk api huge; bulk includes idle). Every process started here
-# is stopped on exit.
+# burst spread failover native bulk api huge junk; bulk includes idle). Every process started
+# here is stopped on exit.
 #
 # The server is $NATS_SERVER (default: nats-server on the PATH), as for the tests; its version
 # is in every result (meta.nats_server) and above the table. To run on the current server:
@@ -48,11 +48,14 @@ analyze=(python3 "$repo/bench/analyze.py")
 # ---- sizes -------------------------------------------------------------------------------
 case $mode in
   smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4 API_N=500 FAILOVER_N=2000
-         IDLE_S=3 IDLE_SETTLE=1 LOAD_S=0.5 MARGIN_MS=3000 ALIGN=0 HUGE_N=0 WAIT_EXTRA_S=20 ;;
+         IDLE_S=3 IDLE_SETTLE=1 LOAD_S=0.5 MARGIN_MS=3000 ALIGN=0 HUGE_N=0 WAIT_EXTRA_S=20
+         JUNK_N=2000 JUNK_VALID=100 ;;
   quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20 API_N=10000 FAILOVER_N=20000
-         IDLE_S=15 IDLE_SETTLE=8 LOAD_S=1 MARGIN_MS=24000 ALIGN=1 HUGE_N=0 WAIT_EXTRA_S=40 ;;
+         IDLE_S=15 IDLE_SETTLE=8 LOAD_S=1 MARGIN_MS=24000 ALIGN=1 HUGE_N=0 WAIT_EXTRA_S=40
+         JUNK_N=100000 JUNK_VALID=1000 ;;
   full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60 API_N=20000 FAILOVER_N=20000
-         IDLE_S=60 IDLE_SETTLE=10 LOAD_S=3 MARGIN_MS=24000 ALIGN=1 HUGE_N=10000000 WAIT_EXTRA_S=120 ;;
+         IDLE_S=60 IDLE_SETTLE=10 LOAD_S=3 MARGIN_MS=24000 ALIGN=1 HUGE_N=10000000 WAIT_EXTRA_S=120
+         JUNK_N=100000 JUNK_VALID=1000 ;;
 esac
 CONSUMERS=2
 # MARGIN_MS: burst, spread and failover tasks are due this long after scheduling starts (plus
@@ -61,6 +64,8 @@ CONSUMERS=2
 # straight into their slots, as tasks booked ahead are (with 14 s, a busy run moved part of the
 # first slot through the window level).
 SLOT_MS=10000         # sendat init's default slot: a burst "at 07:00:00" starts a slot
+WINDOW_MS=600000      # and its default window
+JUNK_DUE_MS=6000      # junk: the valid tasks are due this long after the junk is in (issue 24)
 SCHED_GUESS_PER_S=15000 # to choose due times the producer will not overrun
 RESEND_SETTLE_S=8       # failover: after the last first arrival, resends still land
 
@@ -384,6 +389,48 @@ scenario_huge() {
   stop_servers
 }
 
+# issue 24: JUNK_N messages that look sealed under an unknown key (what a keyless producer-role
+# client can publish) in the window of JUNK_VALID valid tasks due JUNK_DUE_MS after the junk is
+# in; before the park (consumer/wheel/park.h) the junk held every max-ack-pending place of the
+# window and the valid tasks were still unsent after 4.5 minutes. Reports their lateness, what
+# was parked and how much the consumers logged.
+scenario_junk() {
+  local d=$work/junk now due w j0 file lines bytes i
+  mkdir -p "$d"
+  echo "== junk: $JUNK_N junk messages in the window of $JUNK_VALID webhooks due ${JUNK_DUE_MS} ms after, $CONSUMERS consumers"
+  start_servers "$d"
+  init_sendat "$d"
+  start_sink "$d"
+  start_consumers "$d" "$CONSUMERS"
+  now=$(now_ms)
+  due=$((now + JUNK_DUE_MS + JUNK_N / 20)) # the junk goes in at about 50,000/s
+  w=$((due / WINDOW_MS * WINDOW_MS))
+  j0=$(now_ms)
+  fact junk publish "$("$RAWJS" junk --server "$NATS_URL" --n "$JUNK_N" --window "$w")"
+  due=$(( $(now_ms) + JUNK_DUE_MS ))
+  ((due / WINDOW_MS * WINDOW_MS == w)) || echo "   (the valid tasks fall in the next window: the junk does not stand before them)"
+  file=$d/tasks.ndjson
+  gen_tasks "$file" "$JUNK_VALID" "$due" 1000 "http://127.0.0.1:$SINK_PORT/hook"
+  schedule "$d" "$file"
+  echo "   junk in after $(( due - JUNK_DUE_MS - j0 )) ms; valid tasks due in $(( (due - $(now_ms)) / 1000 )) s"
+  wait_delivered "$JUNK_VALID" $((due + 1000 + WAIT_EXTRA_S * 1000)) || true
+  sleep 12 # a summary interval of the log passes
+  stop_consumers
+  stop_pid "$SINK_PID" 10
+  fact junk n "$JUNK_N"
+  fact junk valid "$JUNK_VALID"
+  fact junk lat "$("${analyze[@]}" lateness "$d/arrivals.txt" "$JUNK_VALID")"
+  lines=0 bytes=0
+  for ((i = 1; i <= CONSUMERS; i++)); do
+    lines=$((lines + $(grep -c -E 'event=(unknown_key|parked|dead_letter) ' "$d/consumer-$i.log" || true)))
+    bytes=$((bytes + $(stat -c %s "$d/consumer-$i.log")))
+  done
+  fact junk log_lines_per_event "$lines"
+  fact junk log_bytes "$bytes"
+  for k in parked key_waits dead sent; do fact junk "$k" "$(counter_sum "$d" "$k")"; done
+  stop_servers
+}
+
 # ---- run ---------------------------------------------------------------------------------
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 started=$(now_ms)
@@ -412,6 +459,7 @@ wanted failover && scenario_failover
 wanted native && scenario_native
 wanted bulk && scenario_bulk_idle
 wanted api && scenario_api
+wanted junk && scenario_junk
 ((HUGE_N > 0)) && wanted huge && scenario_huge
 fact meta seconds "$(( ($(now_ms) - started) / 1000 ))"
 echo

@@ -234,10 +234,18 @@ durable_start(const jsConsumerInfo *ci)
 }
 
 static int
+is_park(const jsConsumerInfo *ci)
+{
+    return ci->Name && !strcmp(ci->Name, SA_PARK_DURABLE);
+}
+
+/* Levels by their start, the park (what did not open: consumer/wheel/park.h) last. */
+static int
 by_start(const void *a, const void *b)
 {
-    int64_t x = durable_start(*(jsConsumerInfo *const *)a),
-            y = durable_start(*(jsConsumerInfo *const *)b);
+    const jsConsumerInfo *ca = *(jsConsumerInfo *const *)a, *cb = *(jsConsumerInfo *const *)b;
+    int64_t x = is_park(ca) ? INT64_MAX : durable_start(ca),
+            y = is_park(cb) ? INT64_MAX : durable_start(cb);
 
     return (x > y) - (x < y);
 }
@@ -256,17 +264,25 @@ shard_pulling(struct sa_nats *n, int k, json_t *out, json_int_t *idle)
     qsort(list->List, (size_t)list->Count, sizeof(list->List[0]), by_start);
     for (int i = 0; i < list->Count; i++) {
         jsConsumerInfo *ci = list->List[i];
-        if (durable_start(ci) < sa_now_ms() - n->layout.window_ms && !ci->NumPending &&
-            !ci->NumAckPending) {
+        if (is_park(ci) && !ci->NumPending && !ci->NumAckPending)
+            continue; /* nothing parked: not a level, not worth a line */
+        if (!is_park(ci) && durable_start(ci) < sa_now_ms() - n->layout.window_ms &&
+            !ci->NumPending && !ci->NumAckPending) {
             (*idle)++;
             continue;
         }
-        sa_time_format(at, sizeof(at), durable_start(ci));
-        json_array_append_new(
-            out, json_pack("{s:i, s:s, s:s, s:s, s:I, s:I, s:I}", "shard", k, "durable", ci->Name,
-                           "level", ci->Name && ci->Name[0] == 's' ? "slot" : "window", "start", at,
-                           "pending", (json_int_t)ci->NumPending, "unacked",
-                           (json_int_t)ci->NumAckPending, "waiting", (json_int_t)ci->NumWaiting));
+        if (is_park(ci))
+            snprintf(at, sizeof(at), "-");
+        else
+            sa_time_format(at, sizeof(at), durable_start(ci));
+        json_array_append_new(out, json_pack("{s:i, s:s, s:s, s:s, s:I, s:I, s:I}", "shard", k,
+                                             "durable", ci->Name, "level",
+                                             is_park(ci)                      ? "park"
+                                             : ci->Name && ci->Name[0] == 's' ? "slot"
+                                                                              : "window",
+                                             "start", at, "pending", (json_int_t)ci->NumPending,
+                                             "unacked", (json_int_t)ci->NumAckPending, "waiting",
+                                             (json_int_t)ci->NumWaiting));
     }
     jsConsumerInfoList_Destroy(list);
 }

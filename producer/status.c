@@ -94,6 +94,15 @@ add_waiting(json_t *events, natsMsg *msg, int origin)
     struct sa_place p;
     char from[40];
 
+    if (sa_layout_is_park(natsMsg_GetSubject(msg), NULL)) {
+        /* it did not open with some consumer's keys: waiting for its key (park.h) */
+        if (origin)
+            add_origin(events, find_header_i64(msg, "Sendat-Scheduled"),
+                       (int)find_header_i64(msg, "Sendat-Moves"),
+                       find_header_i64(msg, "Sendat-Moved"), 0);
+        events_add(events, events_latest(events), "waiting", json_pack("{s:s}", "level", "park"));
+        return;
+    }
     if (sa_layout_parse_subject(&p, natsMsg_GetSubject(msg), NULL) != SA_OK)
         return;
     scheduled = believable(find_header_i64(msg, "Sendat-Scheduled"), stored);
