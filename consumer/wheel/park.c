@@ -135,7 +135,7 @@ parked_for(natsMsg *msg, int64_t now, uint64_t *delivered)
 void
 park_again(struct puller *p, natsMsg *msg, const char *id, int key_unknown, const char *reason)
 {
-    int64_t now = sa_now_ms(), waited, limit = p->c->cfg.key_wait_ms;
+    int64_t now = sa_now_ms(), waited, limit = p->c->cfg.key_wait_ms, delay;
     uint64_t delivered;
     char why[sizeof(((struct sa_err *)0)->msg) + 64];
 
@@ -145,7 +145,7 @@ park_again(struct puller *p, natsMsg *msg, const char *id, int key_unknown, cons
         ask_reload(p, now);
     }
     if (key_unknown && waited < limit) {
-        int64_t delay = keywait_park_delay_ms(delivered);
+        delay = keywait_delay_ms(delivered);
         if (logsum_take(&p->park.unknown, now))
             sa_log(SA_LOG_WARN, "unknown_key",
                    "task=%s delivered=%" PRIu64 " back_in_ms=%" PRId64 " reason=\"%s\"", id,
@@ -162,9 +162,10 @@ park_again(struct puller *p, natsMsg *msg, const char *id, int key_unknown, cons
         dead_letter(p, msg, id, why, now);
         return;
     }
+    delay = keywait_delay_ms(delivered); /* a junk message waited its hour: a minute */
     atomic_fetch_add(&p->c->counters.dead_deferred, 1);
     if (logsum_take(&p->park.deferred, now))
-        sa_log(SA_LOG_WARN, "dead_letter_deferred", "task=%s reason=\"%s\" back_in_ms=%d", id, why,
-               KEYWAIT_PARK_MAX_MS);
-    hand_back(p, msg, KEYWAIT_PARK_MAX_MS);
+        sa_log(SA_LOG_WARN, "dead_letter_deferred", "task=%s reason=\"%s\" back_in_ms=%" PRId64, id,
+               why, delay);
+    hand_back(p, msg, delay);
 }

@@ -340,6 +340,45 @@ test_dead_letters_without_id(void **state)
     stop_with_consumer();
 }
 
+static int
+tasks_gone(void *arg)
+{
+    (void)arg;
+    return stream_msgs(SA_TASKS_STREAM) == 0;
+}
+
+static int
+dlq_summarised(void *arg)
+{
+    (void)arg;
+    return proc_count_lines(F.consumers[0].err_path, "event=dead_letter_summary") > 0;
+}
+
+/* Garbage past the dead-letter budget (100 per member per 10 s) waits in the park and is
+ * dead-lettered in a later interval: every message ends as its own dead letter, none twice,
+ * and the lines are summarised. */
+static void
+test_dead_letters_over_budget_wait_in_the_park(void **state)
+{
+    enum { N = 130 };
+    char id[32];
+
+    (void)state;
+    start_with_consumer();
+    for (int k = 0; k < N; k++) {
+        snprintf(id, sizeof(id), "garbage-%d", k);
+        publish_raw(id, "this is not an envelope", 23);
+    }
+    assert_true(wait_until(dlq_has, (void *)(intptr_t)100, 30000));
+    assert_true(wait_until(dlq_has, (void *)(intptr_t)N, 60000));
+    assert_true(wait_until(dlq_summarised, NULL, 30000));
+    assert_int_equal(stream_msgs(SA_DLQ_STREAM), N);
+    assert_true(fx_consumer_metric(&F, 0, "sendat_parked_total") >= N - 100);
+    assert_true(wait_until(tasks_gone, NULL, 10000)); /* the park is empty again */
+    dead_reason("garbage-129", "envelope");
+    stop_with_consumer();
+}
+
 #define JUNK_N 1000
 #define JUNK_ACK_PENDING 200
 #define JUNK_VALID 10
@@ -462,6 +501,7 @@ main(void)
         cmocka_unit_test(test_consumer_dead_letters_garbage),
         cmocka_unit_test(test_dead_letters_without_id),
         cmocka_unit_test(test_junk_does_not_hold_up_valid_tasks),
+        cmocka_unit_test(test_dead_letters_over_budget_wait_in_the_park),
     };
 
     return FX_RUN(tests);
