@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "logsum.h"
 #include "retry.h"
 #include "sweep.h"
 #include "sweepread.h"
@@ -19,6 +20,9 @@
 #include "timeparse.h"
 
 #define SWEEP_MAX_PER_RUN 20000 /* the rest next time */
+/* Dead letters per shard and turn: 100,000 junk messages on subjects no level reads reach the
+ * dead-letter stream 1,000 a turn, not at once (issue 24); the rest wait for the next turns. */
+#define SWEEP_DEAD_PER_RUN 1000
 
 struct sweep {
     struct consumer *c;
@@ -27,6 +31,7 @@ struct sweep {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     atomic_int stop;
+    struct logsum lines; /* unread_task lines, summarised (sweep thread only) */
 };
 
 /* One turn: the record as it will be written, and what the walk found. */
@@ -133,7 +138,9 @@ settle(struct run *r, uint64_t seq, const char *subject, const char *why)
         return -1;
     }
     printable(shown, sizeof(shown), subject);
-    sa_log(SA_LOG_WARN, "unread_task", "seq=%" PRIu64 " subject=%s reason=\"%s\"", seq, shown, why);
+    if (logsum_take(&r->s->lines, sa_now_ms()))
+        sa_log(SA_LOG_WARN, "unread_task", "seq=%" PRIu64 " subject=%s reason=\"%s\"", seq, shown,
+               why);
     rc = retry_dead_letter(c, m, named ? place.id : NULL, 0, 0, why, &err);
     natsMsg_Destroy(m);
     if (rc != SA_OK) {
@@ -180,7 +187,8 @@ walk(struct run *r)
         sa_log(SA_LOG_WARN, "sweep_failed", "stream=%s error=\"%s\"", r->stream, err.msg);
         return; /* again next turn */
     }
-    while (!stop && n < SWEEP_MAX_PER_RUN && !give_way(r->s) && sa_now_ms() < r->until) {
+    while (!stop && n < SWEEP_MAX_PER_RUN && r->found < SWEEP_DEAD_PER_RUN && !give_way(r->s) &&
+           sa_now_ms() < r->until) {
         char subject[SA_SUBJECT_MAX];
         uint64_t got = 0;
 
@@ -261,8 +269,10 @@ turn_shard(struct sweep *s, int k, int64_t until)
         sa_log(SA_LOG_WARN, "sweep_not_recorded",
                "stream=%s error=\"the record changed during the turn\"", r.stream);
     sa_log(r.found || r.rec.next_seq != from ? SA_LOG_INFO : SA_LOG_DEBUG, "sweep",
-           "stream=%s from=%" PRIu64 " next=%" PRIu64 " found=%" PRIu64 " ms=%" PRId64, r.stream,
-           from, r.rec.next_seq, r.found, sa_now_ms() - r.now);
+           "stream=%s from=%" PRIu64 " next=%" PRIu64 " found=%" PRIu64 " ms=%" PRId64 "%s",
+           r.stream, from, r.rec.next_seq, r.found, sa_now_ms() - r.now,
+           r.found >= SWEEP_DEAD_PER_RUN ? " more=next_turn" : "");
+    logsum_tick(&s->lines, sa_now_ms() + LOGSUM_EVERY_MS); /* the turn's summary now */
 }
 
 /* A turn at every shard this member serves, within half an interval in all, so the next
@@ -322,6 +332,7 @@ sweep_start(struct sweep **out, struct consumer *c, int64_t interval_ms, struct 
         return sa_fail(err, SA_ENOMEM, "no memory for the sweep");
     s->c = c;
     s->interval_ms = interval_ms;
+    s->lines.event = "unread_task";
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->wake, NULL);
     if (pthread_create(&s->thread, NULL, sweep_loop, s) != 0) {

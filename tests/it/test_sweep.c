@@ -242,12 +242,80 @@ test_reader_sees_every_stored_message(void **state)
     fx_stop(&F);
 }
 
+#define N_FLOOD 1200
+
+static int
+dlq_at_least(void *arg)
+{
+    jsStreamInfo *si = NULL;
+    uint64_t n = 0;
+
+    if (js_GetStreamInfo(&si, js, SA_DLQ_STREAM, NULL, NULL) == NATS_OK)
+        n = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    return n >= (uint64_t)(intptr_t)arg;
+}
+
+/* The largest found=N of the consumer's sweep lines. */
+static long
+most_found_in_a_turn(const char *path)
+{
+    char *log = proc_read_file(path);
+    long most = 0;
+
+    for (const char *p = log; p && (p = strstr(p, "event=sweep ")); p++) {
+        const char *f = strstr(p, " found=");
+        long n = f ? strtol(f + 7, NULL, 10) : 0;
+        most = n > most ? n : most;
+    }
+    free(log);
+    return most;
+}
+
+/* Issue 24: a flood of junk on subjects no level reads reaches the dead letters at most 1,000
+ * a turn, each once, and its log lines are summarised. */
+static void
+test_unread_flood_is_dead_lettered_a_turn_at_a_time(void **state)
+{
+    char *env[] = {"SENDAT_SWEEP_INTERVAL=4s", NULL};
+    char subject[SA_SUBJECT_MAX];
+    jsPubOptions po;
+    long lines;
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    for (int k = 0; k < N_FLOOD; k++) {
+        snprintf(subject, sizeof(subject), "sendat.task.abc.w.j-%d", k);
+        assert_int_equal(js_PublishAsync(js, subject, "sealed?", 7, NULL), NATS_OK);
+    }
+    jsPubOptions_Init(&po);
+    po.MaxWait = 30000;
+    assert_int_equal(js_PublishAsyncComplete(js, &po), NATS_OK);
+    fx_consumer(&F, 0, env);
+    if (!wait_until(dlq_at_least, (void *)(intptr_t)N_FLOOD, 90000))
+        fx_print_log(&F, 0);
+    assert_true(dlq_at_least((void *)(intptr_t)N_FLOOD));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_false(dlq_at_least((void *)(intptr_t)(N_FLOOD + 1))); /* each once */
+    assert_true(most_found_in_a_turn(F.consumers[0].err_path) <= 1000);
+    lines = proc_count_lines(F.consumers[0].err_path, "event=unread_task ");
+    if (lines > N_FLOOD / 10)
+        fail_msg("%ld unread_task lines for %d messages: not summarised", lines, N_FLOOD);
+    assert_true(proc_count_lines(F.consumers[0].err_path, "event=unread_task_summary") > 0);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_sees_every_stored_message),
         cmocka_unit_test(test_unread_tasks_are_dead_lettered),
+        cmocka_unit_test(test_unread_flood_is_dead_lettered_a_turn_at_a_time),
     };
     return FX_RUN(tests);
 }

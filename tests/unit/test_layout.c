@@ -218,6 +218,34 @@ test_level_of(void **state)
     }
 }
 
+/* The park (consumer/wheel/park.h): a subject of three tokens below the prefix that no level
+ * parses, and that only sa_layout_is_park reads. */
+static void
+test_park(void **state)
+{
+    char subject[SA_SUBJECT_MAX], filter[SA_SUBJECT_MAX], id[SA_ID_MAX + 1], msgid[SA_SUBJECT_MAX];
+    struct sa_place p;
+    int64_t w, slot;
+
+    (void)state;
+    sa_layout_park_subject(subject, sizeof(subject), 0, "order-7");
+    assert_string_equal(subject, "sendat.task.park.k.order-7");
+    sa_layout_park_filter(filter, sizeof(filter), 0);
+    assert_string_equal(filter, "sendat.task.park.k.*");
+    sa_layout_park_subject(subject, sizeof(subject), 3, "x");
+    assert_string_equal(subject, "sendat.shard.3.park.k.x");
+    assert_true(sa_layout_is_park(subject, id));
+    assert_string_equal(id, "x");
+    assert_true(sa_layout_is_park("sendat.task.park.k.order-7", NULL));
+    assert_false(sa_layout_is_park("sendat.task.park.k.a~b", id)); /* not an id */
+    assert_false(sa_layout_is_park("sendat.task.600000.w.x", id));
+    assert_false(sa_layout_is_park("sendat.task.park.w.x", id));
+    assert_int_equal(sa_layout_parse_subject(&p, "sendat.task.park.k.x", NULL), SA_EINVAL);
+    assert_int_equal(sa_layout_level_of(&L, "sendat.task.park.k.x", &w, &slot, NULL), SA_EINVAL);
+    sa_layout_park_msgid(msgid, sizeof(msgid), "x", 42);
+    assert_string_equal(msgid, "k:x:42");
+}
+
 static void
 test_ids(void **state)
 {
@@ -308,6 +336,7 @@ main(void)
         cmocka_unit_test(test_layout_shards_record),
         cmocka_unit_test(test_bad_subjects),
         cmocka_unit_test(test_level_of),
+        cmocka_unit_test(test_park),
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_layout_record),
         cmocka_unit_test(test_msgids),
