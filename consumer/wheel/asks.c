@@ -23,6 +23,10 @@
 #define IDLE_WAIT_MS 100        /* the longest the puller waits for a message */
 #define SHARE_AGAIN_MAX_MS 2000 /* read twice as long apart while the share stays the same */
 #define BUSY_WAIT_MS 10         /* while a limit holds a request back, it looks again this often */
+/* While the levels bring tasks, the park (park.h) is asked at most this often: what waits
+ * there for a key, junk above all, takes a batch of the puller's time per interval and never
+ * more, so it cannot slow the levels' own tasks (issue 24). */
+#define PARK_YIELD_MS 250
 
 static int
 is_open(const struct target *t, int64_t now)
@@ -134,6 +138,8 @@ asks_send(struct puller *p, int64_t now)
         }
         ask(p, t, batch, now);
         room -= batch;
+        if (t->window == PULL_PARK && now - p->level_task_ms < PARK_YIELD_MS)
+            t->retry_ms = now + PARK_YIELD_MS; /* the levels are busy: the park waits its turn */
     }
     return wait;
 }
@@ -213,6 +219,8 @@ asks_answer(struct puller *p, natsMsg *msg, int64_t now)
         return 0;
     }
     if ((t = by_durable(p, msg)) != NULL) {
+        if (t->window != PULL_PARK)
+            p->level_task_ms = now;
         if (t->prefetch_cap == 0 && t->fetched == 0 && now < t->start_ms)
             first_share(p, t, msg);
         t->fetched++;

@@ -70,9 +70,10 @@ struct puller {
     natsSubscription *inbox;    /* every level's answers: <inbox_prefix>.<request> */
     char inbox_prefix[PULL_INBOX_MAX];
     uint32_t next_req;
-    long reconnects;      /* the connection's count when the requests were last made */
-    struct recent recent; /* the last hour minute by minute, for the beats */
-    struct park park;     /* messages that do not open (park.h) */
+    long reconnects;       /* the connection's count when the requests were last made */
+    struct recent recent;  /* the last hour minute by minute, for the beats */
+    struct park park;      /* messages that do not open (park.h) */
+    int64_t level_task_ms; /* the last task a level (not the park) brought: asks.c */
     pthread_t thread;
 };
 
