@@ -5,8 +5,8 @@
  * message that does not open leaves its level at once: sealed under a key id this member does
  * not hold (a rotation may be under way), or past this member's dead-letter budget, it is
  * re-published into the park (layout.h) and acked; otherwise it is dead-lettered. The park's
- * durable has no max-ack-pending and is pulled by every member like a level: a parked task
- * that opens is held or moved down as if it came from its window; one that still does not is
+ * durable has a max-ack-pending no junk fills and is pulled by every member like a level: a parked
+ * task that opens is held or moved down as if it came from its window; one that still does not is
  * handed round again, up to a minute apart, until SENDAT_UNKNOWN_KEY_WAIT after it was parked,
  * and then dead-lettered within the budget (beyond it, it waits in the park: nothing is
  * dropped). A member that loads a new key has the park's durable deliver everything again at
@@ -24,6 +24,10 @@ struct puller;
  * in the park, so junk cannot flood the dead-letter stream nor hold up the puller with a
  * publish each. */
 #define PARK_DEAD_BUDGET 100
+/* The park durable's MaxAckPending: no bound in practice. Not -1: nats.c 3.4 sends the field
+ * only when it is above 0, and the server then applies its default of 1,000, which 1,000 junk
+ * messages filled (it_keyrot test_rotation_amid_junk: the tasks behind them never came). */
+#define PARK_MAX_ACK_PENDING 1000000000
 #define PARK_DEAD_EVERY_MS 10000
 
 struct park {

@@ -92,9 +92,9 @@ prepare_durable(struct consumer *c, int shard, const char *stream, int64_t windo
     cc.DeliverPolicy = js_DeliverAll;
     cc.AckWait = c->n->layout.ack_wait_ms * 1000000LL;
     cc.MaxDeliver = -1;
-    /* the park holds only what does not open: no bound, so junk there cannot keep a valid
-     * parked task (a key rotation's) from being delivered (park.h) */
-    cc.MaxAckPending = window == PULL_PARK ? -1 : c->cfg.max_ack_pending;
+    /* the park holds only what does not open: no bound that junk could fill, so it cannot keep
+     * a valid parked task (a key rotation's) from being delivered (park.h) */
+    cc.MaxAckPending = window == PULL_PARK ? PARK_MAX_ACK_PENDING : c->cfg.max_ack_pending;
     cc.MaxWaiting = 512;
     cc.InactiveThreshold =
         (window == PULL_PARK ? WINDOW_INACTIVE_MS : inactive_ms(&c->n->layout, slot)) * 1000000LL;

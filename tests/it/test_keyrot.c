@@ -12,9 +12,12 @@
 #include <sys/stat.h>
 
 #include <cmocka.h>
+#include <sodium.h>
 
 #include "check.h"
+#include "envelope.h"
 #include "fixture.h"
+#include "keyring.h"
 #include "layout.h"
 
 #define N_OLD 6  /* sealed with the old key, each failing twice: retries re-sealed mid-rotation */
@@ -22,7 +25,7 @@
 #define N_LATE 6 /* sealed with the new key once only the stale member is left */
 
 static struct fx F;
-static char stale_key[300], stale_env[340];
+static char stale_key[300], stale_env[320];
 
 static int
 line_in(void *arg)
@@ -60,6 +63,20 @@ copy_file(const char *from, const char *to)
     free(text);
 }
 
+/* Starts consumer i on the stale copy of the key file: the fixture puts its own
+ * SENDAT_KEY_FILE first in the environment, and the first one is what getenv finds, so the
+ * fixture's entry names the stale file while the consumer starts. */
+static void
+start_stale(int i, char *const extra[])
+{
+    char keep[sizeof(F.env_key)];
+
+    memcpy(keep, F.env_key, sizeof(keep));
+    snprintf(F.env_key, sizeof(F.env_key), "%s", stale_env);
+    fx_consumer(&F, i, extra);
+    memcpy(F.env_key, keep, sizeof(keep));
+}
+
 static void
 schedule_n(int n, const char *prefix, int64_t due_ms)
 {
@@ -91,7 +108,7 @@ static void
 test_rotation_in_any_reload_order(void **state)
 {
     char out[8192];
-    char *stale[] = {stale_env, "SENDAT_RETRY_BASE_MS=200", "SENDAT_RETRY_MAX_MS=400", NULL};
+    char *stale[] = {"SENDAT_RETRY_BASE_MS=200", "SENDAT_RETRY_MAX_MS=400", NULL};
     char *fresh[] = {"SENDAT_RETRY_BASE_MS=200", "SENDAT_RETRY_MAX_MS=400", NULL};
     int64_t due;
 
@@ -100,7 +117,7 @@ test_rotation_in_any_reload_order(void **state)
     snprintf(stale_key, sizeof(stale_key), "%s/stale.key", F.dir);
     snprintf(stale_env, sizeof(stale_env), "SENDAT_KEY_FILE=%s", stale_key);
     copy_file(F.key, stale_key); /* c0's copy of the ring stays at the old key for now */
-    fx_consumer(&F, 0, stale);
+    start_stale(0, stale);
     fx_consumer(&F, 1, fresh);
     wait_line(F.consumers[0].err_path, "event=started");
     wait_line(F.consumers[1].err_path, "event=started");
@@ -156,11 +173,88 @@ test_keygen_makes_its_folder(void **state)
     fx_stop(&F);
 }
 
+#define N_JUNK 1000
+#define N_AMID 5
+
+/* Junk that looks sealed under made-up key ids, into window w (issue 24). */
+static void
+publish_junk(int64_t w)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsPubOptions po;
+    char subject[SA_SUBJECT_MAX], id[32];
+    uint8_t junk[1 + SA_KID_BYTES + 24 + 64];
+
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    for (int k = 0; k < N_JUNK; k++) {
+        randombytes_buf(junk, sizeof(junk));
+        junk[0] = SA_ENVELOPE_VERSION;
+        snprintf(id, sizeof(id), "junk-%d", k);
+        sa_layout_window_subject(subject, sizeof(subject), 0, w, id);
+        assert_int_equal(js_PublishAsync(js, subject, junk, (int)sizeof(junk), NULL), NATS_OK);
+    }
+    jsPubOptions_Init(&po);
+    po.MaxWait = 30000;
+    assert_int_equal(js_PublishAsyncComplete(js, &po), NATS_OK);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
+static int
+all_parked(void *arg)
+{
+    (void)arg;
+    return fx_consumer_metric(&F, 0, "sendat_parked_total") >= N_JUNK + N_AMID;
+}
+
+/* A rotation amid junk (issue 24): tasks sealed with a key the only member lacks wait in the
+ * park among 1,000 junk messages (the park holds no level's places, and its own max-ack-pending
+ * is more than junk fills), and are sent once the key reaches the member's file: its next reading
+ * of the file (at most every 10 s) has the park come round at once. */
+static void
+test_rotation_amid_junk(void **state)
+{
+    char out[8192];
+    char *stale[] = {"SENDAT_MAX_ACK_PENDING=200", NULL};
+    int64_t due;
+
+    (void)state;
+    fx_start(&F, 0);
+    snprintf(stale_key, sizeof(stale_key), "%s/stale.key", F.dir);
+    snprintf(stale_env, sizeof(stale_env), "SENDAT_KEY_FILE=%s", stale_key);
+    copy_file(F.key, stale_key);
+    start_stale(0, stale);
+    wait_line(F.consumers[0].err_path, "event=started");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "keygen", F.key, "--append", NULL),
+                     0);
+    due = test_now_ms() + 3000;
+    publish_junk(due / 10000 * 10000); /* the window of the tasks (fixture: 10 s) */
+    schedule_n(N_AMID, "amid", due);
+    if (!wait_until(all_parked, NULL, 30000)) { /* the tasks too, not only the junk */
+        fx_print_log(&F, 0);
+        fail_msg("parked %ld of %d", fx_consumer_metric(&F, 0, "sendat_parked_total"),
+                 N_JUNK + N_AMID);
+    }
+    copy_file(F.key, stale_key); /* the key arrives; no SIGHUP: the member reads it itself */
+    if (!wait_until(arrived, (void *)(intptr_t)N_AMID, 90000)) {
+        fx_print_log(&F, 0);
+        fail_msg("%zu of %d tasks sent after the key arrived", receiver_count(F.recv), N_AMID);
+    }
+    wait_line(F.consumers[0].err_path, "event=park_redelivered");
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    check_each_once("amid", N_AMID);
+    assert_true(fx_counter(&F, 0, "parked") >= N_JUNK + N_AMID);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_rotation_in_any_reload_order),
-                                       cmocka_unit_test(test_keygen_makes_its_folder)};
+                                       cmocka_unit_test(test_keygen_makes_its_folder),
+                                       cmocka_unit_test(test_rotation_amid_junk)};
 
     return FX_RUN(tests);
 }
