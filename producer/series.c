@@ -1,5 +1,8 @@
-/* Series records in the sendat_series bucket, as JSON. */
+/* Series records in the sendat_series bucket, as JSON: written once when the series is
+ * scheduled, then only its pause log grows (compare-and-set on the record's revision), so
+ * `status` shows every pause and resume although the cancel map keeps only the current pause. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -21,25 +24,61 @@ encode(const struct sa_task *t, char *out, size_t cap)
     return (int)n;
 }
 
-enum sa_code
-series_get(struct sa_nats *n, const char *id, struct series_info *out, struct sa_err *err)
+/* Reads series id's record as JSON into *o (the caller's) and its revision. */
+static enum sa_code
+read_record(struct sa_nats *n, const char *id, json_t **o, uint64_t *rev, struct sa_err *err)
 {
     kvEntry *e = NULL;
     natsStatus s = kvStore_Get(&e, n->series, id);
-    json_t *o;
-    const char *cron = "", *tz = "";
-    json_int_t until = 0, first = 0, created = 0;
-    int count = 0;
 
-    memset(out, 0, sizeof(*out));
+    *o = NULL;
     if (s == NATS_NOT_FOUND)
         return sa_fail(err, SA_ENOTFOUND, "no series %s", id);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "read series");
-    o = json_loadb(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, NULL);
+    *o = json_loadb(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, NULL);
+    *rev = kvEntry_Revision(e);
     kvEntry_Destroy(e);
-    if (!o || json_unpack(o, "{s:s, s:s, s?I, s?i, s?I, s?I}", "cron", &cron, "tz", &tz, "until",
-                          &until, "count", &count, "first", &first, "created", &created) != 0) {
+    if (!json_is_object(*o)) {
+        json_decref(*o);
+        *o = NULL;
+        return sa_fail(err, SA_EINVAL, "series record %s is damaged", id);
+    }
+    return SA_OK;
+}
+
+/* The record's pause log, {"pauses": [{"at": ms, "paused": true|false}, ...]}, oldest first. */
+static void
+read_pauses(json_t *o, struct series_info *out)
+{
+    json_t *list = json_object_get(o, "pauses"), *c;
+    size_t i;
+
+    json_array_foreach(list, i, c)
+    {
+        if (out->n_pauses == SERIES_PAUSES_MAX)
+            break;
+        out->pauses[out->n_pauses].at_ms = json_integer_value(json_object_get(c, "at"));
+        out->pauses[out->n_pauses].paused = json_is_true(json_object_get(c, "paused"));
+        out->n_pauses++;
+    }
+}
+
+enum sa_code
+series_get(struct sa_nats *n, const char *id, struct series_info *out, struct sa_err *err)
+{
+    json_t *o = NULL;
+    uint64_t rev = 0;
+    const char *cron = "", *tz = "";
+    json_int_t until = 0, first = 0, created = 0;
+    int count = 0;
+    enum sa_code rc = read_record(n, id, &o, &rev, err);
+
+    memset(out, 0, sizeof(*out));
+    if (rc != SA_OK)
+        return rc;
+    if (json_unpack(o, "{s:s, s:s, s?I, s?i, s?I, s?I}", "cron", &cron, "tz", &tz, "until", &until,
+                    "count", &count, "first", &first, "created", &created) != 0) {
         json_decref(o);
         return sa_fail(err, SA_EINVAL, "series record %s is damaged", id);
     }
@@ -49,8 +88,69 @@ series_get(struct sa_nats *n, const char *id, struct series_info *out, struct sa
     out->count = count;
     out->first_ms = first;
     out->created_ms = created;
+    read_pauses(o, out);
     json_decref(o);
     return SA_OK;
+}
+
+/* Appends the change to o's pause log (dropping the oldest past SERIES_PAUSES_MAX): 0 if it
+ * was added, 1 if the last change is the same already, -1 without memory. */
+static int
+add_pause_change(json_t *o, int paused, int64_t at_ms)
+{
+    json_t *list = json_object_get(o, "pauses");
+    size_t len = json_array_size(list);
+
+    if (len && json_is_true(json_object_get(json_array_get(list, len - 1), "paused")) == paused)
+        return 1;
+    if (!json_is_array(list)) {
+        list = json_array();
+        if (!list || json_object_set_new(o, "pauses", list) != 0)
+            return -1;
+    }
+    while (json_array_size(list) >= SERIES_PAUSES_MAX)
+        json_array_remove(list, 0);
+    return json_array_append_new(
+               list, json_pack("{s:I, s:b}", "at", (json_int_t)at_ms, "paused", paused)) == 0
+               ? 0
+               : -1;
+}
+
+/* One try: reads the record, adds the change and writes it back if nobody wrote in between. */
+static natsStatus
+note_once(struct sa_nats *n, const char *id, int paused, int64_t at_ms, struct sa_err *err,
+          enum sa_code *rc)
+{
+    json_t *o = NULL;
+    uint64_t rev = 0, new_rev;
+    char *text = NULL;
+    natsStatus s = NATS_OK;
+    int added;
+
+    if ((*rc = read_record(n, id, &o, &rev, err)) != SA_OK)
+        return NATS_OK;
+    added = add_pause_change(o, paused, at_ms);
+    if (added == 0 && (text = json_dumps(o, JSON_COMPACT)) != NULL)
+        s = kvStore_UpdateString(&new_rev, n->series, id, text, rev);
+    else if (added != 1)
+        *rc = sa_fail(err, SA_ENOMEM, "no memory to note the pause of series %s", id);
+    free(text);
+    json_decref(o);
+    return s;
+}
+
+enum sa_code
+series_note_pause(struct sa_nats *n, const char *id, int paused, int64_t at_ms, struct sa_err *err)
+{
+    enum sa_code rc = SA_OK;
+    natsStatus s = NATS_OK;
+
+    for (int tries = 0; tries < 5; tries++) { /* another pause or resume wrote in between */
+        s = note_once(n, id, paused, at_ms, err, &rc);
+        if (rc != SA_OK || s == NATS_OK)
+            return rc;
+    }
+    return sa_nats_fail(err, s, 0, "note a series pause");
 }
 
 enum sa_code

@@ -7,6 +7,14 @@
 #include "natsconn.h"
 #include "task.h"
 
+#define SERIES_PAUSES_MAX 32 /* pause/resume changes kept in the record (the newest) */
+
+/* One pause or resume, as the series record keeps it for `status`. */
+struct series_pause_change {
+    int64_t at_ms;
+    int paused; /* 1: paused at at_ms, 0: resumed */
+};
+
 struct series_info {
     char cron[128];
     char tz[64];
@@ -14,6 +22,8 @@ struct series_info {
     int count;
     int64_t first_ms;
     int64_t created_ms;
+    struct series_pause_change pauses[SERIES_PAUSES_MAX]; /* oldest first */
+    int n_pauses;
 };
 
 /* Records t's series (create-if-absent). SA_EEXIST if the same series was scheduled already
@@ -24,5 +34,11 @@ enum sa_code series_register(struct sa_nats *n, const struct sa_task *t,
 /* Reads a series record; SA_ENOTFOUND if id names no series. */
 enum sa_code series_get(struct sa_nats *n, const char *id, struct series_info *out,
                         struct sa_err *err) SA_MUST_CHECK;
+
+/* Adds a pause (paused = 1) or resume change at at_ms to series id's record, unless its last
+ * change is the same one already (a repeated pause is one pause); keeps the newest
+ * SERIES_PAUSES_MAX. SA_ENOTFOUND if id names no series, else a broker error. */
+enum sa_code series_note_pause(struct sa_nats *n, const char *id, int paused, int64_t at_ms,
+                               struct sa_err *err) SA_MUST_CHECK;
 
 #endif

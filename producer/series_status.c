@@ -184,7 +184,9 @@ series_pause(struct sa_nats *n, const char *id, int pause, struct pause_result *
     }
     out->outcome = PAUSE_DONE;
     out->at_ms = sa_now_ms();
-    return set_paused(n, id, pause, err);
+    rc = set_paused(n, id, pause, err);
+    /* the cancel map holds the pause while it lasts; the record keeps every change for status */
+    return rc == SA_OK ? series_note_pause(n, id, pause, out->at_ms, err) : rc;
 }
 
 /* A series' state in one word: cancelled, finished, paused or active. */
@@ -243,9 +245,12 @@ series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *
                    json_pack("{s:s, s:s}", "id", occ, "state",
                              occurrence_state(n, occ, cancelled != 0, &settled)));
     }
+    for (int i = 0; i < s.n_pauses; i++)
+        events_add(events, s.pauses[i].at_ms,
+                   s.pauses[i].paused ? "series-paused" : "series-resumed", NULL);
     snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
-    if ((paused = cancelled_at(n, key)) != 0)
-        events_add(events, paused, "series-paused", NULL);
+    if (s.n_pauses == 0 && (paused = cancelled_at(n, key)) != 0)
+        events_add(events, paused, "series-paused", NULL); /* paused before the record kept it */
     if (cancelled)
         events_add(events, cancelled, "series-cancelled", NULL);
     else if ((done = finished_at(n, id, &f)) != 0)
@@ -281,7 +286,8 @@ first_flags(const struct sa_cron *c, const struct series_info *s)
 }
 
 enum sa_code
-series_ahead(struct sa_nats *n, const char *id, int max, json_t *out, struct sa_err *err)
+series_ahead(struct sa_nats *n, const char *id, int max, json_t *out, const char **state,
+             struct sa_err *err)
 {
     struct series_info s;
     struct sa_cron *c = NULL;
@@ -289,9 +295,13 @@ series_ahead(struct sa_nats *n, const char *id, int max, json_t *out, struct sa_
     int flags, shown = 0;
     enum sa_code rc = series_get(n, id, &s, err);
 
-    if (rc == SA_OK)
-        rc = sa_cron_parse(&c, s.cron, err);
+    *state = NULL;
     if (rc != SA_OK)
+        return rc;
+    *state = series_state(n, id);
+    if (!strcmp(*state, "cancelled") || !strcmp(*state, "finished"))
+        return SA_OK; /* nothing more will be sent */
+    if ((rc = sa_cron_parse(&c, s.cron, err)) != SA_OK)
         return rc;
     at = s.first_ms;
     flags = first_flags(c, &s);

@@ -32,14 +32,16 @@ enum sa_code series_pause(struct sa_nats *n, const char *id, int pause, struct p
 /* Appends {"id", "state"} for every series (state: active, paused, cancelled or finished). */
 enum sa_code series_list(struct sa_nats *n, json_t *out, struct sa_err *err) SA_MUST_CHECK;
 
-/* Adds the series and its occurrences (their claim states) to events; SA_ENOTFOUND if id
- * names no series. */
 /* Appends to out the next max occurrences of series id after now (within its count and
  * until), each {"at", "local", "dst"}: dst is "gap" (the local time does not exist that day; it
  * fires at the first valid instant after), "overlap" (it happens twice; it fires at the first)
- * or null, as `sendat preview` warns. */
+ * or null, as `sendat preview` warns. *state is the series' state (as series_list says it);
+ * a cancelled or finished series has none ahead. SA_ENOTFOUND if id names no series. */
 enum sa_code series_ahead(struct sa_nats *n, const char *id, int max, json_t *out,
-                          struct sa_err *err) SA_MUST_CHECK;
+                          const char **state, struct sa_err *err) SA_MUST_CHECK;
+
+/* Adds the series, its occurrences (their claim states) and every pause and resume its record
+ * keeps to events; SA_ENOTFOUND if id names no series. */
 enum sa_code series_events(struct sa_nats *n, const char *id, json_t *events,
                            struct sa_err *err) SA_MUST_CHECK;
 

@@ -58,21 +58,24 @@ series_pause_post(struct request *r, const char *id, int pause)
 }
 
 /* GET /v1/series/{id}/ahead[?n=N]: the next N (default 5, at most 100) occurrences with the
- * DST warnings of `sendat preview`. */
+ * DST warnings of `sendat preview`, and the series' state (none ahead once cancelled or
+ * finished). */
 static void
 series_ahead_get(struct request *r, const char *id)
 {
     struct sa_err err = {0};
     int64_t max = 5;
     json_t *ahead;
+    const char *state = NULL;
     enum sa_code rc;
 
     if (!serve_need(r, TOKEN_READER) || !serve_query_number(r, "n", 1, 100, &max))
         return;
     ahead = json_array();
-    rc = sa_layout_id_valid(id) ? series_ahead(r->s->n, id, (int)max, ahead, &err) : SA_ENOTFOUND;
+    rc = sa_layout_id_valid(id) ? series_ahead(r->s->n, id, (int)max, ahead, &state, &err)
+                                : SA_ENOTFOUND;
     if (rc == SA_OK)
-        serve_reply(r, 200, json_pack("{s:s, s:O}", "id", id, "ahead", ahead));
+        serve_reply(r, 200, json_pack("{s:s, s:s, s:O}", "id", id, "state", state, "ahead", ahead));
     else if (rc == SA_ENOTFOUND)
         serve_fail(r, 404, NULL, "unknown series");
     else

@@ -193,8 +193,18 @@ test_groups_and_series_pause(void **state)
     assert_int_equal(call("POST", "/series/nope/resume", producer, NULL, NULL), 404);
     snprintf(path, sizeof(path), "/series/%s/resume", series);
     assert_int_equal(call("POST", path, producer, NULL, NULL), 200);
+    snprintf(path, sizeof(path), "/series/%s/ahead", series);
+    assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+    assert_string_equal(json_string_value(json_object_get(doc, "state")), "active");
+    assert_int_equal(json_array_size(json_object_get(doc, "ahead")), 5);
+    json_decref(doc);
     snprintf(path, sizeof(path), "/tasks/%s", series);
     assert_int_equal(call("DELETE", path, producer, NULL, NULL), 200);
+    snprintf(path, sizeof(path), "/series/%s/ahead", series); /* issue 28: none once cancelled */
+    assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+    assert_string_equal(json_string_value(json_object_get(doc, "state")), "cancelled");
+    assert_int_equal(json_array_size(json_object_get(doc, "ahead")), 0);
+    json_decref(doc);
     snprintf(path, sizeof(path), "/series/%s/pause", series);
     assert_int_equal(call("POST", path, producer, NULL, NULL), 409);
 }

@@ -1,6 +1,7 @@
 /* Series pause and resume (issue 13): an occurrence that falls due while its series is paused
  * is not delivered and status says "skipped (paused)"; after resume the next ones are
- * delivered; the chain never breaks. Pause answers unknown id (4) and too late (3). */
+ * delivered; the chain never breaks. Pause answers unknown id (4) and too late (3); status
+ * keeps every pause and resume (issue 28). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,17 @@
 #include "fixture.h"
 
 static struct fx F;
+
+/* How many times word occurs in text. */
+static int
+count_of(const char *text, const char *word)
+{
+    int k = 0;
+
+    for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
+        k++;
+    return k;
+}
 
 static void
 test_pause_skips_and_resume_delivers(void **state)
@@ -72,7 +84,15 @@ test_pause_answers(void **state)
     assert_non_null(strstr(out, "series-paused"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", series, NULL), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", series, NULL), 0);
-    assert_null(strstr(out, "series-paused"));
+    assert_int_equal(count_of(out, "series-paused"), 1); /* the pause stays in the history */
+    assert_int_equal(count_of(out, "series-resumed"), 1);
+    assert_true(strstr(out, "series-paused") < strstr(out, "series-resumed"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", series, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", series, NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", series, NULL), 0);
+    assert_int_equal(count_of(out, "series-paused"), 2); /* each pause and resume, once */
+    assert_int_equal(count_of(out, "series-resumed"), 2);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", series, NULL), 0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 3);
     assert_non_null(strstr(out, "too late: the series was cancelled"));
