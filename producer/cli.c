@@ -1,6 +1,5 @@
 /* Shared plumbing of the producer commands: one line per error, exit codes that scripts can
  * rely on, connection and key ring from flags or environment. */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,37 +7,42 @@
 #include "cli.h"
 #include "layout.h"
 
-int
+enum cli_opts_result
 cli_parse_id(int argc, char **argv, const char *usage, int with_json, struct cli *c,
              const char **id)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    int o;
+    const struct cli_opt table[] = {
+        {.name = "server", .kind = CLI_OPT_STRING, .to = &c->server},
+        with_json ? (struct cli_opt){.name = "json", .kind = CLI_OPT_FLAG, .to = &c->json}
+                  : (struct cli_opt){0},
+        {0},
+    };
+    int rest = 0;
+    enum cli_opts_result r = cli_opts_parse(argv[0], usage, table, argc, argv, &rest);
 
-    opterr = 0;
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (o == 'S') {
-            c->server = optarg;
-        } else if (o == 'j' && with_json) {
-            c->json = 1;
-        } else if (o == 'h') {
-            fputs(usage, stdout);
-            return EXIT_OK;
-        } else {
-            return cli_error(EXIT_USAGE, "%s: unknown option %s", argv[0], argv[optind - 1]);
-        }
+    if (r != CLI_OPTS_OK)
+        return r;
+    if (rest != argc - 1) {
+        cli_error(EXIT_USAGE, "%s: give exactly one task id", argv[0]);
+        return CLI_OPTS_BAD;
     }
-    if (optind != argc - 1)
-        return cli_error(EXIT_USAGE, "%s: give exactly one task id", argv[0]);
-    *id = argv[optind];
-    if (!sa_layout_id_valid(*id)) {
-        puts("unknown id");
-        return EXIT_UNKNOWN;
-    }
-    return CLI_GO_ON;
+    *id = argv[rest];
+    return CLI_OPTS_OK;
+}
+
+int
+cli_unknown_id(void)
+{
+    puts("unknown id");
+    return EXIT_UNKNOWN;
+}
+
+static void
+say(const char *fmt, va_list ap)
+{
+    fputs("sendat: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
 }
 
 int
@@ -46,12 +50,21 @@ cli_error(int code, const char *fmt, ...)
 {
     va_list ap;
 
-    fputs("sendat: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return code;
+}
+
+enum cli_opts_result
+cli_bad(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    say(fmt, ap);
+    va_end(ap);
+    return CLI_OPTS_BAD;
 }
 
 int

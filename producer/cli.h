@@ -3,12 +3,12 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include "cli_opts.h"
 #include "err.h"
 #include "keyring.h"
 #include "natsconn.h"
 
 enum {
-    CLI_GO_ON = -1, /* not an exit code: the command goes on */
     EXIT_OK = 0,
     EXIT_FAIL = 1,     /* the broker or a file failed us */
     EXIT_USAGE = 2,    /* bad flags or bad input: nothing was published */
@@ -28,14 +28,20 @@ struct cli {
 };
 
 /* Parses `sendat VERB ID [--server URL]` (and --json if with_json) into c and *id, for the
- * commands that look up one task (cancel, status). Returns CLI_GO_ON, or the exit code to
- * return at once: EXIT_OK after --help printed usage, EXIT_USAGE for bad flags, EXIT_UNKNOWN
- * (having printed "unknown id") for an id no task can have. */
-int cli_parse_id(int argc, char **argv, const char *usage, int with_json, struct cli *c,
-                 const char **id);
+ * commands that look up one task (cancel, status, series pause). CLI_OPTS_OK with *id set,
+ * else the result to exit with (cli_opts_exit). */
+enum cli_opts_result cli_parse_id(int argc, char **argv, const char *usage, int with_json,
+                                  struct cli *c, const char **id);
+
+/* Prints "unknown id" on stdout and returns EXIT_UNKNOWN (an id no task can have, or has). */
+int cli_unknown_id(void);
 
 /* Prints "sendat: <message>" on stderr and returns code. */
 int cli_error(int code, const char *fmt, ...) SA_PRINTF(2, 3);
+
+/* The same, returning CLI_OPTS_BAD: for the checks a command's parser makes after
+ * cli_opts_parse (words missing, options that do not go together). */
+enum cli_opts_result cli_bad(const char *fmt, ...) SA_PRINTF(1, 2);
 
 /* The exit code for an sa_code: EXIT_USAGE for bad input, EXIT_TAKEN for SA_ECONFLICT,
  * EXIT_FAIL otherwise. */

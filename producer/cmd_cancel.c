@@ -25,16 +25,18 @@ cancel_group(int argc, char **argv)
     struct group_result res;
     struct sa_err err = {0};
     const char *group = NULL;
-    int code;
+    const struct cli_opt table[] = {
+        {.name = "group", .kind = CLI_OPT_STRING, .to = &group},
+        {.name = "server", .kind = CLI_OPT_STRING, .to = &cli.server},
+        {0},
+    };
+    int code, rest = 0;
+    enum cli_opts_result r = cli_opts_parse("cancel", usage, table, argc, argv, &rest);
 
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--group") && i + 1 < argc)
-            group = argv[++i];
-        else if (!strcmp(argv[i], "--server") && i + 1 < argc)
-            cli.server = argv[++i];
-        else
-            return cli_error(EXIT_USAGE, "cancel: unexpected argument %s", argv[i]);
-    }
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (rest < argc)
+        return cli_error(EXIT_USAGE, "cancel: unexpected argument %s", argv[rest]);
     if (!group)
         return cli_error(EXIT_USAGE, "cancel: --group needs a NAME");
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
@@ -56,14 +58,16 @@ cmd_cancel(int argc, char **argv)
     struct sa_err err = {0};
     const char *id = NULL;
     char at[40];
+    enum cli_opts_result r;
     int code;
 
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--group"))
             return cancel_group(argc, argv);
-    code = cli_parse_id(argc, argv, usage, 0, &cli, &id);
-    if (code != CLI_GO_ON)
-        return code;
+    if ((r = cli_parse_id(argc, argv, usage, 0, &cli, &id)) != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (!sa_layout_id_valid(id))
+        return cli_unknown_id();
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
     if (cancel_run(n, id, &res, &err) != SA_OK) {
@@ -89,8 +93,7 @@ cmd_cancel(int argc, char **argv)
         code = EXIT_TOO_LATE;
         break;
     case CANCEL_UNKNOWN:
-        puts("unknown id");
-        code = EXIT_UNKNOWN;
+        code = cli_unknown_id();
         break;
     }
 out:

@@ -3,7 +3,6 @@
  * dead letter's sequence) before it deletes the dead letter, and sets the claim back to
  * "retrying" so a consumer takes it (invariant 1: the successor exists before the original
  * goes). */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,64 +32,36 @@ struct dlq_opts {
     long limit;
 };
 
-static int
+/* Reads the options and VERB [ID] into o. */
+static enum cli_opts_result
 parse(struct dlq_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"key-file", required_argument, NULL, 'k'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"all", no_argument, NULL, 'a'},
-                                         {"at", required_argument, NULL, 't'},
-                                         {"limit", required_argument, NULL, 'l'},
-                                         {"full", no_argument, NULL, 'f'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    int c;
+    const struct cli_opt table[] = {
+        {.name = "server", .kind = CLI_OPT_STRING, .to = &o->cli.server},
+        {.name = "key-file", .kind = CLI_OPT_STRING, .to = &o->cli.key_file},
+        {.name = "json", .kind = CLI_OPT_FLAG, .to = &o->cli.json},
+        {.name = "all", .kind = CLI_OPT_FLAG, .to = &o->all},
+        {.name = "at", .kind = CLI_OPT_STRING, .to = &o->at},
+        {.name = "limit", .kind = CLI_OPT_LONG, .to = &o->limit, .lo = 1, .hi = DLQ_LIST_MAX},
+        {.name = "full", .kind = CLI_OPT_FLAG, .to = &o->full},
+        {0},
+    };
+    int i = 0;
+    enum cli_opts_result r;
 
-    opterr = 0;
     o->limit = 1000;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'S':
-            o->cli.server = optarg;
-            break;
-        case 'k':
-            o->cli.key_file = optarg;
-            break;
-        case 'j':
-            o->cli.json = 1;
-            break;
-        case 'a':
-            o->all = 1;
-            break;
-        case 'f':
-            o->full = 1;
-            break;
-        case 't':
-            o->at = optarg;
-            break;
-        case 'l':
-            o->limit = strtol(optarg, NULL, 10);
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return -1;
-        default:
-            return cli_error(EXIT_USAGE, "dlq: unknown option %s", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
-        return cli_error(EXIT_USAGE, "dlq: give list, show, replay or purge");
-    o->verb = argv[optind++];
-    if (optind < argc)
-        o->id = argv[optind++];
-    if (optind < argc)
-        return cli_error(EXIT_USAGE, "dlq: unexpected argument %s", argv[optind]);
-    if (o->limit < 1 || o->limit > DLQ_LIST_MAX)
-        return cli_error(EXIT_USAGE, "dlq: --limit must be 1 to %d", DLQ_LIST_MAX);
+    if ((r = cli_opts_parse("dlq", usage, table, argc, argv, &i)) != CLI_OPTS_OK)
+        return r;
+    if (i >= argc)
+        return cli_bad("dlq: give list, show, replay or purge");
+    o->verb = argv[i++];
+    if (i < argc)
+        o->id = argv[i++];
+    if (i < argc)
+        return cli_bad("dlq: unexpected argument %s", argv[i]);
     if (o->id && !sa_layout_id_valid(o->id) && strncmp(o->id, "seq-", 4) != 0)
-        return cli_error(EXIT_USAGE, "dlq: \"%.70s\" is not a task id", o->id);
-    return EXIT_OK;
+        return cli_bad("dlq: \"%.70s\" is not a task id", o->id);
+    return CLI_OPTS_OK;
 }
 
 static int
@@ -155,10 +126,11 @@ cmd_dlq(int argc, char **argv)
 {
     struct dlq_opts o = {0};
     struct sa_nats *n = NULL;
-    int code = parse(&o, argc, argv);
+    enum cli_opts_result r = parse(&o, argc, argv);
+    int code;
 
-    if (code != EXIT_OK)
-        return code < 0 ? EXIT_OK : code;
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
     if ((code = cli_connect(&o.cli, &n)) != EXIT_OK)
         return code;
     code = run(&o, n);

@@ -1,6 +1,5 @@
 /* sendat group list | group show NAME: the groups booked (groupview.c), each with its tasks
  * counted by state, and one group's tasks with what `sendat cancel --group` would do. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,41 +23,34 @@ struct group_opts {
     long limit;
 };
 
-static int
+/* Reads the options and list | show NAME into o. */
+static enum cli_opts_result
 parse(struct group_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"server", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
-        {"limit", required_argument, NULL, 'l'},  {"cursor", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    char *end = NULL;
-    int c;
+    const struct cli_opt table[] = {
+        {.name = "server", .kind = CLI_OPT_STRING, .to = &o->cli.server},
+        {.name = "json", .kind = CLI_OPT_FLAG, .to = &o->cli.json},
+        {.name = "limit",
+         .kind = CLI_OPT_LONG,
+         .to = &o->limit,
+         .lo = 1,
+         .hi = GROUPVIEW_LIMIT_MAX},
+        {.name = "cursor", .kind = CLI_OPT_STRING, .to = &o->cursor},
+        {0},
+    };
+    int i = 0;
+    enum cli_opts_result r;
 
-    opterr = 0;
     o->limit = 100;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'S')
-            o->cli.server = optarg;
-        else if (c == 'j')
-            o->cli.json = 1;
-        else if (c == 'c')
-            o->cursor = optarg;
-        else if (c == 'l')
-            o->limit = (o->limit = strtol(optarg, &end, 10), *end ? 0 : o->limit);
-        else if (c == 'h')
-            return fputs(usage, stdout), -1;
-        else
-            return cli_error(EXIT_USAGE, "group: unknown option %s", argv[optind - 1]);
-    }
-    o->verb = optind < argc ? argv[optind++] : NULL;
+    if ((r = cli_opts_parse("group", usage, table, argc, argv, &i)) != CLI_OPTS_OK)
+        return r;
+    o->verb = i < argc ? argv[i++] : NULL;
     if (o->verb && !strcmp(o->verb, "show"))
-        o->name = optind < argc ? argv[optind++] : NULL;
+        o->name = i < argc ? argv[i++] : NULL;
     if (!o->verb || (strcmp(o->verb, "list") && strcmp(o->verb, "show")) ||
-        (!strcmp(o->verb, "show") && !o->name) || optind < argc)
-        return cli_error(EXIT_USAGE, "group: give list or show NAME (see sendat group --help)");
-    if (o->limit < 1 || o->limit > GROUPVIEW_LIMIT_MAX)
-        return cli_error(EXIT_USAGE, "group: --limit must be 1 to %d", GROUPVIEW_LIMIT_MAX);
-    return EXIT_OK;
+        (!strcmp(o->verb, "show") && !o->name) || i < argc)
+        return cli_bad("group: give list or show NAME (see sendat group --help)");
+    return CLI_OPTS_OK;
 }
 
 static const char *
@@ -180,10 +172,11 @@ cmd_group(int argc, char **argv)
 {
     struct group_opts o = {0};
     struct sa_nats *n = NULL;
-    int code = parse(&o, argc, argv);
+    enum cli_opts_result r = parse(&o, argc, argv);
+    int code;
 
-    if (code != EXIT_OK)
-        return code < 0 ? EXIT_OK : code;
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
     if ((code = cli_connect(&o.cli, &n)) != EXIT_OK)
         return code;
     code = !strcmp(o.verb, "list") ? list(&o, n) : show(&o, n);

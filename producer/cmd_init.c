@@ -4,7 +4,6 @@
  * the first writer's numbers (the shard count among them) hold for the whole cluster. On a
  * cluster, each new shard's stream and claims bucket go to a server of their own
  * (placement.h), leaders with --replicas 3 and the one copy with 1. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,118 +39,79 @@ static const char usage[] =
     "  the layout (shards, window, slot, ack-wait, lead) is written once; later runs keep it\n"
     "  and refuse different numbers (a task's shard follows from its id: no resharding).\n";
 
+/* --dlq-max-bytes: "1G", "512M", "65536": at least 1 MiB, so a typo does not make every dead
+ * letter drop. 0, or -1 after saying what is wrong. */
 static int
-parse_dur(const char *flag, const char *text, int64_t *out)
-{
-    struct sa_err err = {0};
-
-    if (sa_duration_parse(text, out, &err) != SA_OK)
-        return cli_error(EXIT_USAGE, "init: --%s: %s", flag, err.msg);
-    return EXIT_OK;
-}
-
-/* "1G", "512M", "65536": at least 1 MiB, so a typo does not make every dead letter drop. */
-static int
-parse_size(const char *flag, const char *text, int64_t *out)
+parse_size(void *to, const char *text)
 {
     char *end = NULL;
     long long v = strtoll(text, &end, 10);
     int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    int64_t *out = to;
 
-    if (end == text || v < 1 || v > (1LL << 40) || (shift && end[1]) || (!shift && *end))
-        return cli_error(EXIT_USAGE, "init: --%s: want a size like 1G, 512M or 1048576", flag);
+    if (end == text || v < 1 || v > (1LL << 40) || (shift && end[1]) || (!shift && *end)) {
+        cli_error(EXIT_USAGE, "init: --dlq-max-bytes: want a size like 1G, 512M or 1048576");
+        return -1;
+    }
     *out = (int64_t)v << shift;
-    if (*out < (1 << 20) || *out > (1LL << 50))
-        return cli_error(EXIT_USAGE, "init: --%s: want 1M to 1024T", flag);
-    return EXIT_OK;
+    if (*out < (1 << 20) || *out > (1LL << 50)) {
+        cli_error(EXIT_USAGE, "init: --dlq-max-bytes: want 1M to 1024T");
+        return -1;
+    }
+    return 0;
 }
 
-static int
-parse_shards(const char *text, int *out)
-{
-    char *end = NULL;
-    long v = strtol(text, &end, 10);
-
-    if (end == text || *end || v < 1 || v > SA_SHARDS_MAX)
-        return cli_error(EXIT_USAGE, "init: --shards: want a number from 1 to %d", SA_SHARDS_MAX);
-    *out = (int)v;
-    return EXIT_OK;
-}
-
-static int
+/* Reads the options into o and checks what the table cannot (replicas 1, 3 or 5; claims-ttl). */
+static enum cli_opts_result
 parse_opts(struct init_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"replicas", required_argument, NULL, 'r'},
-                                         {"shards", required_argument, NULL, 'n'},
-                                         {"window", required_argument, NULL, 'w'},
-                                         {"slot", required_argument, NULL, 's'},
-                                         {"ack-wait", required_argument, NULL, 'a'},
-                                         {"lead", required_argument, NULL, 'l'},
-                                         {"dedupe-window", required_argument, NULL, 'd'},
-                                         {"claims-ttl", required_argument, NULL, 't'},
-                                         {"dlq-max-age", required_argument, NULL, 'q'},
-                                         {"dlq-max-bytes", required_argument, NULL, 'b'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    int c, rc = EXIT_OK;
+    long replicas = o->replicas, shards = o->layout.shards;
+    const struct cli_opt table[] = {
+        {.name = "server", .kind = CLI_OPT_STRING, .to = &o->cli.server},
+        {.name = "replicas", .kind = CLI_OPT_LONG, .to = &replicas, .lo = 1, .hi = 5},
+        {.name = "shards",
+         .kind = CLI_OPT_LONG,
+         .to = &shards,
+         .lo = 1,
+         .hi = SA_SHARDS_MAX,
+         .given = &o->shards_given},
+        {.name = "window",
+         .kind = CLI_OPT_DURATION,
+         .to = &o->layout.window_ms,
+         .given = &o->layout_given},
+        {.name = "slot",
+         .kind = CLI_OPT_DURATION,
+         .to = &o->layout.slot_ms,
+         .given = &o->layout_given},
+        {.name = "ack-wait",
+         .kind = CLI_OPT_DURATION,
+         .to = &o->layout.ack_wait_ms,
+         .given = &o->layout_given},
+        {.name = "lead",
+         .kind = CLI_OPT_DURATION,
+         .to = &o->layout.lead_ms,
+         .given = &o->layout_given},
+        {.name = "dedupe-window", .kind = CLI_OPT_DURATION, .to = &o->dedupe_ms},
+        {.name = "claims-ttl", .kind = CLI_OPT_DURATION, .to = &o->claims_ttl_ms},
+        {.name = "dlq-max-age", .kind = CLI_OPT_DURATION, .to = &o->dlq_age_ms},
+        {.name = "dlq-max-bytes", .kind = CLI_OPT_CALL, .to = &o->dlq_bytes, .call = parse_size},
+        {0},
+    };
+    int rest = 0;
+    enum cli_opts_result r = cli_opts_parse("init", usage, table, argc, argv, &rest);
 
-    while (rc == EXIT_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'S':
-            o->cli.server = optarg;
-            break;
-        case 'r':
-            o->replicas = atoi(optarg);
-            if (o->replicas != 1 && o->replicas != 3 && o->replicas != 5)
-                rc = cli_error(EXIT_USAGE, "init: --replicas must be 1, 3 or 5");
-            break;
-        case 'n':
-            o->shards_given = 1;
-            rc = parse_shards(optarg, &o->layout.shards);
-            break;
-        case 'w':
-            o->layout_given = 1;
-            rc = parse_dur("window", optarg, &o->layout.window_ms);
-            break;
-        case 's':
-            o->layout_given = 1;
-            rc = parse_dur("slot", optarg, &o->layout.slot_ms);
-            break;
-        case 'a':
-            o->layout_given = 1;
-            rc = parse_dur("ack-wait", optarg, &o->layout.ack_wait_ms);
-            break;
-        case 'l':
-            o->layout_given = 1;
-            rc = parse_dur("lead", optarg, &o->layout.lead_ms);
-            break;
-        case 'd':
-            rc = parse_dur("dedupe-window", optarg, &o->dedupe_ms);
-            break;
-        case 't':
-            rc = parse_dur("claims-ttl", optarg, &o->claims_ttl_ms);
-            break;
-        case 'q':
-            rc = parse_dur("dlq-max-age", optarg, &o->dlq_age_ms);
-            break;
-        case 'b':
-            rc = parse_size("dlq-max-bytes", optarg, &o->dlq_bytes);
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return -1;
-        default:
-            rc = cli_error(EXIT_USAGE, "init: bad option (see sendat init --help)");
-        }
-    }
-    if (rc == EXIT_OK && optind != argc)
-        rc = cli_error(EXIT_USAGE, "init: unexpected argument %s", argv[optind]);
-    if (rc == EXIT_OK && o->claims_ttl_ms && o->claims_ttl_ms < SA_CLAIMS_TTL_MIN_MS)
-        rc = cli_error(EXIT_USAGE,
-                       "init: --claims-ttl must be at least 1h (or 0s: for ever): consumers refuse "
-                       "a task due longer ago than the claim ledger remembers");
-    return rc;
+    if (r != CLI_OPTS_OK)
+        return r;
+    o->replicas = (int)replicas;
+    o->layout.shards = (int)shards;
+    if (rest != argc)
+        return cli_bad("init: unexpected argument %s", argv[rest]);
+    if (replicas != 1 && replicas != 3 && replicas != 5)
+        return cli_bad("init: --replicas must be 1, 3 or 5");
+    if (o->claims_ttl_ms && o->claims_ttl_ms < SA_CLAIMS_TTL_MIN_MS)
+        return cli_bad("init: --claims-ttl must be at least 1h (or 0s: for ever): consumers "
+                       "refuse a task due longer ago than the claim ledger remembers");
+    return CLI_OPTS_OK;
 }
 
 /* Takes si. An existing stream is kept as it is, except that a dead-letter stream made
@@ -383,11 +343,12 @@ cmd_init(int argc, char **argv)
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
     enum sa_code rc;
+    enum cli_opts_result r;
     int code;
 
     sa_layout_defaults(&o.layout);
-    if ((code = parse_opts(&o, argc, argv)) != EXIT_OK)
-        return code < 0 ? EXIT_OK : code;
+    if ((r = parse_opts(&o, argc, argv)) != CLI_OPTS_OK)
+        return cli_opts_exit(r);
     if (sa_layout_check(&o.layout, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "init: %s", err.msg);
     if (sa_nats_connect(&n, o.cli.server, "sendat-init", SA_INBOX_PRODUCER, &err) != SA_OK)

@@ -3,7 +3,6 @@
  * the key joins an existing ring as the newest: producers seal with it, consumers that have
  * the file open old and new alike (rotation). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,24 +48,21 @@ static const char usage[] =
 int
 cmd_keygen(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"append", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct sa_err err = {0};
     char kid[9];
-    int append = 0, c;
+    int append = 0, rest = 0;
+    const struct cli_opt table[] = {
+        {.name = "append", .kind = CLI_OPT_FLAG, .to = &append},
+        {0},
+    };
+    enum cli_opts_result r = cli_opts_parse("keygen", usage, table, argc, argv, &rest);
 
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'a')
-            append = 1;
-        else if (c == 'h')
-            return fputs(usage, stdout), EXIT_OK;
-        else
-            return cli_error(EXIT_USAGE, "keygen: bad option (see sendat keygen --help)");
-    }
-    if (optind != argc - 1)
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (rest != argc - 1)
         return cli_error(EXIT_USAGE, "keygen: give exactly one FILE");
-    if ((!append && make_folders(argv[optind], &err) != SA_OK) ||
-        sa_keyring_generate(argv[optind], append, kid, &err) != SA_OK)
+    if ((!append && make_folders(argv[rest], &err) != SA_OK) ||
+        sa_keyring_generate(argv[rest], append, kid, &err) != SA_OK)
         return cli_error(cli_exit_for(err.code), "%s", err.msg);
     printf("%s\n", kid);
     return EXIT_OK;

@@ -1,5 +1,4 @@
 /* sendat list --from TIME --to TIME: the tasks due in a range, one page (tasklist.c). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,79 +30,37 @@ struct list_opts {
     long limit;
 };
 
-static int
+/* Reads the options into o and checks that they go together. */
+static enum cli_opts_result
 parse(struct list_opts *o, int argc, char **argv)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"key-file", required_argument, NULL, 'k'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"from", required_argument, NULL, 'f'},
-                                         {"to", required_argument, NULL, 't'},
-                                         {"limit", required_argument, NULL, 'l'},
-                                         {"cursor", required_argument, NULL, 'c'},
-                                         {"group", required_argument, NULL, 'g'},
-                                         {"host", required_argument, NULL, 'H'},
-                                         {"state", required_argument, NULL, 's'},
-                                         {"full", no_argument, NULL, 'F'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    int c;
-    char *end = NULL;
+    const struct cli_opt table[] = {
+        {.name = "server", .kind = CLI_OPT_STRING, .to = &o->cli.server},
+        {.name = "key-file", .kind = CLI_OPT_STRING, .to = &o->cli.key_file},
+        {.name = "json", .kind = CLI_OPT_FLAG, .to = &o->cli.json},
+        {.name = "from", .kind = CLI_OPT_STRING, .to = &o->from},
+        {.name = "to", .kind = CLI_OPT_STRING, .to = &o->to},
+        {.name = "limit", .kind = CLI_OPT_LONG, .to = &o->limit, .lo = 1, .hi = TASKLIST_LIMIT_MAX},
+        {.name = "cursor", .kind = CLI_OPT_STRING, .to = &o->cursor},
+        {.name = "group", .kind = CLI_OPT_STRING, .to = &o->f.group},
+        {.name = "host", .kind = CLI_OPT_STRING, .to = &o->f.host},
+        {.name = "state", .kind = CLI_OPT_STRING, .to = &o->f.state},
+        {.name = "full", .kind = CLI_OPT_FLAG, .to = &o->full},
+        {0},
+    };
+    int i = 0;
+    enum cli_opts_result r;
 
-    opterr = 0;
     o->limit = 100;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'S':
-            o->cli.server = optarg;
-            break;
-        case 'k':
-            o->cli.key_file = optarg;
-            break;
-        case 'j':
-            o->cli.json = 1;
-            break;
-        case 'f':
-            o->from = optarg;
-            break;
-        case 't':
-            o->to = optarg;
-            break;
-        case 'c':
-            o->cursor = optarg;
-            break;
-        case 'g':
-            o->f.group = optarg;
-            break;
-        case 'H':
-            o->f.host = optarg;
-            break;
-        case 's':
-            o->f.state = optarg;
-            break;
-        case 'F':
-            o->full = 1;
-            break;
-        case 'l':
-            o->limit = strtol(optarg, &end, 10);
-            o->limit = *end ? 0 : o->limit;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return -1;
-        default:
-            return cli_error(EXIT_USAGE, "list: unknown option %s", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_error(EXIT_USAGE, "list: unexpected argument %s", argv[optind]);
+    if ((r = cli_opts_parse("list", usage, table, argc, argv, &i)) != CLI_OPTS_OK)
+        return r;
+    if (i < argc)
+        return cli_bad("list: unexpected argument %s", argv[i]);
     if (!o->from || !o->to)
-        return cli_error(EXIT_USAGE, "list: give --from TIME and --to TIME");
+        return cli_bad("list: give --from TIME and --to TIME");
     if (o->f.state && !tasklist_state_valid(o->f.state))
-        return cli_error(EXIT_USAGE, "list: --state must be waiting, failed or cancelled");
-    if (o->limit < 1 || o->limit > TASKLIST_LIMIT_MAX)
-        return cli_error(EXIT_USAGE, "list: --limit must be 1 to %d", TASKLIST_LIMIT_MAX);
-    return EXIT_OK;
+        return cli_bad("list: --state must be waiting, failed or cancelled");
+    return CLI_OPTS_OK;
 }
 
 static void
@@ -161,10 +118,11 @@ cmd_list(int argc, char **argv)
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
     int64_t from = 0, to = 0, now = sa_now_ms();
-    int code = parse(&o, argc, argv);
+    enum cli_opts_result r = parse(&o, argc, argv);
+    int code;
 
-    if (code != EXIT_OK)
-        return code < 0 ? EXIT_OK : code;
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
     if (sa_time_parse_read(o.from, now, &from, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "list: --from: %s", err.msg);
     if (sa_time_parse_read(o.to, now, &to, &err) != SA_OK)

@@ -1,6 +1,5 @@
 /* sendat preview --cron EXPR --tz ZONE [-n N] [--from TIME]: the next fires in local time and
  * UTC, with a warning on each that falls into a DST gap or overlap. Needs no server. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,40 +30,24 @@ print_fire(const char *tz, int64_t at, int flags)
 int
 cmd_preview(int argc, char **argv)
 {
-    static const struct option opts[] = {{"cron", required_argument, NULL, 'c'},
-                                         {"tz", required_argument, NULL, 'z'},
-                                         {"from", required_argument, NULL, 'f'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     const char *cron = NULL, *tz = NULL, *from = NULL;
+    long n = 10;
+    const struct cli_opt table[] = {
+        {.name = "cron", .kind = CLI_OPT_STRING, .to = &cron},
+        {.name = "tz", .kind = CLI_OPT_STRING, .to = &tz},
+        {.name = "from", .kind = CLI_OPT_STRING, .to = &from},
+        {.letter = 'n', .kind = CLI_OPT_LONG, .to = &n, .lo = 1, .hi = 10000},
+        {0},
+    };
     struct sa_cron *c = NULL;
     struct sa_err err = {0};
     int64_t at = sa_now_ms();
-    long n = 10;
-    int opt, flags = 0;
+    int rest = 0, flags = 0;
+    enum cli_opts_result r = cli_opts_parse("preview", usage, table, argc, argv, &rest);
 
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
-        switch (opt) {
-        case 'c':
-            cron = optarg;
-            break;
-        case 'z':
-            tz = optarg;
-            break;
-        case 'f':
-            from = optarg;
-            break;
-        case 'n':
-            n = strtol(optarg, NULL, 10);
-            break;
-        case 'h':
-            return fputs(usage, stdout), EXIT_OK;
-        default:
-            return cli_error(EXIT_USAGE, "preview: unknown option %s", argv[optind - 1]);
-        }
-    }
-    if (!cron || !tz || optind != argc || n < 1 || n > 10000)
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (!cron || !tz || rest != argc)
         return cli_error(EXIT_USAGE, "preview: give --cron EXPR --tz ZONE [-n 1..10000]");
     if ((from && sa_time_parse_read(from, at, &at, &err) != SA_OK) ||
         sa_tz_check(tz, &err) != SA_OK || sa_cron_parse(&c, cron, &err) != SA_OK)

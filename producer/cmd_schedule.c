@@ -4,9 +4,7 @@
  * duplicate PubAck is read back: the same task is "already scheduled" (exit 0), anything else
  * under the id exits 5, and an id whose task is gone exits 6 (dupcheck.h). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,132 +46,98 @@ static const char usage[] =
     "  (link-local, metadata, 0.0.0.0/8, multicast), and SENDAT_WEBHOOK_ALLOW does not\n"
     "  open, exits 2 (the consumers judge host names when they connect).\n";
 
-static const struct option opts[] = {{"at", required_argument, NULL, 'a'},
-                                     {"webhook", required_argument, NULL, 'w'},
-                                     {"data", required_argument, NULL, 'd'},
-                                     {"data-file", required_argument, NULL, 'f'},
-                                     {"header", required_argument, NULL, 'H'},
-                                     {"id", required_argument, NULL, 'i'},
-                                     {"not-after", required_argument, NULL, 'n'},
-                                     {"at-most-once", no_argument, NULL, 'm'},
-                                     {"server", required_argument, NULL, 'S'},
-                                     {"key-file", required_argument, NULL, 'k'},
-                                     {"email", required_argument, NULL, 'E'},
-                                     {"cc", required_argument, NULL, 'C'},
-                                     {"bcc", required_argument, NULL, 'B'},
-                                     {"subject", required_argument, NULL, 's'},
-                                     {"text", required_argument, NULL, 'x'},
-                                     {"text-file", required_argument, NULL, 'X'},
-                                     {"html-file", required_argument, NULL, 'M'},
-                                     {"from", required_argument, NULL, 'F'},
-                                     {"reply-to", required_argument, NULL, 'R'},
-                                     {"batch", required_argument, NULL, 'b'},
-                                     {"template-file", required_argument, NULL, 'T'},
-                                     {"strict", no_argument, NULL, 'Z'},
-                                     {"json", no_argument, NULL, 'j'},
-                                     {"cron", required_argument, NULL, 'c'},
-                                     {"tz", required_argument, NULL, 'z'},
-                                     {"until", required_argument, NULL, 'u'},
-                                     {"count", required_argument, NULL, 'N'},
-                                     {"group", required_argument, NULL, 'g'},
-                                     {"help", no_argument, NULL, 'h'},
-                                     {NULL, 0, NULL, 0}};
-
-/* The options whose value is kept as given, by their code in opts[], and where it goes. */
-static const struct {
-    int code;
-    size_t off;
-} as_given[] = {
-    {'a', offsetof(struct sched_opts, at)},
-    {'w', offsetof(struct sched_opts, webhook)},
-    {'d', offsetof(struct sched_opts, data)},
-    {'f', offsetof(struct sched_opts, data_file)},
-    {'i', offsetof(struct sched_opts, id)},
-    {'n', offsetof(struct sched_opts, not_after)},
-    {'S', offsetof(struct sched_opts, cli.server)},
-    {'k', offsetof(struct sched_opts, cli.key_file)},
-    {'s', offsetof(struct sched_opts, subject)},
-    {'x', offsetof(struct sched_opts, text)},
-    {'X', offsetof(struct sched_opts, text_file)},
-    {'M', offsetof(struct sched_opts, html_file)},
-    {'F', offsetof(struct sched_opts, from)},
-    {'R', offsetof(struct sched_opts, reply_to)},
-    {'b', offsetof(struct sched_opts, batch)},
-    {'T', offsetof(struct sched_opts, template_file)},
-    {'c', offsetof(struct sched_opts, cron)},
-    {'z', offsetof(struct sched_opts, tz)},
-    {'u', offsetof(struct sched_opts, until)},
-    {'N', offsetof(struct sched_opts, count)},
-    {'g', offsetof(struct sched_opts, group)},
-};
-
-/* Keeps optarg for option c if its value is kept as given; 1 if it was. */
 static int
-keep_as_given(struct sched_opts *o, int c)
+add_rcpt(struct sched_opts *o, enum sa_rcpt kind, const char *list)
 {
-    for (size_t i = 0; i < sizeof(as_given) / sizeof(as_given[0]); i++)
-        if (as_given[i].code == c) {
-            *(const char **)((char *)o + as_given[i].off) = optarg;
-            return 1;
-        }
-    return 0;
+    if (schedule_add_rcpt(o, kind, list) == 0)
+        return 0;
+    cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
+    return -1;
 }
 
-/* The other options: EXIT_OK, -1 after --help, or the usage error. */
 static int
-other_opt(struct sched_opts *o, int c, char **argv)
+add_to(void *o, const char *list)
 {
-    switch (c) {
-    case 'm':
-        o->at_most_once = 1;
-        return EXIT_OK;
-    case 'Z':
-        o->strict = 1;
-        return EXIT_OK;
-    case 'j':
-        o->cli.json = 1;
-        return EXIT_OK;
-    case 'H':
-        if (o->n_headers >= SA_HEADERS_MAX)
-            return cli_error(EXIT_USAGE, "schedule: more than %d headers", SA_HEADERS_MAX);
-        o->headers[o->n_headers++] = optarg;
-        return EXIT_OK;
-    case 'E':
-    case 'C':
-    case 'B':
-        if (schedule_add_rcpt(o,
-                              c == 'E'   ? SA_RCPT_TO
-                              : c == 'C' ? SA_RCPT_CC
-                                         : SA_RCPT_BCC,
-                              optarg) != 0)
-            return cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
-        return EXIT_OK;
-    case 'h':
-        fputs(usage, stdout);
-        return -1;
-    default:
-        return cli_error(EXIT_USAGE, "schedule: unknown or incomplete option %s", argv[optind - 1]);
+    return add_rcpt(o, SA_RCPT_TO, list);
+}
+
+static int
+add_cc(void *o, const char *list)
+{
+    return add_rcpt(o, SA_RCPT_CC, list);
+}
+
+static int
+add_bcc(void *o, const char *list)
+{
+    return add_rcpt(o, SA_RCPT_BCC, list);
+}
+
+#define STR(n, field)                                                                              \
+    {                                                                                              \
+        .name = n, .kind = CLI_OPT_STRING, .to = &o->field                                         \
     }
-}
+#define FLAG(n, field)                                                                             \
+    {                                                                                              \
+        .name = n, .kind = CLI_OPT_FLAG, .to = &o->field                                           \
+    }
 
-static int
+/* Reads the options into o and checks that they name one task (or a batch). */
+static enum cli_opts_result
 parse_opts(struct sched_opts *o, int argc, char **argv)
 {
+    const struct cli_opt table[] = {
+        STR("at", at),
+        STR("webhook", webhook),
+        STR("data", data),
+        STR("data-file", data_file),
+        {.name = "header",
+         .kind = CLI_OPT_LIST,
+         .to = o->headers,
+         .count = &o->n_headers,
+         .hi = SA_HEADERS_MAX},
+        STR("id", id),
+        STR("not-after", not_after),
+        FLAG("at-most-once", at_most_once),
+        STR("server", cli.server),
+        STR("key-file", cli.key_file),
+        {.name = "email", .kind = CLI_OPT_CALL, .to = o, .call = add_to},
+        {.name = "cc", .kind = CLI_OPT_CALL, .to = o, .call = add_cc},
+        {.name = "bcc", .kind = CLI_OPT_CALL, .to = o, .call = add_bcc},
+        STR("subject", subject),
+        STR("text", text),
+        STR("text-file", text_file),
+        STR("html-file", html_file),
+        STR("from", from),
+        STR("reply-to", reply_to),
+        STR("batch", batch),
+        STR("template-file", template_file),
+        FLAG("strict", strict),
+        FLAG("json", cli.json),
+        STR("cron", cron),
+        STR("tz", tz),
+        STR("until", until),
+        STR("count", count),
+        STR("group", group),
+        {0},
+    };
     struct sa_err err = {0};
-    int c, code;
+    int rest = 0;
+    enum cli_opts_result r = cli_opts_parse("schedule", usage, table, argc, argv, &rest);
 
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-        if (!keep_as_given(o, c) && (code = other_opt(o, c, argv)) != EXIT_OK)
-            return code;
-    if (optind != argc)
-        return cli_error(EXIT_USAGE, "schedule: unexpected argument %s", argv[optind]);
+    if (r != CLI_OPTS_OK)
+        return r;
+    if (rest != argc)
+        return cli_bad("schedule: unexpected argument %s", argv[rest]);
     if (o->batch)
-        return batch_check_opts(o);
+        return batch_check_opts(o) == EXIT_OK ? CLI_OPTS_OK : CLI_OPTS_BAD;
     if (schedule_check(o, &err) != SA_OK)
-        return cli_error(EXIT_USAGE, "schedule: %s", err.msg);
-    return EXIT_OK;
+        return cli_bad("schedule: %s", err.msg);
+    return CLI_OPTS_OK;
 }
+
+#undef STR
+#undef FLAG
 
 static int
 schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
@@ -222,10 +186,11 @@ cmd_schedule(int argc, char **argv)
     char *body = NULL;
     size_t body_len = 0;
     struct sa_err err = {0};
-    int code = parse_opts(&o, argc, argv);
+    enum cli_opts_result r = parse_opts(&o, argc, argv);
+    int code;
 
-    if (code != EXIT_OK)
-        return code < 0 ? EXIT_OK : code;
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
     if (o.batch)
         return batch_run(&o);
     if (o.data_file &&

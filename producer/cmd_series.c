@@ -1,6 +1,5 @@
 /* sendat series pause|resume ID and sendat series list: pausing skips the occurrences that
  * fall due meanwhile and keeps the chain going (series_status.c). */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,10 +47,13 @@ pause_or_resume(int argc, char **argv, int pause)
     struct pause_result res;
     struct sa_err err = {0};
     const char *id = NULL;
-    int code = cli_parse_id(argc, argv, usage, 0, &cli, &id);
+    enum cli_opts_result r = cli_parse_id(argc, argv, usage, 0, &cli, &id);
+    int code;
 
-    if (code != CLI_GO_ON)
-        return code;
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (!sa_layout_id_valid(id))
+        return cli_unknown_id();
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
     if (series_pause(n, id, pause, &res, &err) != SA_OK)
@@ -65,27 +67,22 @@ pause_or_resume(int argc, char **argv, int pause)
 static int
 list(int argc, char **argv)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     struct cli cli = {0};
+    const struct cli_opt table[] = {
+        {.name = "server", .kind = CLI_OPT_STRING, .to = &cli.server},
+        {0},
+    };
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
     json_t *all = NULL;
     size_t i;
     json_t *s;
-    int o, code;
+    int rest = 0, code;
+    enum cli_opts_result r = cli_opts_parse("series list", usage, table, argc, argv, &rest);
 
-    opterr = 0;
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (o == 'S')
-            cli.server = optarg;
-        else if (o == 'h')
-            return fputs(usage, stdout), EXIT_OK;
-        else
-            return cli_error(EXIT_USAGE, "series list: unknown option %s", argv[optind - 1]);
-    }
-    if (optind != argc)
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (rest != argc)
         return cli_error(EXIT_USAGE, "series list takes no argument");
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;

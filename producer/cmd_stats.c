@@ -1,5 +1,4 @@
 /* sendat stats: what stats_collect gathers (stats.c), for a human or as JSON with --json. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -150,27 +149,21 @@ print_fleet(json_t *doc)
 int
 cmd_stats(int argc, char **argv)
 {
-    static const struct option opts[] = {{"server", required_argument, NULL, 'S'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     struct cli cli = {0};
+    const struct cli_opt table[] = {
+        {.name = "server", .kind = CLI_OPT_STRING, .to = &cli.server},
+        {.name = "json", .kind = CLI_OPT_FLAG, .to = &cli.json},
+        {0},
+    };
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
     json_t *doc = NULL;
-    int c, code;
+    int rest = 0, code;
+    enum cli_opts_result r = cli_opts_parse(
+        "stats", "usage: sendat stats [--server URL] [--json]\n", table, argc, argv, &rest);
 
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'S')
-            cli.server = optarg;
-        else if (c == 'j')
-            cli.json = 1;
-        else if (c == 'h')
-            return puts("usage: sendat stats [--server URL] [--json]"), EXIT_OK;
-        else
-            return cli_error(EXIT_USAGE, "stats: unknown option %s", argv[optind - 1]);
-    }
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
     if (stats_collect(n, &doc, &err) != SA_OK) {

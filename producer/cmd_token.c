@@ -1,6 +1,5 @@
 /* sendat token create: a bearer token for `sendat serve`, printed once; its hash is appended
  * to SENDAT_API_TOKENS_FILE (a running server reads the file again on SIGHUP). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,34 +18,27 @@ static const char usage[] =
 int
 cmd_token(int argc, char **argv)
 {
-    static const struct option opts[] = {{"role", required_argument, NULL, 'r'},
-                                         {"name", required_argument, NULL, 'n'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     const char *role = NULL, *name = NULL, *path = getenv("SENDAT_API_TOKENS_FILE");
+    const struct cli_opt table[] = {
+        {.name = "role", .kind = CLI_OPT_STRING, .to = &role},
+        {.name = "name", .kind = CLI_OPT_STRING, .to = &name},
+        {0},
+    };
     char token[TOKEN_TEXT_MAX];
     struct sa_err err = {0};
-    int c;
+    enum cli_opts_result r;
+    int rest = 0;
 
     if (argc < 2 || strcmp(argv[1], "create") != 0) {
         if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
             return fputs(usage, stdout), EXIT_OK;
         return cli_error(EXIT_USAGE, "token: the only verb is create\n%s", usage);
     }
-    opterr = 0;
-    optind = 2;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'r')
-            role = optarg;
-        else if (c == 'n')
-            name = optarg;
-        else if (c == 'h')
-            return fputs(usage, stdout), EXIT_OK;
-        else
-            return cli_error(EXIT_USAGE, "token: unknown option %s", argv[optind - 1]);
-    }
-    if (optind != argc)
-        return cli_error(EXIT_USAGE, "token create: unexpected argument %s", argv[optind]);
+    /* argv[1] is create: its options follow */
+    if ((r = cli_opts_parse("token", usage, table, argc - 1, argv + 1, &rest)) != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (rest != argc - 1)
+        return cli_error(EXIT_USAGE, "token create: unexpected argument %s", argv[rest + 1]);
     if (!path || !*path)
         return cli_error(EXIT_USAGE, "token create: set SENDAT_API_TOKENS_FILE to the file "
                                      "`sendat serve` reads its tokens from");
