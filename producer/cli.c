@@ -7,14 +7,13 @@
 #include "cli.h"
 #include "layout.h"
 
-enum cli_opts_result
-cli_parse_id(int argc, char **argv, const char *usage, int with_json, struct cli *c,
-             const char **id)
+/* `VERB ID [--server URL] [--json]` into c and *id. */
+static enum cli_opts_result
+parse_id(int argc, char **argv, const char *usage, int with_json, struct cli *c, const char **id)
 {
     const struct cli_opt table[] = {
-        {.name = "server", .kind = CLI_OPT_STRING, .to = &c->server},
-        with_json ? (struct cli_opt){.name = "json", .kind = CLI_OPT_FLAG, .to = &c->json}
-                  : (struct cli_opt){0},
+        CLI_OPT_SERVER(c),
+        with_json ? (struct cli_opt)CLI_OPT_JSON(c) : (struct cli_opt){0},
         {0},
     };
     int rest = 0;
@@ -35,6 +34,22 @@ cli_unknown_id(void)
 {
     puts("unknown id");
     return EXIT_UNKNOWN;
+}
+
+int
+cli_id_start(int argc, char **argv, const char *usage, int with_json, struct cli *c,
+             const char **id, struct sa_nats **n, int *code)
+{
+    enum cli_opts_result r = parse_id(argc, argv, usage, with_json, c, id);
+
+    *n = NULL;
+    if (r != CLI_OPTS_OK)
+        *code = cli_opts_exit(r);
+    else if (!sa_layout_id_valid(*id))
+        *code = cli_unknown_id();
+    else
+        *code = cli_connect(c, n);
+    return *n != NULL;
 }
 
 static void

@@ -27,14 +27,29 @@ struct cli {
     int json;
 };
 
-/* Parses `sendat VERB ID [--server URL]` (and --json if with_json) into c and *id, for the
- * commands that look up one task (cancel, status, series pause). CLI_OPTS_OK with *id set,
- * else the result to exit with (cli_opts_exit). */
-enum cli_opts_result cli_parse_id(int argc, char **argv, const char *usage, int with_json,
-                                  struct cli *c, const char **id);
-
 /* Prints "unknown id" on stdout and returns EXIT_UNKNOWN (an id no task can have, or has). */
 int cli_unknown_id(void);
+
+/* The start of a command on one id (cancel, status, series pause): reads `VERB ID
+ * [--server URL]` (and --json if with_json) into c and *id, answers "unknown id" for an id no
+ * task can have, then cli_connect. Returns 1 with *n connected when the command goes on, or 0 when
+ * it ends here with exit code *code (help printed, bad flags, unknown id, no connection). */
+int cli_id_start(int argc, char **argv, const char *usage, int with_json, struct cli *c,
+                 const char **id, struct sa_nats **n, int *code);
+
+/* Option table rows (cli_opts.h) for the flags struct cli holds. */
+#define CLI_OPT_SERVER(c)                                                                          \
+    {                                                                                              \
+        .name = "server", .kind = CLI_OPT_STRING, .to = &(c)->server                               \
+    }
+#define CLI_OPT_KEY_FILE(c)                                                                        \
+    {                                                                                              \
+        .name = "key-file", .kind = CLI_OPT_STRING, .to = &(c)->key_file                           \
+    }
+#define CLI_OPT_JSON(c)                                                                            \
+    {                                                                                              \
+        .name = "json", .kind = CLI_OPT_FLAG, .to = &(c)->json                                     \
+    }
 
 /* Prints "sendat: <message>" on stderr and returns code. */
 int cli_error(int code, const char *fmt, ...) SA_PRINTF(2, 3);

@@ -27,7 +27,7 @@ cancel_group(int argc, char **argv)
     const char *group = NULL;
     const struct cli_opt table[] = {
         {.name = "group", .kind = CLI_OPT_STRING, .to = &group},
-        {.name = "server", .kind = CLI_OPT_STRING, .to = &cli.server},
+        CLI_OPT_SERVER(&cli),
         {0},
     };
     int code, rest = 0;
@@ -58,17 +58,12 @@ cmd_cancel(int argc, char **argv)
     struct sa_err err = {0};
     const char *id = NULL;
     char at[40];
-    enum cli_opts_result r;
     int code;
 
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--group"))
             return cancel_group(argc, argv);
-    if ((r = cli_parse_id(argc, argv, usage, 0, &cli, &id)) != CLI_OPTS_OK)
-        return cli_opts_exit(r);
-    if (!sa_layout_id_valid(id))
-        return cli_unknown_id();
-    if ((code = cli_connect(&cli, &n)) != EXIT_OK)
+    if (!cli_id_start(argc, argv, usage, 0, &cli, &id, &n, &code))
         return code;
     if (cancel_run(n, id, &res, &err) != SA_OK) {
         code = cli_error(EXIT_FAIL, "cancel: %s", err.msg);

@@ -37,9 +37,9 @@ static enum cli_opts_result
 parse(struct dlq_opts *o, int argc, char **argv)
 {
     const struct cli_opt table[] = {
-        {.name = "server", .kind = CLI_OPT_STRING, .to = &o->cli.server},
-        {.name = "key-file", .kind = CLI_OPT_STRING, .to = &o->cli.key_file},
-        {.name = "json", .kind = CLI_OPT_FLAG, .to = &o->cli.json},
+        CLI_OPT_SERVER(&o->cli),
+        CLI_OPT_KEY_FILE(&o->cli),
+        CLI_OPT_JSON(&o->cli),
         {.name = "all", .kind = CLI_OPT_FLAG, .to = &o->all},
         {.name = "at", .kind = CLI_OPT_STRING, .to = &o->at},
         {.name = "limit", .kind = CLI_OPT_LONG, .to = &o->limit, .lo = 1, .hi = DLQ_LIST_MAX},

@@ -28,8 +28,8 @@ static enum cli_opts_result
 parse(struct group_opts *o, int argc, char **argv)
 {
     const struct cli_opt table[] = {
-        {.name = "server", .kind = CLI_OPT_STRING, .to = &o->cli.server},
-        {.name = "json", .kind = CLI_OPT_FLAG, .to = &o->cli.json},
+        CLI_OPT_SERVER(&o->cli),
+        CLI_OPT_JSON(&o->cli),
         {.name = "limit",
          .kind = CLI_OPT_LONG,
          .to = &o->limit,

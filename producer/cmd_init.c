@@ -61,13 +61,19 @@ parse_size(void *to, const char *text)
     return 0;
 }
 
+/* A layout duration: written once, so init notes that one was given. */
+#define LAYOUT(n, field)                                                                           \
+    {                                                                                              \
+        .name = n, .kind = CLI_OPT_DURATION, .to = &o->layout.field, .given = &o->layout_given     \
+    }
+
 /* Reads the options into o and checks what the table cannot (replicas 1, 3 or 5; claims-ttl). */
 static enum cli_opts_result
 parse_opts(struct init_opts *o, int argc, char **argv)
 {
     long replicas = o->replicas, shards = o->layout.shards;
     const struct cli_opt table[] = {
-        {.name = "server", .kind = CLI_OPT_STRING, .to = &o->cli.server},
+        CLI_OPT_SERVER(&o->cli),
         {.name = "replicas", .kind = CLI_OPT_LONG, .to = &replicas, .lo = 1, .hi = 5},
         {.name = "shards",
          .kind = CLI_OPT_LONG,
@@ -75,22 +81,10 @@ parse_opts(struct init_opts *o, int argc, char **argv)
          .lo = 1,
          .hi = SA_SHARDS_MAX,
          .given = &o->shards_given},
-        {.name = "window",
-         .kind = CLI_OPT_DURATION,
-         .to = &o->layout.window_ms,
-         .given = &o->layout_given},
-        {.name = "slot",
-         .kind = CLI_OPT_DURATION,
-         .to = &o->layout.slot_ms,
-         .given = &o->layout_given},
-        {.name = "ack-wait",
-         .kind = CLI_OPT_DURATION,
-         .to = &o->layout.ack_wait_ms,
-         .given = &o->layout_given},
-        {.name = "lead",
-         .kind = CLI_OPT_DURATION,
-         .to = &o->layout.lead_ms,
-         .given = &o->layout_given},
+        LAYOUT("window", window_ms),
+        LAYOUT("slot", slot_ms),
+        LAYOUT("ack-wait", ack_wait_ms),
+        LAYOUT("lead", lead_ms),
         {.name = "dedupe-window", .kind = CLI_OPT_DURATION, .to = &o->dedupe_ms},
         {.name = "claims-ttl", .kind = CLI_OPT_DURATION, .to = &o->claims_ttl_ms},
         {.name = "dlq-max-age", .kind = CLI_OPT_DURATION, .to = &o->dlq_age_ms},
@@ -113,6 +107,8 @@ parse_opts(struct init_opts *o, int argc, char **argv)
                        "refuse a task due longer ago than the claim ledger remembers");
     return CLI_OPTS_OK;
 }
+
+#undef LAYOUT
 
 /* Takes si. An existing stream is kept as it is, except that a dead-letter stream made
  * before it had a byte limit gets one (once: a limit set since is never changed). */

@@ -35,9 +35,9 @@ static enum cli_opts_result
 parse(struct list_opts *o, int argc, char **argv)
 {
     const struct cli_opt table[] = {
-        {.name = "server", .kind = CLI_OPT_STRING, .to = &o->cli.server},
-        {.name = "key-file", .kind = CLI_OPT_STRING, .to = &o->cli.key_file},
-        {.name = "json", .kind = CLI_OPT_FLAG, .to = &o->cli.json},
+        CLI_OPT_SERVER(&o->cli),
+        CLI_OPT_KEY_FILE(&o->cli),
+        CLI_OPT_JSON(&o->cli),
         {.name = "from", .kind = CLI_OPT_STRING, .to = &o->from},
         {.name = "to", .kind = CLI_OPT_STRING, .to = &o->to},
         {.name = "limit", .kind = CLI_OPT_LONG, .to = &o->limit, .lo = 1, .hi = TASKLIST_LIMIT_MAX},

@@ -47,14 +47,9 @@ pause_or_resume(int argc, char **argv, int pause)
     struct pause_result res;
     struct sa_err err = {0};
     const char *id = NULL;
-    enum cli_opts_result r = cli_parse_id(argc, argv, usage, 0, &cli, &id);
     int code;
 
-    if (r != CLI_OPTS_OK)
-        return cli_opts_exit(r);
-    if (!sa_layout_id_valid(id))
-        return cli_unknown_id();
-    if ((code = cli_connect(&cli, &n)) != EXIT_OK)
+    if (!cli_id_start(argc, argv, usage, 0, &cli, &id, &n, &code))
         return code;
     if (series_pause(n, id, pause, &res, &err) != SA_OK)
         code = cli_error(EXIT_FAIL, "series %s: %s", argv[0], err.msg);
@@ -69,7 +64,7 @@ list(int argc, char **argv)
 {
     struct cli cli = {0};
     const struct cli_opt table[] = {
-        {.name = "server", .kind = CLI_OPT_STRING, .to = &cli.server},
+        CLI_OPT_SERVER(&cli),
         {0},
     };
     struct sa_nats *n = NULL;

@@ -151,8 +151,8 @@ cmd_stats(int argc, char **argv)
 {
     struct cli cli = {0};
     const struct cli_opt table[] = {
-        {.name = "server", .kind = CLI_OPT_STRING, .to = &cli.server},
-        {.name = "json", .kind = CLI_OPT_FLAG, .to = &cli.json},
+        CLI_OPT_SERVER(&cli),
+        CLI_OPT_JSON(&cli),
         {0},
     };
     struct sa_nats *n = NULL;

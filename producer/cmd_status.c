@@ -38,14 +38,9 @@ cmd_status(int argc, char **argv)
     const char *id = NULL;
     struct sa_err err = {0};
     enum sa_code rc;
-    enum cli_opts_result r = cli_parse_id(argc, argv, usage, 1, &cli, &id);
     int code;
 
-    if (r != CLI_OPTS_OK)
-        return cli_opts_exit(r);
-    if (!sa_layout_id_valid(id))
-        return cli_unknown_id();
-    if ((code = cli_connect(&cli, &n)) != EXIT_OK)
+    if (!cli_id_start(argc, argv, usage, 1, &cli, &id, &n, &code))
         return code;
     events = json_array();
     ring = optional_ring(&cli);

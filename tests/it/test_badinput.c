@@ -497,40 +497,31 @@ test_junk_does_not_hold_up_valid_tasks(void **state)
  * taken as 10, `preview -n 10x` and `init --replicas 3x` too): a trailing letter, an empty
  * value or one out of range exits 2 with one line on stderr and nothing on stdout. */
 static void
-number_refused(const char *why, ...)
+number_refused(const char *why, int rc, const char *out, const char *err)
 {
-    char *argv[16], out[256], err[512];
-    char *env[] = {F.env_url, F.env_key, NULL};
-    va_list ap;
-    int n = 0, rc;
-
-    argv[n++] = (char *)fx_sendat_bin();
-    va_start(ap, why);
-    for (char *a; n < 15 && (a = va_arg(ap, char *));)
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    rc = proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 30000);
     if (rc != 2 || out[0] || !strchr(err, '\n') || strchr(err, '\n')[1] != '\0')
         fail_msg("%s: exit %d (want 2), stdout \"%s\", stderr \"%s\"", why, rc, out, err);
 }
 
+#define NUMBER_REFUSED(why, ...)                                                                   \
+    number_refused(why, fx_sendat(&F, out, sizeof(out), err, sizeof(err), __VA_ARGS__, NULL), out, \
+                   err)
+
 static void
 test_numbers_checked_alike(void **state)
 {
-    char out[4096];
+    char out[4096], err[512];
 
     (void)state;
     fx_start(&F, 0);
-    number_refused("dlq list 10x", "dlq", "list", "--limit", "10x", NULL);
-    number_refused("dlq list empty", "dlq", "list", "--limit", "", NULL);
-    number_refused("dlq list 0", "dlq", "list", "--limit", "0", NULL);
-    number_refused("list 10x", "list", "--from", "now", "--to", "+1h", "--limit", "10x", NULL);
-    number_refused("group list 10x", "group", "list", "--limit", "10x", NULL);
-    number_refused("preview -n 10x", "preview", "--cron", "* * * * *", "--tz", "UTC", "-n", "10x",
-                   NULL);
-    number_refused("init --replicas 3x", "init", "--replicas", "3x", NULL);
-    number_refused("init --shards 2x", "init", "--shards", "2x", NULL);
+    NUMBER_REFUSED("dlq list 10x", "dlq", "list", "--limit", "10x");
+    NUMBER_REFUSED("dlq list empty", "dlq", "list", "--limit", "");
+    NUMBER_REFUSED("dlq list 0", "dlq", "list", "--limit", "0");
+    NUMBER_REFUSED("list 10x", "list", "--from", "now", "--to", "+1h", "--limit", "10x");
+    NUMBER_REFUSED("group list 10x", "group", "list", "--limit", "10x");
+    NUMBER_REFUSED("preview -n 10x", "preview", "--cron", "* * * * *", "--tz", "UTC", "-n", "10x");
+    NUMBER_REFUSED("init --replicas 3x", "init", "--replicas", "3x");
+    NUMBER_REFUSED("init --shards 2x", "init", "--shards", "2x");
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", "--limit", "10", NULL),
                      0);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "--help", NULL), 0);
