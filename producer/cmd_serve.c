@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <sodium.h>
 
@@ -156,11 +155,13 @@ cmd_serve(int argc, char **argv)
     struct server s = {0};
     struct cli cli = {0};
     const char *addr = getenv("SENDAT_API_ADDR");
-    int threads = int_from_env("SENDAT_API_THREADS", 8, 1, 256), code;
+    int threads = int_from_env("SENDAT_API_THREADS", 8, 1, 256), code, rest = 0;
+    const struct cli_opt none[] = {{0}}; /* configured from the environment only */
+    enum cli_opts_result r = cli_opts_parse("serve", usage, none, argc, argv, &rest);
 
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-        return fputs(usage, stdout), EXIT_OK;
-    if (argc > 1)
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (rest < argc)
         return cli_error(EXIT_USAGE, "serve: takes no arguments (see sendat serve --help)");
     s.tokens_file = getenv("SENDAT_API_TOKENS_FILE");
     if (!s.tokens_file || !*s.tokens_file)
