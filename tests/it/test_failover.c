@@ -4,6 +4,7 @@
  * subject) and has its levels delivered again. All arrive; at-least-once resends keep their
  * webhook-id; an at-most-once task is never sent twice. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "layout.h"
 
 #define N 40
 #define ACK_WAIT_MS 60000
@@ -225,12 +227,172 @@ test_kill9_with_sends_in_flight(void **state)
     fx_finish(&F);
 }
 
+/* A rogue client of the members bucket (issue 24.2): each time a member writes its entry, it
+ * writes a made-up instance id over it within a millisecond or two, and deletes every rescue
+ * key a member creates (so every forged death would be rescued again). */
+struct forger {
+    const char *url;
+    _Atomic int stop;
+    _Atomic int forged;
+    _Atomic int rescues_undone;
+};
+
+static void
+made_up_instance(char *out, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t len = n - 1 < 16 ? n - 1 : 16;
+
+    for (size_t i = 0; i < len; i++)
+        out[i] = hex[rand() % 16];
+    out[len] = '\0';
+}
+
+static void
+forge_one(struct forger *fg, kvStore *kv, kvEntry *e)
+{
+    const char *key = kvEntry_Key(e), *value = kvEntry_ValueString(e);
+    char fake[20];
+    uint64_t rev;
+
+    if (kvEntry_Operation(e) != kvOp_Put || !value)
+        return;
+    if (!strncmp(key, SA_MEMBERS_RESCUE_PREFIX, strlen(SA_MEMBERS_RESCUE_PREFIX))) {
+        if (kvStore_Delete(kv, key) == NATS_OK)
+            fg->rescues_undone++;
+        return;
+    }
+    if (!strchr(value, ' '))
+        return; /* ours: a member's own beat carries its facts after a space */
+    made_up_instance(fake, sizeof(fake));
+    if (kvStore_PutString(&rev, kv, key, fake) == NATS_OK)
+        fg->forged++;
+}
+
+static void *
+forge(void *arg)
+{
+    struct forger *fg = arg;
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *kv = NULL;
+    kvWatcher *w = NULL;
+
+    if (natsConnection_ConnectTo(&nc, fg->url) != NATS_OK ||
+        natsConnection_JetStream(&js, nc, NULL) != NATS_OK ||
+        js_KeyValue(&kv, js, SA_MEMBERS_BUCKET) != NATS_OK ||
+        kvStore_WatchAll(&w, kv, NULL) != NATS_OK) {
+        fprintf(stderr, "the forger could not watch the members bucket\n");
+        goto out;
+    }
+    while (!fg->stop) {
+        kvEntry *e = NULL;
+
+        if (kvWatcher_Next(&e, w, 200) != NATS_OK || !e)
+            continue;
+        forge_one(fg, kv, e);
+        kvEntry_Destroy(e);
+    }
+out:
+    kvWatcher_Destroy(w);
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return NULL;
+}
+
+#define FORGED_N 240
+
+static int forged_seen[FORGED_N];
+
+static int
+forged_all_arrived(void *arg)
+{
+    (void)arg;
+    return fx_arrivals(&F, "/f/", forged_seen, FORGED_N) == FORGED_N;
+}
+
+/* Lines of consumer i's log that hold word. */
+static int
+log_count(int i, const char *word)
+{
+    char *log = proc_read_file(F.consumers[i].err_path);
+    int n = 0;
+
+    for (const char *at = log; at && (at = strstr(at, word)); at += strlen(word))
+        n++;
+    free(log);
+    return n;
+}
+
+/* Issue 24.2: a client that writes made-up instance ids over the members' entries (and undoes
+ * their rescue keys) right after each beat, beside a fleet of two sending tasks that are in
+ * flight for a second each. No living member is taken for dead: nothing is sent twice, nothing
+ * is lost, nothing is rescued. */
+static void
+test_forged_members_kill_nobody(void **state)
+{
+    char path[300], out[256], err[4096];
+    struct forger fg = {0};
+    pthread_t t;
+    int64_t start;
+    FILE *f;
+    int twice = 0, rescued = 0;
+
+    (void)state;
+    fx_ack_wait = "60s"; /* a copy sent twice can only come from a claim taken over */
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    fx_consumer(&F, 1, NULL);
+    fg.url = F.srv.url;
+    assert_int_equal(pthread_create(&t, NULL, forge, &fg), 0);
+    receiver_set_delay(F.recv, 1000); /* every send holds its "sending" claim for a second */
+    start = test_now_ms() + (int64_t)(4000 * test_timeout_multiplier());
+    snprintf(path, sizeof(path), "%s/forged.ndjson", F.dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < FORGED_N; i++) { /* due over 6 s */
+        int64_t due = start + (int64_t)i * 6000 / FORGED_N;
+        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/f/%d\",\"id\":\"f-%d\"}\n",
+                due / 1000, (int)(due % 1000), receiver_url(F.recv), i, i);
+    }
+    fclose(f);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+    if (!wait_until(forged_all_arrived, NULL, 40000)) {
+        print_log(0);
+        print_log(1);
+        fail_msg("arrived %d of %d", fx_arrivals(&F, "/f/", forged_seen, FORGED_N), FORGED_N);
+    }
+    wait_until_ms(test_now_ms() + 3000, 3000); /* a second copy of anything would come now */
+    fg.stop = 1;
+    pthread_join(t, NULL);
+    fx_arrivals(&F, "/f/", forged_seen, FORGED_N);
+    for (int k = 0; k < FORGED_N; k++)
+        twice += forged_seen[k] > 1;
+    for (int i = 0; i < 2; i++)
+        rescued += log_count(i, "event=member_rescued ");
+    fprintf(stderr,
+            "forger: %d entries forged, %d rescue keys deleted; %d of %d tasks sent twice, "
+            "%d rescues\n",
+            fg.forged, fg.rescues_undone, twice, FORGED_N, rescued);
+    assert_true(fg.forged >= 10); /* it did forge, beat after beat */
+    if (twice || rescued) {
+        print_log(0);
+        print_log(1);
+    }
+    assert_int_equal(twice, 0);
+    assert_int_equal(rescued, 0);
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill9_while_holding),
         cmocka_unit_test(test_kill9_with_sends_in_flight),
+        cmocka_unit_test(test_forged_members_kill_nobody),
     };
 
     return FX_RUN(tests);
