@@ -65,9 +65,9 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
 
 /* A claim "sending" whose holder process still lives is a send in progress (its message came
  * back because the holder was slow, or a second copy reached us): never send it a second
- * time. A holder is dead once the server says no one answers on its liveness subject (its
- * connection is gone), or once the members bucket no longer maps its name to its instance
- * (a restart under the same name, or a hung process that stopped renewing), see members.c. */
+ * time. A holder is dead only by its own silence: the server said no one answers on its
+ * liveness subject for three beats on end (its connection is gone), or it did not answer at
+ * all for 20 s (hung), see members.c. What the members bucket says never makes it dead. */
 static int
 holder_alive(struct consumer *c, const struct sa_claim *cur)
 {

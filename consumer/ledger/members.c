@@ -1,6 +1,10 @@
 /* Fleet membership by beats in the members bucket and probes on liveness subjects (see
- * members.h and docs/design-notes.md "A dead member costs seconds"). */
+ * members.h and docs/design-notes.md "A dead member costs seconds"). Whatever a client writes
+ * into the bucket, only an instance's own silence makes it dead: an entry may name an
+ * instance to probe, never decide that it is gone (issue 24.2, docs/architecture.md "Holders
+ * are processes"). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +17,13 @@
 
 #define LIST_EVERY_MS 5000 /* the member list is read again this often */
 #define PROBE_WAIT_MS 250  /* a live member answers in milliseconds; no answer: unsure */
-#define STALE_MS 20000     /* an entry not renewed this long is a hung member (the bucket TTL) */
-#define GRACE_MS 3000      /* gone from the server and no beat this long: dead (three beats) */
+#define STALE_MS 20000     /* no answer at all this long: a hung member (the bucket TTL too) */
+#define GRACE_MS 3000      /* "no responders" this long, no answer between: dead (three beats) */
 #define SETTLE_MS 5000     /* after our own reconnect, others may not have resubscribed yet */
 #define GONE_KEPT 64       /* dead instances remembered while their entries wait for the TTL */
+#define SUSPECTS_MAX 64    /* instances whose probes go unanswered, with since when */
+#define UNSEEN_RESCUE_EVERY_MS 20000 /* rescues of instances never heard from: at most this often  \
+                                      */
 
 struct member {
     char name[64];
@@ -40,6 +47,17 @@ struct members {
     int nfound;
     char gone[GONE_KEPT][MEMBERS_INSTANCE_MAX]; /* the last found dead: never reported twice */
     int gone_next;
+    int64_t unseen_rescue_ms; /* the last rescue of an instance this member never heard from */
+    /* Shared by the puller thread (beats) and the main thread (claims' holders), under lock. */
+    pthread_mutex_t lock;
+    struct suspect {
+        char instance[MEMBERS_INSTANCE_MAX];
+        int64_t fail_ms; /* first unanswered probe since its last answer */
+        int64_t gone_ms; /* first "no responders" since its last answer or timeout (0: none) */
+        int64_t last_ms; /* the latest probe */
+    } suspects[SUSPECTS_MAX];
+    char heard[GONE_KEPT][MEMBERS_INSTANCE_MAX]; /* instances that answered our probes */
+    int heard_next;
 };
 
 static void
@@ -70,7 +88,9 @@ on_probe(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
     natsMsg_Destroy(msg);
 }
 
-enum probe { PROBE_ANSWERED, PROBE_GONE, PROBE_UNSURE };
+/* PROBE_SILENT: someone listens on the subject but no answer came in time (hung, or slow);
+ * PROBE_UNSURE: our own connection failed the request, which says nothing about the other. */
+enum probe { PROBE_ANSWERED, PROBE_GONE, PROBE_SILENT, PROBE_UNSURE };
 
 /* Asks instance whether it lives: the server says "no responders" once its connection is
  * gone. */
@@ -81,12 +101,116 @@ probe(struct members *m, const char *instance)
     natsMsg *reply = NULL;
     natsStatus s;
 
+    if (natsConnection_Status(m->n->nc) != NATS_CONN_STATUS_CONNECTED)
+        return PROBE_UNSURE;
     alive_subject(subject, sizeof(subject), instance);
     s = natsConnection_Request(&reply, m->n->nc, subject, "", 0, PROBE_WAIT_MS);
     natsMsg_Destroy(reply);
     if (s == NATS_OK)
         return PROBE_ANSWERED;
-    return s == NATS_NO_RESPONDERS ? PROBE_GONE : PROBE_UNSURE;
+    if (s == NATS_NO_RESPONDERS)
+        return PROBE_GONE;
+    if (s == NATS_TIMEOUT && natsConnection_Status(m->n->nc) == NATS_CONN_STATUS_CONNECTED)
+        return PROBE_SILENT;
+    return PROBE_UNSURE;
+}
+
+/* Our own reconnect: streaks seen before it say nothing (we were away, the others may still
+ * be coming back). Under lock. */
+static void
+settle(struct members *m, int64_t now_ms)
+{
+    long r = atomic_load(m->n->reconnects);
+
+    if (r == m->reconnects)
+        return;
+    m->reconnects = r;
+    atomic_store(&m->settled_ms, now_ms + SETTLE_MS);
+    memset(m->suspects, 0, sizeof(m->suspects));
+}
+
+static struct suspect *
+suspect_of(struct members *m, const char *instance, int add)
+{
+    struct suspect *oldest = &m->suspects[0];
+
+    for (int i = 0; i < SUSPECTS_MAX; i++) {
+        struct suspect *x = &m->suspects[i];
+
+        if (x->instance[0] && !strcmp(x->instance, instance))
+            return x;
+        if (x->last_ms < oldest->last_ms)
+            oldest = x;
+    }
+    if (!add)
+        return NULL;
+    memset(oldest, 0, sizeof(*oldest));
+    snprintf(oldest->instance, sizeof(oldest->instance), "%s", instance);
+    return oldest;
+}
+
+static int
+heard_from(struct members *m, const char *instance)
+{
+    for (int i = 0; i < GONE_KEPT; i++)
+        if (!strcmp(m->heard[i], instance))
+            return 1;
+    return 0;
+}
+
+enum verdict { ALIVE, UNSURE, DEAD };
+
+/* What a probe's answer means with those before it, under lock. Dead only by the instance's
+ * own silence: "no responders" for GRACE_MS with no answer and no listener between (a member
+ * that lost its connection for a moment is back well before), or no answer of any kind for
+ * STALE_MS (a hung process). One answer clears all. */
+static enum verdict
+weigh(struct members *m, const char *instance, enum probe p, int64_t now_ms)
+{
+    struct suspect *x;
+
+    if (p == PROBE_ANSWERED) {
+        if ((x = suspect_of(m, instance, 0)))
+            memset(x, 0, sizeof(*x));
+        if (!heard_from(m, instance)) {
+            snprintf(m->heard[m->heard_next], MEMBERS_INSTANCE_MAX, "%s", instance);
+            m->heard_next = (m->heard_next + 1) % GONE_KEPT;
+        }
+        return ALIVE;
+    }
+    if (p == PROBE_UNSURE || now_ms < atomic_load(&m->settled_ms))
+        return UNSURE;
+    x = suspect_of(m, instance, 1);
+    if (!x->last_ms || now_ms - x->last_ms > STALE_MS) { /* a streak starts (or a gap ended it) */
+        x->fail_ms = now_ms;
+        x->gone_ms = 0;
+    }
+    x->last_ms = now_ms;
+    if (p == PROBE_SILENT)
+        x->gone_ms = 0; /* someone listens there: connected, maybe slow */
+    else if (!x->gone_ms)
+        x->gone_ms = now_ms;
+    if ((x->gone_ms && now_ms - x->gone_ms >= GRACE_MS) || now_ms - x->fail_ms >= STALE_MS)
+        return DEAD;
+    return UNSURE;
+}
+
+/* Probes instance and weighs the answer with those before it (see weigh). */
+static enum verdict
+judge(struct members *m, const char *instance)
+{
+    enum probe p;
+    enum verdict v;
+
+    pthread_mutex_lock(&m->lock);
+    settle(m, sa_now_ms());
+    pthread_mutex_unlock(&m->lock);
+    p = probe(m, instance);
+    pthread_mutex_lock(&m->lock);
+    settle(m, sa_now_ms()); /* a reconnect while the probe was out */
+    v = weigh(m, instance, p, sa_now_ms());
+    pthread_mutex_unlock(&m->lock);
+    return v;
 }
 
 enum sa_code
@@ -102,16 +226,20 @@ members_start(struct members **out, struct sa_nats *n, const char *name, const c
         return sa_fail(err, SA_ENOMEM, "no memory for the member list");
     m->n = n;
     m->fleet = 1;
+    m->reconnects = atomic_load(n->reconnects);
+    pthread_mutex_init(&m->lock, NULL);
     snprintf(m->name, sizeof(m->name), "%s", name);
     snprintf(m->instance, sizeof(m->instance), "%s", instance);
     alive_subject(subject, sizeof(subject), instance);
     s = natsConnection_Subscribe(&m->alive, n->nc, subject, on_probe, NULL);
     if (s != NATS_OK) {
+        pthread_mutex_destroy(&m->lock);
         free(m);
         return sa_nats_fail(err, s, 0, "subscribe to the liveness subject");
     }
     if (probe(m, instance) != PROBE_ANSWERED) { /* the others would take us for dead */
         natsSubscription_Destroy(m->alive);
+        pthread_mutex_destroy(&m->lock);
         free(m);
         return sa_fail(err, SA_ENATS,
                        "no answer on %s from this very process: the consumer's NATS user must "
@@ -164,24 +292,72 @@ list(struct members *m)
     m->fleet = fleet;
 }
 
+/* Whether the bucket still holds the very entry that named instance, unrenewed for
+ * GRACE_MS: what a member that died leaves behind. A living member under that name writes its
+ * own over a forged one every second, so a forged entry never ages this far. */
+static int
+entry_left_behind(struct members *m, const char *name, const char *instance)
+{
+    kvEntry *e = NULL;
+    char now[MEMBERS_INSTANCE_MAX];
+    int left;
+
+    if (kvStore_Get(&e, m->kv, name) != NATS_OK)
+        return 0;
+    value_instance(now, sizeof(now), kvEntry_ValueString(e));
+    left = !strcmp(now, instance) && sa_now_ms() - kvEntry_Created(e) / 1000000 >= GRACE_MS;
+    kvEntry_Destroy(e);
+    return left;
+}
+
+/* A dead instance's levels are handed back when this member heard it answer before (a member
+ * it knew), or when its entry was left behind (a member that died before this one looked;
+ * such rescues at most every UNSEEN_RESCUE_EVERY_MS): an instance no process ever answered
+ * for is a made-up entry, and handing back levels for it would only cost the fleet. */
+static int
+worth_rescue(struct members *m, const struct member *x, int64_t now_ms)
+{
+    int heard;
+
+    pthread_mutex_lock(&m->lock);
+    heard = heard_from(m, x->instance);
+    pthread_mutex_unlock(&m->lock);
+    if (heard)
+        return 1;
+    if (now_ms - m->unseen_rescue_ms < UNSEEN_RESCUE_EVERY_MS ||
+        !entry_left_behind(m, x->name, x->instance))
+        return 0;
+    m->unseen_rescue_ms = now_ms;
+    return 1;
+}
+
+static void
+found_dead(struct members *m, struct member *x, int64_t now_ms)
+{
+    x->dead = 1;
+    snprintf(m->gone[m->gone_next], MEMBERS_INSTANCE_MAX, "%s", x->instance);
+    m->gone_next = (m->gone_next + 1) % GONE_KEPT;
+    if (m->fleet > 1)
+        m->fleet--; /* it shares no slot any more */
+    if (!worth_rescue(m, x, now_ms)) {
+        sa_log(SA_LOG_INFO, "member_entry_unanswered",
+               "member=%s instance=%s note=\"no process answers for it: not rescued\"", x->name,
+               x->instance);
+        return;
+    }
+    if (m->nfound < MEMBERS_MAX)
+        snprintf(m->found[m->nfound++], MEMBERS_INSTANCE_MAX, "%s", x->instance);
+    sa_log(SA_LOG_WARN, "member_dead", "member=%s instance=%s", x->name, x->instance);
+}
+
 static void
 probe_all(struct members *m, int64_t now_ms)
 {
-    if (now_ms < atomic_load(&m->settled_ms))
-        return; /* we were away: the others may still be coming back */
     for (int i = 0; i < m->len; i++) {
         struct member *x = &m->list[i];
 
-        if (x->dead || !x->instance[0] || probe(m, x->instance) != PROBE_GONE)
-            continue;
-        x->dead = 1;
-        snprintf(m->gone[m->gone_next], MEMBERS_INSTANCE_MAX, "%s", x->instance);
-        m->gone_next = (m->gone_next + 1) % GONE_KEPT;
-        if (m->nfound < MEMBERS_MAX)
-            snprintf(m->found[m->nfound++], MEMBERS_INSTANCE_MAX, "%s", x->instance);
-        if (m->fleet > 1)
-            m->fleet--; /* it shares no slot any more */
-        sa_log(SA_LOG_WARN, "member_dead", "member=%s instance=%s", x->name, x->instance);
+        if (!x->dead && x->instance[0] && judge(m, x->instance) == DEAD)
+            found_dead(m, x, now_ms);
     }
 }
 
@@ -193,10 +369,6 @@ members_beat(struct members *m, int64_t now_ms, const char *facts)
 
     if (!m->kv)
         return;
-    if (atomic_load(m->n->reconnects) != m->reconnects) {
-        m->reconnects = atomic_load(m->n->reconnects);
-        atomic_store(&m->settled_ms, now_ms + SETTLE_MS);
-    }
     snprintf(value, sizeof(value), "%s%s%s", m->instance, facts && *facts ? " " : "",
              facts ? facts : "");
     kvStore_PutString(&rev, m->kv, m->name, value);
@@ -236,24 +408,18 @@ members_won_rescue(struct members *m, const char *dead_instance, int shard)
     return 1;
 }
 
-/* The bucket's word on a holder: 1 alive, 0 dead. gone: the server knows no one on its
- * liveness subject, so an entry not renewed for GRACE_MS is a dead process; without that, a
- * hung process shows only by no renewal for STALE_MS. A member that lost its connection for a
- * moment is gone from the server too, but still renewed its entry lately. */
+/* A claim written before claims named their instance: its holder lives while the bucket
+ * maps its name to a fresh entry (no probe can tell). */
 static int
-entry_alive(struct members *m, const char *name, const char *instance, int gone)
+legacy_entry_alive(struct members *m, const char *name)
 {
     kvEntry *e = NULL;
-    char now[MEMBERS_INSTANCE_MAX];
     natsStatus s = kvStore_Get(&e, m->kv, name);
-    int64_t age;
     int alive;
 
     if (s != NATS_OK)
         return s != NATS_NOT_FOUND; /* no answer (an election): ask again later, never guess */
-    value_instance(now, sizeof(now), kvEntry_ValueString(e));
-    age = sa_now_ms() - kvEntry_Created(e) / 1000000;
-    alive = (!instance[0] || !strcmp(now, instance)) && age < (gone ? GRACE_MS : STALE_MS);
+    alive = sa_now_ms() - kvEntry_Created(e) / 1000000 < STALE_MS;
     kvEntry_Destroy(e);
     return alive;
 }
@@ -261,13 +427,11 @@ entry_alive(struct members *m, const char *name, const char *instance, int gone)
 int
 members_holder_alive(struct members *m, const char *name, const char *instance)
 {
-    int gone;
-
-    if (!m || !m->kv)
+    if (!m)
         return 0;
-    gone = instance[0] && sa_now_ms() >= atomic_load(&m->settled_ms) &&
-           probe(m, instance) == PROBE_GONE;
-    return entry_alive(m, name, instance, gone);
+    if (!instance[0])
+        return m->kv ? legacy_entry_alive(m, name) : 0;
+    return judge(m, instance) != DEAD;
 }
 
 void
@@ -287,5 +451,6 @@ members_free(struct members *m)
         return;
     natsSubscription_Destroy(m->alive);
     kvStore_Destroy(m->kv);
+    pthread_mutex_destroy(&m->lock);
     free(m);
 }

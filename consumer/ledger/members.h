@@ -1,13 +1,14 @@
 /* The fleet's members: who is alive, how many share a slot, and who died holding tasks.
  * Every member puts its name -> instance id into the members bucket each second and answers
- * on its own liveness subject, sendat.alive.<instance>. A member whose process is gone (kill
- * -9, a crash, a stopped container) is known by the server's "no responders" there within a
- * second: its levels are then delivered again at once (harmless if it lives: every copy is
- * settled by the claim ledger). Its "sending" claims are taken over only once it is gone from
- * the server AND its entry went three beats without renewal, so a member that lost its
- * connection for a moment is never taken for dead. Used by the puller thread (beats, probes)
- * and the main thread (is a claim's holder alive); both only read the bucket and send
- * requests. */
+ * on its own liveness subject, sendat.alive.<instance>. Only that answer decides liveness: any
+ * client allowed to write the bucket can write anything there, so an entry only names an
+ * instance to probe. A member whose process is gone (kill -9, a crash, a stopped container)
+ * gets "no responders" there from the server; once that held for three beats with no answer
+ * between (a member that lost its connection for a moment is back well before), it is dead:
+ * its levels are delivered again (harmless if it lived: every copy is settled by the claim
+ * ledger) and its "sending" claims are taken over. A process that does not answer at all for
+ * 20 s is hung and dead too. Used by the puller thread (beats, probes) and the main thread
+ * (is a claim's holder alive); what the probes found is shared under a lock. */
 #ifndef MEMBERS_H
 #define MEMBERS_H
 
@@ -42,8 +43,9 @@ int members_take_dead(struct members *m, char *out, size_t n);
  * the bucket, "rescue.<instance>.<shard>": exactly one member wins each shard). */
 int members_won_rescue(struct members *m, const char *dead_instance, int shard);
 
-/* Is the holder of a claim (its consumer name and instance) alive? 1 alive or unsure (no
- * answer: ask again later, never guess), 0 dead. */
+/* Is the holder of a claim (its consumer name and instance) alive? Asks the instance itself:
+ * 0 only once it is dead as above, 1 while it answers or it is too soon to tell (ask again
+ * later, never guess). The bucket is read only for a claim that names no instance. */
 int members_holder_alive(struct members *m, const char *name, const char *instance);
 
 /* Leaves the bucket (the others share without us) and stops answering. */
