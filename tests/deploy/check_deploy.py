@@ -299,6 +299,15 @@ def check_helm_values():
     check(conf.get("consumer", ([], None, None, False))[1] ==
           ["sendat.task.*.w.*", "sendat.shard.*.*.w.*"],
           "accounts.conf: consumers must be denied the window levels (producers' alone)")
+    # the members bucket and the liveness subjects are the consumers' alone: no other role may
+    # name an instance to probe or answer for one (consumer/ledger/members.c, issue 24.6)
+    for user, (allow, _deny, sub, _resp) in conf.items():
+        if user == "consumer":
+            continue
+        check(not any(s.startswith("$KV.sendat_members") or s.startswith("sendat.alive")
+                      or s in (">", "$KV.>") for s in allow)
+              and not any(s.startswith("sendat.alive") or s == ">" for s in sub or []),
+              "accounts.conf: %s may write the members bucket or use sendat.alive.*" % user)
     check("admin" in helm and helm["admin"] is None, "nats-values: admin user")
 
 

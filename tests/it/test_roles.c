@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "layout.h"
 #include "roles.h"
 
 #define N_TASKS 12
@@ -342,6 +343,41 @@ test_roles_read_only_their_own_inboxes(void **state)
     check_inboxes_closed("consumer", "_INBOX_sendat_producer.>");
 }
 
+/* The members bucket and the liveness subjects are the consumers' (issue 24.6): a producer
+ * may neither write a member's entry or a rescue key nor listen on sendat.alive.*, so it can
+ * neither name an instance to probe nor answer for a dead one. (A consumer may do both; what
+ * it writes there decides nothing, see test_failover's test_forged_members_kill_nobody.) */
+static void
+test_producer_forges_no_member(void **state)
+{
+    const char *pub[] = {"$KV." SA_MEMBERS_BUCKET ".c0", "$KV." SA_MEMBERS_BUCKET ".rescue.x.0",
+                         "sendat.alive.0123456789abcdef"};
+    natsConnection *nc = NULL;
+    natsSubscription *sub = NULL;
+    const char *text = NULL;
+
+    (void)state;
+    roles_start_once();
+    for (size_t i = 0; i < sizeof(pub) / sizeof(pub[0]); i++) {
+        assert_int_equal(natsd_connect(&nc, F.cluster.urls, "producer", roles_password("producer")),
+                         NATS_OK);
+        assert_int_equal(natsConnection_PublishString(nc, pub[i], "0123456789abcdef"), NATS_OK);
+        natsConnection_Flush(nc); /* the server's -ERR comes before its PONG */
+        if (natsConnection_GetLastError(nc, &text) != NATS_NOT_PERMITTED)
+            fail_msg("a producer may publish to %s", pub[i]);
+        natsConnection_Destroy(nc);
+        nc = NULL;
+    }
+    assert_int_equal(natsd_connect(&nc, F.cluster.urls, "producer", roles_password("producer")),
+                     NATS_OK);
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.alive.*"), NATS_OK);
+    natsConnection_Flush(nc);
+    if (natsConnection_GetLastError(nc, &text) != NATS_NOT_PERMITTED)
+        fail_msg("a producer may listen on sendat.alive.*");
+    natsSubscription_Destroy(sub);
+    natsConnection_Destroy(nc);
+}
+
 int
 main(void)
 {
@@ -351,6 +387,7 @@ main(void)
         cmocka_unit_test(test_consumer_with_producer_credentials_stops),
         cmocka_unit_test(test_consumer_user_administers_no_stream),
         cmocka_unit_test(test_roles_read_only_their_own_inboxes),
+        cmocka_unit_test(test_producer_forges_no_member),
     };
 
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), NULL, roles_stop);
