@@ -22,8 +22,9 @@
 #define SETTLE_MS 5000     /* after our own reconnect, others may not have resubscribed yet */
 #define GONE_KEPT 64       /* dead instances remembered while their entries wait for the TTL */
 #define SUSPECTS_MAX 64    /* instances whose probes go unanswered, with since when */
-#define UNSEEN_RESCUE_EVERY_MS 20000 /* rescues of instances never heard from: at most this often  \
-                                      */
+#define UNSEEN_RESCUE_EVERY_MS                                                                     \
+    20000 /* rescues of instances never heard from: at most this often                             \
+           */
 
 struct member {
     char name[64];
@@ -314,7 +315,7 @@ entry_left_behind(struct members *m, const char *name, const char *instance)
  * it knew), or when its entry was left behind (a member that died before this one looked;
  * such rescues at most every UNSEEN_RESCUE_EVERY_MS): an instance no process ever answered
  * for is a made-up entry, and handing back levels for it would only cost the fleet. */
-static int
+static const char *
 worth_rescue(struct members *m, const struct member *x, int64_t now_ms)
 {
     int heard;
@@ -323,23 +324,25 @@ worth_rescue(struct members *m, const struct member *x, int64_t now_ms)
     heard = heard_from(m, x->instance);
     pthread_mutex_unlock(&m->lock);
     if (heard)
-        return 1;
+        return "answered_before";
     if (now_ms - m->unseen_rescue_ms < UNSEEN_RESCUE_EVERY_MS ||
         !entry_left_behind(m, x->name, x->instance))
-        return 0;
+        return NULL;
     m->unseen_rescue_ms = now_ms;
-    return 1;
+    return "entry_left_behind";
 }
 
 static void
 found_dead(struct members *m, struct member *x, int64_t now_ms)
 {
+    const char *known;
+
     x->dead = 1;
     snprintf(m->gone[m->gone_next], MEMBERS_INSTANCE_MAX, "%s", x->instance);
     m->gone_next = (m->gone_next + 1) % GONE_KEPT;
     if (m->fleet > 1)
         m->fleet--; /* it shares no slot any more */
-    if (!worth_rescue(m, x, now_ms)) {
+    if (!(known = worth_rescue(m, x, now_ms))) {
         sa_log(SA_LOG_INFO, "member_entry_unanswered",
                "member=%s instance=%s note=\"no process answers for it: not rescued\"", x->name,
                x->instance);
@@ -347,7 +350,8 @@ found_dead(struct members *m, struct member *x, int64_t now_ms)
     }
     if (m->nfound < MEMBERS_MAX)
         snprintf(m->found[m->nfound++], MEMBERS_INSTANCE_MAX, "%s", x->instance);
-    sa_log(SA_LOG_WARN, "member_dead", "member=%s instance=%s", x->name, x->instance);
+    sa_log(SA_LOG_WARN, "member_dead", "member=%s instance=%s known=%s", x->name, x->instance,
+           known);
 }
 
 static void

@@ -227,11 +227,12 @@ test_kill9_with_sends_in_flight(void **state)
     fx_finish(&F);
 }
 
-/* A rogue client of the members bucket (issue 24.2): each time a member writes its entry, it
- * writes a made-up instance id over it within a millisecond or two, and deletes every rescue
- * key a member creates (so every forged death would be rescued again). */
+/* A rogue client of the members bucket (issue 24.2): each time a member other than spare
+ * writes its entry, it writes a made-up instance id over it within a millisecond or two, and
+ * it deletes every rescue key a member creates (so every forged death would be rescued again). */
 struct forger {
     const char *url;
+    const char *spare; /* the member whose entry is left alone */
     _Atomic int stop;
     _Atomic int forged;
     _Atomic int rescues_undone;
@@ -262,8 +263,8 @@ forge_one(struct forger *fg, kvStore *kv, kvEntry *e)
             fg->rescues_undone++;
         return;
     }
-    if (!strchr(value, ' '))
-        return; /* ours: a member's own beat carries its facts after a space */
+    if (!strchr(value, ' ') || !strcmp(key, fg->spare))
+        return; /* ours (a member's own beat carries its facts after a space), or spared */
     made_up_instance(fake, sizeof(fake));
     if (kvStore_PutString(&rev, kv, key, fake) == NATS_OK)
         fg->forged++;
@@ -312,6 +313,13 @@ forged_all_arrived(void *arg)
     return fx_arrivals(&F, "/f/", forged_seen, FORGED_N) == FORGED_N;
 }
 
+static int
+three_run(void *arg)
+{
+    (void)arg;
+    return held_by(0) >= 0 && held_by(1) >= 0 && held_by(2) >= 0;
+}
+
 /* Lines of consumer i's log that hold word. */
 static int
 log_count(int i, const char *word)
@@ -325,33 +333,17 @@ log_count(int i, const char *word)
     return n;
 }
 
-/* Issue 24.2: a client that writes made-up instance ids over the members' entries (and undoes
- * their rescue keys) right after each beat, beside a fleet of two sending tasks that are in
- * flight for a second each. No living member is taken for dead: nothing is sent twice, nothing
- * is lost, nothing is rescued. */
+/* FORGED_N tasks due over 6 s from start, each to /f/<k>. */
 static void
-test_forged_members_kill_nobody(void **state)
+book_spread(int64_t start)
 {
     char path[300], out[256], err[4096];
-    struct forger fg = {0};
-    pthread_t t;
-    int64_t start;
     FILE *f;
-    int twice = 0, rescued = 0;
 
-    (void)state;
-    fx_ack_wait = "60s"; /* a copy sent twice can only come from a claim taken over */
-    fx_start(&F, 0);
-    fx_consumer(&F, 0, NULL);
-    fx_consumer(&F, 1, NULL);
-    fg.url = F.srv.url;
-    assert_int_equal(pthread_create(&t, NULL, forge, &fg), 0);
-    receiver_set_delay(F.recv, 1000); /* every send holds its "sending" claim for a second */
-    start = test_now_ms() + (int64_t)(4000 * test_timeout_multiplier());
     snprintf(path, sizeof(path), "%s/forged.ndjson", F.dir);
     f = fopen(path, "w");
     assert_non_null(f);
-    for (int i = 0; i < FORGED_N; i++) { /* due over 6 s */
+    for (int i = 0; i < FORGED_N; i++) {
         int64_t due = start + (int64_t)i * 6000 / FORGED_N;
         fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/f/%d\",\"id\":\"f-%d\"}\n",
                 due / 1000, (int)(due % 1000), receiver_url(F.recv), i, i);
@@ -359,6 +351,37 @@ test_forged_members_kill_nobody(void **state)
     fclose(f);
     assert_int_equal(
         fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+}
+
+/* Issue 24.2: a client writes made-up instance ids over the entries of c0 and c1 (and undoes
+ * the rescue keys) right after each of their beats, while the fleet sends tasks that are in
+ * flight for a second each. c2, whose entry it leaves alone, is killed before the first task
+ * is due and holds no send: its rescue hands every unacked task of the shard, c0's and c1's
+ * sends in flight included, to whoever pulls it, so c0 and c1 judge each other's "sending"
+ * claims while their entries are forged. No living member is taken for dead: nothing is sent
+ * twice, nothing is lost, c0 and c1 are never rescued, and c2 is. */
+static void
+test_forged_members_kill_nobody(void **state)
+{
+    struct forger fg = {0};
+    pthread_t t;
+    int64_t start;
+    int twice = 0, living_rescued = 0, c2_dead = 0;
+
+    (void)state;
+    fx_ack_wait = "60s"; /* a copy sent twice can only come from a claim taken over */
+    fx_start(&F, 0);
+    for (int i = 0; i < 3; i++)
+        fx_consumer(&F, i, NULL);
+    assert_true(wait_until(three_run, NULL, 10000));
+    fg.url = F.srv.url;
+    fg.spare = "c2";
+    assert_int_equal(pthread_create(&t, NULL, forge, &fg), 0);
+    receiver_set_delay(F.recv, 1000); /* every send holds its "sending" claim for a second */
+    start = test_now_ms() + (int64_t)(4000 * test_timeout_multiplier());
+    book_spread(start);
+    wait_until_ms(start - 500, 30000);
+    proc_kill9(&F.consumers[2]);
     if (!wait_until(forged_all_arrived, NULL, 40000)) {
         print_log(0);
         print_log(1);
@@ -370,19 +393,23 @@ test_forged_members_kill_nobody(void **state)
     fx_arrivals(&F, "/f/", forged_seen, FORGED_N);
     for (int k = 0; k < FORGED_N; k++)
         twice += forged_seen[k] > 1;
-    for (int i = 0; i < 2; i++)
-        rescued += log_count(i, "event=member_rescued ");
+    for (int i = 0; i < 2; i++) {
+        living_rescued += log_count(i, "event=member_dead member=c0 ");
+        living_rescued += log_count(i, "event=member_dead member=c1 ");
+        c2_dead += log_count(i, "event=member_dead member=c2 ");
+    }
     fprintf(stderr,
             "forger: %d entries forged, %d rescue keys deleted; %d of %d tasks sent twice, "
-            "%d rescues\n",
-            fg.forged, fg.rescues_undone, twice, FORGED_N, rescued);
+            "living members found dead %d times, c2 %d times\n",
+            fg.forged, fg.rescues_undone, twice, FORGED_N, living_rescued, c2_dead);
     assert_true(fg.forged >= 10); /* it did forge, beat after beat */
-    if (twice || rescued) {
+    if (twice || living_rescued || !c2_dead) {
         print_log(0);
         print_log(1);
     }
     assert_int_equal(twice, 0);
-    assert_int_equal(rescued, 0);
+    assert_int_equal(living_rescued, 0);
+    assert_true(c2_dead >= 1); /* a member really killed is still found, forger or not */
     fx_finish(&F);
 }
 
