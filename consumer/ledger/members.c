@@ -22,9 +22,8 @@
 #define SETTLE_MS 5000     /* after our own reconnect, others may not have resubscribed yet */
 #define GONE_KEPT 64       /* dead instances remembered while their entries wait for the TTL */
 #define SUSPECTS_MAX 64    /* instances whose probes go unanswered, with since when */
-#define UNSEEN_RESCUE_EVERY_MS                                                                     \
-    20000 /* rescues of instances never heard from: at most this often                             \
-           */
+/* rescues of instances this member never heard from: at most one this often */
+#define UNSEEN_RESCUE_EVERY_MS 20000
 
 struct member {
     char name[64];
