@@ -43,6 +43,8 @@ struct members {
     int64_t next_list_ms;
     long reconnects;            /* the connection's count at the last beat */
     _Atomic int64_t settled_ms; /* no member is judged dead before this (our reconnect) */
+    _Atomic int64_t beat_ms;    /* our last beat: probes are answered while it is recent */
+    atomic_int draining;        /* the puller stopped beating: answer until members_leave */
     char found[MEMBERS_MAX][MEMBERS_INSTANCE_MAX]; /* dead, not yet taken */
     int nfound;
     char gone[GONE_KEPT][MEMBERS_INSTANCE_MAX]; /* the last found dead: never reported twice */
@@ -78,12 +80,17 @@ value_instance(char *out, size_t n, const char *value)
     out[len] = '\0';
 }
 
+/* Answers a probe, from nats.c's delivery thread, while this process's beats go on or it
+ * drains: a process whose puller hung for STALE_MS falls silent, so the fleet finds it hung by
+ * its own answer. */
 static void
 on_probe(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
 {
+    struct members *m = arg;
+
     (void)sub;
-    (void)arg;
-    if (natsMsg_GetReply(msg))
+    if (natsMsg_GetReply(msg) &&
+        (atomic_load(&m->draining) || sa_now_ms() - atomic_load(&m->beat_ms) < STALE_MS))
         natsConnection_PublishString(nc, natsMsg_GetReply(msg), "");
     natsMsg_Destroy(msg);
 }
@@ -231,7 +238,8 @@ members_start(struct members **out, struct sa_nats *n, const char *name, const c
     snprintf(m->name, sizeof(m->name), "%s", name);
     snprintf(m->instance, sizeof(m->instance), "%s", instance);
     alive_subject(subject, sizeof(subject), instance);
-    s = natsConnection_Subscribe(&m->alive, n->nc, subject, on_probe, NULL);
+    atomic_store(&m->beat_ms, sa_now_ms()); /* the first beat comes with the puller */
+    s = natsConnection_Subscribe(&m->alive, n->nc, subject, on_probe, m);
     if (s != NATS_OK) {
         pthread_mutex_destroy(&m->lock);
         free(m);
@@ -370,6 +378,7 @@ members_beat(struct members *m, int64_t now_ms, const char *facts)
     char value[MEMBERS_INSTANCE_MAX + 1 + MEMBERS_FACTS_MAX];
     uint64_t rev;
 
+    atomic_store(&m->beat_ms, now_ms);
     if (!m->kv)
         return;
     snprintf(value, sizeof(value), "%s%s%s", m->instance, facts && *facts ? " " : "",
@@ -435,6 +444,13 @@ members_holder_alive(struct members *m, const char *name, const char *instance)
     if (!instance[0])
         return m->kv ? legacy_entry_alive(m, name) : 0;
     return judge(m, instance) != DEAD;
+}
+
+void
+members_drain(struct members *m)
+{
+    if (m)
+        atomic_store(&m->draining, 1);
 }
 
 void

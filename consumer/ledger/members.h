@@ -6,8 +6,9 @@
  * gets "no responders" there from the server; once that held for three beats with no answer
  * between (a member that lost its connection for a moment is back well before), it is dead:
  * its levels are delivered again (harmless if it lived: every copy is settled by the claim
- * ledger) and its "sending" claims are taken over. A process that does not answer at all for
- * 20 s is hung and dead too. Used by the puller thread (beats, probes) and the main thread
+ * ledger) and its "sending" claims are taken over. A process answers only while its puller
+ * beats (or it drains after SIGTERM), so one that does not answer at all for 20 s is hung and
+ * dead too. Used by the puller thread (beats, probes) and the main thread
  * (is a claim's holder alive); what the probes found is shared under a lock. */
 #ifndef MEMBERS_H
 #define MEMBERS_H
@@ -47,6 +48,10 @@ int members_won_rescue(struct members *m, const char *dead_instance, int shard);
  * 0 only once it is dead as above, 1 while it answers or it is too soon to tell (ask again
  * later, never guess). The bucket is read only for a claim that names no instance. */
 int members_holder_alive(struct members *m, const char *name, const char *instance);
+
+/* The puller stopped beating for good (SIGTERM): sends in flight are still finishing, so the
+ * probes are answered until members_leave, however long the drain takes. */
+void members_drain(struct members *m);
 
 /* Leaves the bucket (the others share without us) and stops answering. */
 void members_leave(struct members *m);

@@ -317,6 +317,7 @@ pull_loop(void *arg)
 
     while (!atomic_load(&p->c->stopping))
         pass(p);
+    members_drain(p->members); /* no beats now, and not hung: the sends in flight finish */
     close_inbox(p);
     return NULL;
 }

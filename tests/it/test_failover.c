@@ -2,10 +2,13 @@
  * -9 of a member while it holds tasks, and while its sends are in flight. Its tasks come back
  * because the survivor finds it dead (the server answers "no responders" on its liveness
  * subject) and has its levels delivered again. All arrive; at-least-once resends keep their
- * webhook-id; an at-most-once task is never sent twice. */
+ * webhook-id; an at-most-once task is never sent twice. A member stopped with SIGSTOP is found
+ * hung by its silence. And a living member is never taken for dead, whatever a client writes
+ * into the members bucket (issue 24.2). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -227,6 +230,33 @@ test_kill9_with_sends_in_flight(void **state)
     fx_finish(&F);
 }
 
+/* A hung member (SIGSTOP: connected, but no thread of it runs) answers no probe: after 20 s
+ * of silence the survivor takes it for dead and its tasks are sent, each once. This rule
+ * rests on the instance's own silence too, not on its entry (issue 24.2). */
+static void
+test_stopped_member_is_found_hung(void **state)
+{
+    struct tally t;
+    int64_t due, worst;
+
+    (void)state;
+    due = book(0);
+    wait_until_ms(test_now_ms() + 2000, 2000); /* c1 has heard c0 answer */
+    assert_int_equal(proc_signal(&F.consumers[0], SIGSTOP), 0);
+    if (!wait_until(all_arrived, NULL, until_bound(due) + 25000))
+        print_log(1);
+    tally(&t);
+    for (int k = 0; k < N; k++)
+        if (t.seen[k] != 1)
+            fail_msg("task %d (%s) arrived %d times", k, ids[k], t.seen[k]);
+    worst = worst_arrival(&t, due, 0);
+    fprintf(stderr, "SIGSTOP while holding: worst lateness %" PRId64 " ms (ack wait %d ms)\n",
+            worst, ACK_WAIT_MS);
+    assert_true(worst <= lateness_bound_ms() + 25000); /* well under the ack wait */
+    proc_kill9(&F.consumers[0]);
+    fx_finish(&F);
+}
+
 /* A rogue client of the members bucket (issue 24.2): each time a member other than spare
  * writes its entry, it writes a made-up instance id over it within a millisecond or two, and
  * it deletes every rescue key a member creates (so every forged death would be rescued again). */
@@ -423,6 +453,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill9_while_holding),
         cmocka_unit_test(test_kill9_with_sends_in_flight),
+        cmocka_unit_test(test_stopped_member_is_found_hung),
         cmocka_unit_test(test_forged_members_kill_nobody),
     };
 
