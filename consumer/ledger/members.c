@@ -280,21 +280,48 @@ remember(struct members *m, const char *key)
     kvEntry_Destroy(e);
 }
 
-/* The members' names and instances, and the fleet's size (this member included). */
+/* Whether an earlier list's member whose entry is gone now (the bucket's TTL) is still being
+ * judged: a hung member's entry expires about when its silence reaches STALE_MS. */
+static int
+still_suspected(struct members *m, const struct member *x)
+{
+    int suspected;
+
+    if (x->dead || !x->instance[0] || m->len == MEMBERS_MAX)
+        return 0;
+    for (int i = 0; i < m->len; i++)
+        if (!strcmp(m->list[i].instance, x->instance))
+            return 0; /* listed again */
+    pthread_mutex_lock(&m->lock);
+    suspected = suspect_of(m, x->instance, 0) != NULL;
+    pthread_mutex_unlock(&m->lock);
+    return suspected;
+}
+
+/* The members' names and instances, and the fleet's size (this member included). Those of
+ * the last list still being judged stay until judged. */
 static void
 list(struct members *m)
 {
     kvKeysList keys = {0};
     long fleet = 1; /* this member */
+    struct member *before = NULL;
+    int nbefore = m->len;
 
     if (kvStore_Keys(&keys, m->kv, NULL) != NATS_OK)
         return;
+    if (nbefore && (before = malloc(sizeof(*before) * (size_t)nbefore)))
+        memcpy(before, m->list, sizeof(*before) * (size_t)nbefore);
     m->len = 0;
     for (int i = 0; i < keys.Count; i++)
         if (strncmp(keys.Keys[i], SA_MEMBERS_RESCUE_PREFIX, strlen(SA_MEMBERS_RESCUE_PREFIX)) &&
             strcmp(keys.Keys[i], m->name))
             remember(m, keys.Keys[i]);
     kvKeysList_Destroy(&keys);
+    for (int i = 0; before && i < nbefore; i++)
+        if (still_suspected(m, &before[i]))
+            m->list[m->len++] = before[i];
+    free(before);
     for (int i = 0; i < m->len; i++)
         fleet += !m->list[i].dead;
     m->fleet = fleet;
