@@ -1,27 +1,22 @@
 /* Fleet membership by beats in the members bucket and probes on liveness subjects (see
  * members.h and docs/design-notes.md "A dead member costs seconds"). Whatever a client writes
- * into the bucket, only an instance's own silence makes it dead: an entry may name an
- * instance to probe, never decide that it is gone (issue 24.2, docs/architecture.md "Holders
- * are processes"). */
+ * into the bucket, only an instance's own silence makes it dead (liveness.c): an entry may
+ * name an instance to probe, never decide that it is gone (issue 24.2, docs/architecture.md
+ * "Holders are processes"). */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"
+#include "liveness.h"
 #include "log.h"
 #include "members.h"
 #include "timeparse.h"
 
 #define LIST_EVERY_MS 5000 /* the member list is read again this often */
-#define PROBE_WAIT_MS 250  /* a live member answers in milliseconds; no answer: unsure */
-#define STALE_MS 20000     /* no answer at all this long: a hung member (the bucket TTL too) */
-#define GRACE_MS 3000      /* "no responders" this long, no answer between: dead (three beats) */
-#define SETTLE_MS 5000     /* after our own reconnect, others may not have resubscribed yet */
 #define GONE_KEPT 64       /* dead instances remembered while their entries wait for the TTL */
-#define SUSPECTS_MAX 64    /* instances whose probes go unanswered, with since when */
 /* rescues of instances this member never heard from: at most one this often */
 #define UNSEEN_RESCUE_EVERY_MS 20000
 
@@ -41,32 +36,15 @@ struct members {
     int len;
     long fleet;
     int64_t next_list_ms;
-    long reconnects;            /* the connection's count at the last beat */
-    _Atomic int64_t settled_ms; /* no member is judged dead before this (our reconnect) */
-    _Atomic int64_t beat_ms;    /* our last beat: probes are answered while it is recent */
-    atomic_int draining;        /* the puller stopped beating: answer until members_leave */
+    struct liveness *live;   /* what our probes of the others found */
+    _Atomic int64_t beat_ms; /* our last beat: probes are answered while it is recent */
+    atomic_int draining;     /* the puller stopped beating: answer until members_leave */
     char found[MEMBERS_MAX][MEMBERS_INSTANCE_MAX]; /* dead, not yet taken */
     int nfound;
     char gone[GONE_KEPT][MEMBERS_INSTANCE_MAX]; /* the last found dead: never reported twice */
     int gone_next;
     int64_t unseen_rescue_ms; /* the last rescue of an instance this member never heard from */
-    /* Shared by the puller thread (beats) and the main thread (claims' holders), under lock. */
-    pthread_mutex_t lock;
-    struct suspect {
-        char instance[MEMBERS_INSTANCE_MAX];
-        int64_t fail_ms; /* first unanswered probe since its last answer */
-        int64_t gone_ms; /* first "no responders" since its last answer or timeout (0: none) */
-        int64_t last_ms; /* the latest probe */
-    } suspects[SUSPECTS_MAX];
-    char heard[GONE_KEPT][MEMBERS_INSTANCE_MAX]; /* instances that answered our probes */
-    int heard_next;
 };
-
-static void
-alive_subject(char *out, size_t n, const char *instance)
-{
-    snprintf(out, n, "sendat.alive.%s", instance);
-}
 
 /* The instance id at the head of a members value (what follows a space is not ours). */
 static void
@@ -81,8 +59,8 @@ value_instance(char *out, size_t n, const char *value)
 }
 
 /* Answers a probe, from nats.c's delivery thread, while this process's beats go on or it
- * drains: a process whose puller hung for STALE_MS falls silent, so the fleet finds it hung by
- * its own answer. */
+ * drains: a process whose puller hung for LIVENESS_STALE_MS falls silent, so the fleet finds it
+ * hung by its own answer. */
 static void
 on_probe(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
 {
@@ -90,134 +68,9 @@ on_probe(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
 
     (void)sub;
     if (natsMsg_GetReply(msg) &&
-        (atomic_load(&m->draining) || sa_now_ms() - atomic_load(&m->beat_ms) < STALE_MS))
+        (atomic_load(&m->draining) || sa_now_ms() - atomic_load(&m->beat_ms) < LIVENESS_STALE_MS))
         natsConnection_PublishString(nc, natsMsg_GetReply(msg), "");
     natsMsg_Destroy(msg);
-}
-
-/* PROBE_SILENT: someone listens on the subject but no answer came in time (hung, or slow);
- * PROBE_UNSURE: our own connection failed the request, which says nothing about the other. */
-enum probe { PROBE_ANSWERED, PROBE_GONE, PROBE_SILENT, PROBE_UNSURE };
-
-/* Asks instance whether it lives: the server says "no responders" once its connection is
- * gone. */
-static enum probe
-probe(struct members *m, const char *instance)
-{
-    char subject[96];
-    natsMsg *reply = NULL;
-    natsStatus s;
-
-    if (natsConnection_Status(m->n->nc) != NATS_CONN_STATUS_CONNECTED)
-        return PROBE_UNSURE;
-    alive_subject(subject, sizeof(subject), instance);
-    s = natsConnection_Request(&reply, m->n->nc, subject, "", 0, PROBE_WAIT_MS);
-    natsMsg_Destroy(reply);
-    if (s == NATS_OK)
-        return PROBE_ANSWERED;
-    if (s == NATS_NO_RESPONDERS)
-        return PROBE_GONE;
-    if (s == NATS_TIMEOUT && natsConnection_Status(m->n->nc) == NATS_CONN_STATUS_CONNECTED)
-        return PROBE_SILENT;
-    return PROBE_UNSURE;
-}
-
-/* Our own reconnect: streaks seen before it say nothing (we were away, the others may still
- * be coming back). Under lock. */
-static void
-settle(struct members *m, int64_t now_ms)
-{
-    long r = atomic_load(m->n->reconnects);
-
-    if (r == m->reconnects)
-        return;
-    m->reconnects = r;
-    atomic_store(&m->settled_ms, now_ms + SETTLE_MS);
-    memset(m->suspects, 0, sizeof(m->suspects));
-}
-
-static struct suspect *
-suspect_of(struct members *m, const char *instance, int add)
-{
-    struct suspect *oldest = &m->suspects[0];
-
-    for (int i = 0; i < SUSPECTS_MAX; i++) {
-        struct suspect *x = &m->suspects[i];
-
-        if (x->instance[0] && !strcmp(x->instance, instance))
-            return x;
-        if (x->last_ms < oldest->last_ms)
-            oldest = x;
-    }
-    if (!add)
-        return NULL;
-    memset(oldest, 0, sizeof(*oldest));
-    snprintf(oldest->instance, sizeof(oldest->instance), "%s", instance);
-    return oldest;
-}
-
-static int
-heard_from(struct members *m, const char *instance)
-{
-    for (int i = 0; i < GONE_KEPT; i++)
-        if (!strcmp(m->heard[i], instance))
-            return 1;
-    return 0;
-}
-
-enum verdict { ALIVE, UNSURE, DEAD };
-
-/* What a probe's answer means with those before it, under lock. Dead only by the instance's
- * own silence: "no responders" for GRACE_MS with no answer and no listener between (a member
- * that lost its connection for a moment is back well before), or no answer of any kind for
- * STALE_MS (a hung process). One answer clears all. */
-static enum verdict
-weigh(struct members *m, const char *instance, enum probe p, int64_t now_ms)
-{
-    struct suspect *x;
-
-    if (p == PROBE_ANSWERED) {
-        if ((x = suspect_of(m, instance, 0)))
-            memset(x, 0, sizeof(*x));
-        if (!heard_from(m, instance)) {
-            snprintf(m->heard[m->heard_next], MEMBERS_INSTANCE_MAX, "%s", instance);
-            m->heard_next = (m->heard_next + 1) % GONE_KEPT;
-        }
-        return ALIVE;
-    }
-    if (p == PROBE_UNSURE || now_ms < atomic_load(&m->settled_ms))
-        return UNSURE;
-    x = suspect_of(m, instance, 1);
-    if (!x->last_ms || now_ms - x->last_ms > STALE_MS) { /* a streak starts (or a gap ended it) */
-        x->fail_ms = now_ms;
-        x->gone_ms = 0;
-    }
-    x->last_ms = now_ms;
-    if (p == PROBE_SILENT)
-        x->gone_ms = 0; /* someone listens there: connected, maybe slow */
-    else if (!x->gone_ms)
-        x->gone_ms = now_ms;
-    if ((x->gone_ms && now_ms - x->gone_ms >= GRACE_MS) || now_ms - x->fail_ms >= STALE_MS)
-        return DEAD;
-    return UNSURE;
-}
-
-/* Probes instance and weighs the answer with those before it (see weigh). */
-static enum verdict
-judge(struct members *m, const char *instance)
-{
-    enum probe p;
-    enum verdict v;
-
-    pthread_mutex_lock(&m->lock);
-    settle(m, sa_now_ms());
-    pthread_mutex_unlock(&m->lock);
-    p = probe(m, instance);
-    pthread_mutex_lock(&m->lock);
-    settle(m, sa_now_ms()); /* a reconnect while the probe was out */
-    v = weigh(m, instance, p, sa_now_ms());
-    pthread_mutex_unlock(&m->lock);
-    return v;
 }
 
 enum sa_code
@@ -227,28 +80,29 @@ members_start(struct members **out, struct sa_nats *n, const char *name, const c
     struct members *m = calloc(1, sizeof(*m));
     char subject[96];
     natsStatus s;
+    enum sa_code rc;
 
     *out = NULL;
     if (!m)
         return sa_fail(err, SA_ENOMEM, "no memory for the member list");
+    if ((rc = liveness_new(&m->live, n, err)) != SA_OK) {
+        free(m);
+        return rc;
+    }
     m->n = n;
     m->fleet = 1;
-    m->reconnects = atomic_load(n->reconnects);
-    pthread_mutex_init(&m->lock, NULL);
     snprintf(m->name, sizeof(m->name), "%s", name);
     snprintf(m->instance, sizeof(m->instance), "%s", instance);
-    alive_subject(subject, sizeof(subject), instance);
+    liveness_subject(subject, sizeof(subject), instance);
     atomic_store(&m->beat_ms, sa_now_ms()); /* the first beat comes with the puller */
     s = natsConnection_Subscribe(&m->alive, n->nc, subject, on_probe, m);
     if (s != NATS_OK) {
-        pthread_mutex_destroy(&m->lock);
-        free(m);
-        return sa_nats_fail(err, s, 0, "subscribe to the liveness subject");
+        rc = sa_nats_fail(err, s, 0, "subscribe to the liveness subject");
+        members_free(m);
+        return rc;
     }
-    if (probe(m, instance) != PROBE_ANSWERED) { /* the others would take us for dead */
-        natsSubscription_Destroy(m->alive);
-        pthread_mutex_destroy(&m->lock);
-        free(m);
+    if (!liveness_answers(m->live, instance)) { /* the others would take us for dead */
+        members_free(m);
         return sa_fail(err, SA_ENATS,
                        "no answer on %s from this very process: the consumer's NATS user must "
                        "be allowed to subscribe to sendat.alive.* and to answer requests "
@@ -281,21 +135,16 @@ remember(struct members *m, const char *key)
 }
 
 /* Whether an earlier list's member whose entry is gone now (the bucket's TTL) is still being
- * judged: a hung member's entry expires about when its silence reaches STALE_MS. */
+ * judged: a hung member's entry expires about when its silence reaches LIVENESS_STALE_MS. */
 static int
 still_suspected(struct members *m, const struct member *x)
 {
-    int suspected;
-
     if (x->dead || !x->instance[0] || m->len == MEMBERS_MAX)
         return 0;
     for (int i = 0; i < m->len; i++)
         if (!strcmp(m->list[i].instance, x->instance))
             return 0; /* listed again */
-    pthread_mutex_lock(&m->lock);
-    suspected = suspect_of(m, x->instance, 0) != NULL;
-    pthread_mutex_unlock(&m->lock);
-    return suspected;
+    return liveness_suspected(m->live, x->instance);
 }
 
 /* The members' names and instances, and the fleet's size (this member included). Those of
@@ -328,8 +177,8 @@ list(struct members *m)
 }
 
 /* Whether the bucket still holds the very entry that named instance, unrenewed for
- * GRACE_MS: what a member that died leaves behind. A living member under that name writes its
- * own over a forged one every second, so a forged entry never ages this far. */
+ * LIVENESS_GRACE_MS: what a member that died leaves behind. A living member under that name writes
+ * its own over a forged one every second, so a forged entry never ages this far. */
 static int
 entry_left_behind(struct members *m, const char *name, const char *instance)
 {
@@ -340,7 +189,8 @@ entry_left_behind(struct members *m, const char *name, const char *instance)
     if (kvStore_Get(&e, m->kv, name) != NATS_OK)
         return 0;
     value_instance(now, sizeof(now), kvEntry_ValueString(e));
-    left = !strcmp(now, instance) && sa_now_ms() - kvEntry_Created(e) / 1000000 >= GRACE_MS;
+    left =
+        !strcmp(now, instance) && sa_now_ms() - kvEntry_Created(e) / 1000000 >= LIVENESS_GRACE_MS;
     kvEntry_Destroy(e);
     return left;
 }
@@ -352,12 +202,7 @@ entry_left_behind(struct members *m, const char *name, const char *instance)
 static const char *
 worth_rescue(struct members *m, const struct member *x, int64_t now_ms)
 {
-    int heard;
-
-    pthread_mutex_lock(&m->lock);
-    heard = heard_from(m, x->instance);
-    pthread_mutex_unlock(&m->lock);
-    if (heard)
+    if (liveness_heard(m->live, x->instance))
         return "answered_before";
     if (now_ms - m->unseen_rescue_ms < UNSEEN_RESCUE_EVERY_MS ||
         !entry_left_behind(m, x->name, x->instance))
@@ -394,7 +239,7 @@ probe_all(struct members *m, int64_t now_ms)
     for (int i = 0; i < m->len; i++) {
         struct member *x = &m->list[i];
 
-        if (!x->dead && x->instance[0] && judge(m, x->instance) == DEAD)
+        if (!x->dead && x->instance[0] && liveness_judge(m->live, x->instance) == LIVENESS_DEAD)
             found_dead(m, x, now_ms);
     }
 }
@@ -458,7 +303,7 @@ legacy_entry_alive(struct members *m, const char *name)
 
     if (s != NATS_OK)
         return s != NATS_NOT_FOUND; /* no answer (an election): ask again later, never guess */
-    alive = sa_now_ms() - kvEntry_Created(e) / 1000000 < STALE_MS;
+    alive = sa_now_ms() - kvEntry_Created(e) / 1000000 < LIVENESS_STALE_MS;
     kvEntry_Destroy(e);
     return alive;
 }
@@ -470,7 +315,7 @@ members_holder_alive(struct members *m, const char *name, const char *instance)
         return 0;
     if (!instance[0])
         return m->kv ? legacy_entry_alive(m, name) : 0;
-    return judge(m, instance) != DEAD;
+    return liveness_judge(m->live, instance) != LIVENESS_DEAD;
 }
 
 void
@@ -497,6 +342,6 @@ members_free(struct members *m)
         return;
     natsSubscription_Destroy(m->alive);
     kvStore_Destroy(m->kv);
-    pthread_mutex_destroy(&m->lock);
+    liveness_free(m->live);
     free(m);
 }

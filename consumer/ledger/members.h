@@ -8,8 +8,8 @@
  * its levels are delivered again (harmless if it lived: every copy is settled by the claim
  * ledger) and its "sending" claims are taken over. A process answers only while its puller
  * beats (or it drains after SIGTERM), so one that does not answer at all for 20 s is hung and
- * dead too. Used by the puller thread (beats, probes) and the main thread
- * (is a claim's holder alive); what the probes found is shared under a lock. */
+ * dead too (liveness.c judges). Used by the puller thread (beats, probes) and the main
+ * thread (is a claim's holder alive). */
 #ifndef MEMBERS_H
 #define MEMBERS_H
 
