@@ -121,9 +121,9 @@ heard_from(struct liveness *l, const char *instance)
 }
 
 /* What a probe's answer means with those before it, under lock. Dead only by the instance's
- * own silence: "no responders" for LIVENESS_GRACE_MS with no answer and no listener between (a
- * member that lost its connection for a moment is back well before), or no answer of any kind for
- * LIVENESS_STALE_MS (a hung process). One answer clears all. */
+ * own silence: "no responders" for LIVENESS_GRACE_MS with no answer and no listener between
+ * (a member that lost its connection for a moment is back well before), or no answer of any
+ * kind for LIVENESS_STALE_MS (a hung process). One answer clears all. */
 static enum liveness_verdict
 weigh(struct liveness *l, const char *instance, enum probe p, int64_t now_ms)
 {
@@ -141,8 +141,8 @@ weigh(struct liveness *l, const char *instance, enum probe p, int64_t now_ms)
     if (p == PROBE_UNSURE || now_ms < l->settled_ms)
         return LIVENESS_UNSURE;
     x = suspect_of(l, instance, 1);
-    if (!x->last_ms ||
-        now_ms - x->last_ms > LIVENESS_STALE_MS) { /* a streak starts (or a gap ended it) */
+    /* a streak starts, or one whose last probe is long past starts again */
+    if (!x->last_ms || now_ms - x->last_ms > LIVENESS_STALE_MS) {
         x->fail_ms = now_ms;
         x->gone_ms = 0;
     }
