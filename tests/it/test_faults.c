@@ -1,9 +1,10 @@
 /* Fault proofs with real processes: kill -9 of random consumers again and again during a
- * 20,000-task run, a single nats-server restarted mid-run, and the stream leader of a 3-node
- * cluster killed mid-run. Judged by the receiver (every task arrived) and by the claim ledger
- * (every task has exactly one "sent"; a second request with the same webhook-id only where a
- * consumer died mid-send and the task was taken over). Plus: the broker's store holds no
- * recipient and no body (tasks are sealed). */
+ * 20,000-task run, a single nats-server restarted mid-run, the stream leader of a 3-node
+ * cluster killed mid-run, and a burst due at once with the leader of the task stream (or of the
+ * claims bucket) killed just before its due time (issue 25.5). Judged by the receiver (every task
+ * arrived) and by the claim ledger (every task has exactly one "sent"; a second request with the
+ * same webhook-id only where a consumer died mid-send and the task was taken over). Plus: the
+ * broker's store holds no recipient and no body (tasks are sealed). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -227,8 +228,9 @@ test_server_restart(void **state)
     fx_stop(&F);
 }
 
+/* Index of the node that leads stream (the tasks or the claims bucket's), or -1. */
 static int
-leader_of_tasks(void)
+leader_of(const char *stream)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
@@ -237,7 +239,7 @@ leader_of_tasks(void)
 
     if (natsConnection_ConnectTo(&nc, F.cluster.urls) == NATS_OK &&
         natsConnection_JetStream(&js, nc, NULL) == NATS_OK &&
-        js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL) == NATS_OK && si->Cluster &&
+        js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK && si->Cluster &&
         si->Cluster->Leader)
         for (int i = 0; i < 3; i++)
             if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
@@ -255,7 +257,7 @@ test_cluster_leader_killed(void **state)
 
     (void)state;
     two_consumers_mid_run(1, 6000);
-    leader = leader_of_tasks();
+    leader = leader_of(SA_TASKS_STREAM);
     assert_true(leader >= 0);
     fprintf(stderr, "killing the stream leader %s\n", F.cluster.node[leader].name);
     natsd_kill(&F.cluster.node[leader]);
@@ -264,6 +266,92 @@ test_cluster_leader_killed(void **state)
     assert_int_equal(fx_stop_consumers(&F), 0);
     check_ledger(F.cluster.node[(leader + 1) % 3].url);
     fx_stop(&F);
+}
+
+/* Every request at the receiver: none under a second webhook-id for the same task (a resend
+ * keeps its id), and the worst lateness against due_ms. */
+static int64_t
+burst_worst_lateness(int64_t due_ms)
+{
+    int64_t worst = 0;
+    char(*ids)[80] = calloc((size_t)n_tasks, sizeof(*ids));
+
+    for (size_t i = 0; i < receiver_count(F.recv); i++) {
+        struct receiver_hit h;
+        char id[80];
+        int k = -1;
+        assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);
+        assert_int_equal(sscanf(h.path, "/f/%d", &k), 1);
+        assert_true(k >= 0 && k < n_tasks);
+        assert_non_null(receiver_hit_header(&h, "webhook-id", id, sizeof(id)));
+        if (!ids[k][0])
+            snprintf(ids[k], sizeof(ids[k]), "%s", id);
+        if (strcmp(ids[k], id))
+            fprintf(stderr, "ERROR: task f-%d arrived under webhook-ids %s and %s\n", k, ids[k],
+                    id);
+        assert_string_equal(ids[k], id);
+        if (h.at_ms - due_ms > worst)
+            worst = h.at_ms - due_ms;
+        receiver_hit_free(&h);
+    }
+    free(ids);
+    return worst;
+}
+
+/* Issue 25.5: BURST_N tasks due at one instant on the 3-node cluster (replicas 3), two
+ * consumers, and the node leading `stream` killed with -9 just before the due time, while
+ * the tasks are held and their claims about to be written. Every task arrives exactly once
+ * (no consumer died, so no takeover may resend one), the ledger has one "sent" each, and
+ * the worst lateness stays within 5 s (times the multiplier on a busy machine). */
+#define BURST_N 300
+static void
+burst_with_leader_killed(const char *stream)
+{
+    int64_t due, worst;
+    int leader, other;
+
+    fx_start(&F, 1);
+    fx_consumer(&F, 0, NULL);
+    fx_consumer(&F, 1, NULL);
+    due = test_now_ms() + 8000;
+    schedule_spread(BURST_N, due, 0);
+    assert_true(wait_until_ms(due - 300, 60000));
+    leader = leader_of(stream);
+    assert_true(leader >= 0);
+    other = (leader + 1) % 3;
+    natsd_kill(&F.cluster.node[leader]);
+    fprintf(stderr, "killed %s, leader of %s, %" PRId64 " ms before the due time\n",
+            F.cluster.node[leader].name, stream, due - test_now_ms());
+    assert_all_arrive(120000);
+    assert_true(wait_until(tasks_settled, F.cluster.node[other].url, 120000));
+    assert_true(proc_alive(&F.consumers[0]) && proc_alive(&F.consumers[1]));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    count_distinct();
+    for (int k = 0; k < n_tasks; k++) {
+        if (seen[k] != 1)
+            fprintf(stderr, "ERROR: task f-%d arrived %d times\n", k, seen[k]);
+        assert_int_equal(seen[k], 1);
+    }
+    check_ledger(F.cluster.node[other].url);
+    worst = burst_worst_lateness(due);
+    fprintf(stderr, "leader of %s killed: %d tasks, each once; worst lateness %" PRId64 " ms\n",
+            stream, n_tasks, worst);
+    assert_true(worst <= (int64_t)(5000 * test_timeout_multiplier()));
+    fx_stop(&F);
+}
+
+static void
+test_burst_tasks_leader_killed(void **state)
+{
+    (void)state;
+    burst_with_leader_killed(SA_TASKS_STREAM);
+}
+
+static void
+test_burst_claims_leader_killed(void **state)
+{
+    (void)state;
+    burst_with_leader_killed("KV_" SA_CLAIMS_BUCKET);
 }
 
 /* Greps every file of the store for needle; 1 if found. */
@@ -308,6 +396,8 @@ main(void)
         cmocka_unit_test(test_store_is_sealed),
         cmocka_unit_test(test_server_restart),
         cmocka_unit_test(test_cluster_leader_killed),
+        cmocka_unit_test(test_burst_tasks_leader_killed),
+        cmocka_unit_test(test_burst_claims_leader_killed),
         cmocka_unit_test(test_kill9_again_and_again),
     };
     int rc = FX_RUN(tests);
