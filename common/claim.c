@@ -278,7 +278,8 @@ sa_claim_message(natsMsg **out, const char *bucket, const char *key, struct sa_c
     natsStatus s;
 
     *out = NULL;
-    sa_claim_stamp(c);
+    if (!c->write_id[0])
+        sa_claim_stamp(c);
     n = sa_claim_encode(c, buf, sizeof(buf));
     if (n < 0)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
@@ -304,7 +305,8 @@ write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create,
     int n;
     natsStatus s;
 
-    sa_claim_stamp(&mine);
+    if (!mine.write_id[0])
+        sa_claim_stamp(&mine);
     n = sa_claim_encode(&mine, buf, sizeof(buf));
     if (n < 0)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);

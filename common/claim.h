@@ -25,6 +25,8 @@ enum sa_claim_state {
 /* The error text of a "skipped" claim: its series was paused when it fell due. */
 #define SA_CLAIM_PAUSED "paused"
 
+#define SA_CLAIM_WRITE_ID_LEN 24 /* 16 hex digits and the NUL, with room */
+
 struct sa_claim {
     enum sa_claim_state state;
     int64_t at_ms;
@@ -39,8 +41,8 @@ struct sa_claim {
     int64_t delivery_lateness_ms; /* the receiver's acceptance minus the due time ("sent") */
     int http_status;
     char error[200];
-    char write_id[24]; /* set by each create/update: tells our own write from another's */
-    uint64_t revision; /* filled by get/history, not stored */
+    char write_id[SA_CLAIM_WRITE_ID_LEN]; /* tells our own write from another's */
+    uint64_t revision;                    /* filled by get/history, not stored */
 };
 
 /* The ledger forgets: each claim record goes the claims bucket's TTL (`sendat init
@@ -76,18 +78,20 @@ enum sa_code sa_claim_decode(struct sa_claim *c, const char *json, size_t len,
                              struct sa_err *err) SA_MUST_CHECK;
 
 /* Creates the claim only if the key holds nothing. SA_EEXIST if it does (read it with
- * sa_claim_get), SA_ERETRY/SA_ENATS if the broker did not answer. Each write carries a fresh
- * random write id, so a lost answer is told from a refusal by reading back (not by comparing
- * fields two copies of one task in one process could share). */
+ * sa_claim_get), SA_ERETRY/SA_ENATS if the broker did not answer. Each write carries a random
+ * write id, so a lost answer is told from a refusal by reading back (not by comparing fields
+ * two copies of one task in one process could share): a fresh one unless c has one already
+ * (a retry of a write whose answer was lost keeps its id, so the write is known as ours if it
+ * landed after all). The same goes for sa_claim_update and sa_claim_message. */
 enum sa_code sa_claim_create(kvStore *kv, const char *key, const struct sa_claim *c, uint64_t *rev,
                              struct sa_err *err) SA_MUST_CHECK;
 
 /* Gives c a fresh random write id. */
 void sa_claim_stamp(struct sa_claim *c);
 
-/* A claim write to publish asynchronously: c stamped with a fresh write id, on bucket's
- * subject for key, expecting the key's last revision to be last (0: create). The PubAck's
- * sequence is the new revision; a "wrong last sequence" error means someone wrote first. */
+/* A claim write to publish asynchronously: c stamped with a write id (fresh unless it has
+ * one), on bucket's subject for key, expecting the key's last revision to be last (0: create).
+ * The PubAck's sequence is the new revision; "wrong last sequence" means someone wrote first. */
 enum sa_code sa_claim_message(natsMsg **out, const char *bucket, const char *key,
                               struct sa_claim *c, uint64_t last, struct sa_err *err) SA_MUST_CHECK;
 

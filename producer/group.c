@@ -170,6 +170,7 @@ race_all(struct sa_nats *n, const struct ids *l, struct race *r, struct sa_err *
         char bucket[64];
 
         sa_layout_claims_bucket(bucket, sizeof(bucket), sa_layout_shard_of(&n->layout, l->id[i]));
+        mine.write_id[0] = '\0'; /* a write id of its own for each task's claim */
         rc = sa_claim_message(&msg, bucket, l->id[i], &mine, 0, err);
         if (rc == SA_OK && (s = js_PublishMsgAsync(js, &msg, NULL)) != NATS_OK)
             rc = sa_nats_fail(err, s, 0, "publish a cancel claim");

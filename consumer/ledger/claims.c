@@ -63,6 +63,18 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
     c->moved_ms = h->moved_ms;
 }
 
+void
+claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h)
+{
+    claims_fill(rec, c, h, SA_CLAIM_SENDING);
+    if (!h->write_id[0]) {
+        sa_claim_stamp(rec);
+        snprintf(h->write_id, sizeof(h->write_id), "%s", rec->write_id);
+    } else {
+        snprintf(rec->write_id, sizeof(rec->write_id), "%s", h->write_id);
+    }
+}
+
 /* A claim "sending" whose holder process still lives is a send in progress (its message came
  * back because the holder was slow, or a second copy reached us): never send it a second
  * time. A holder is dead only by its own silence: the server said no one answers on its
@@ -89,12 +101,12 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
         return TAKE_LATER;
     if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once)
         return TAKE_UNKNOWN;
-    claims_fill(&mine, c, h, SA_CLAIM_SENDING);
+    claims_fill_take(&mine, c, h);
     rc = sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id, &mine, cur->revision, rev,
                          &err);
     if (rc == SA_OK)
         return TAKE_SEND;
-    return rc == SA_EEXIST ? TAKE_SKIP : TAKE_LATER;
+    return rc == SA_EEXIST ? TAKE_SKIP : TAKE_AGAIN;
 }
 
 /* The claim exists: ours if it carries our write id (a write whose answer was lost), else
@@ -106,8 +118,9 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
     struct sa_err err = {0};
 
     if (sa_claim_get(sa_nats_claims(c->n, h->task->id), h->task->id, seen, &err) != SA_OK) {
-        sa_log(SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        return TAKE_LATER;
+        sa_log(h->claim_tries ? SA_LOG_DEBUG : SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"",
+               h->task->id, err.msg);
+        return TAKE_AGAIN;
     }
     if (write_id && write_id[0] && !strcmp(seen->write_id, write_id)) {
         *rev = seen->revision;
@@ -130,15 +143,16 @@ claims_take(struct consumer *c, struct held *h, uint64_t *rev, struct sa_claim *
     struct sa_err err = {0};
     enum sa_code rc;
 
-    claims_fill(&mine, c, h, SA_CLAIM_SENDING);
+    claims_fill_take(&mine, c, h);
     rc = sa_claim_create(sa_nats_claims(c->n, h->task->id), h->task->id, &mine, rev, &err);
     if (rc == SA_OK)
         return TAKE_SEND;
     if (rc != SA_EEXIST) {
-        sa_log(SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        return TAKE_LATER;
+        sa_log(h->claim_tries ? SA_LOG_DEBUG : SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"",
+               h->task->id, err.msg);
+        return TAKE_AGAIN;
     }
-    return claims_resolve(c, h, NULL, rev, seen);
+    return claims_resolve(c, h, h->write_id, rev, seen);
 }
 
 void

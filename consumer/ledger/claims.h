@@ -11,7 +11,8 @@ enum take {
     TAKE_SEND,    /* ours: send now */
     TAKE_SKIP,    /* sent, cancelled or dead already: ack without sending */
     TAKE_UNKNOWN, /* at-most-once and a previous holder died mid-send: dead-letter */
-    TAKE_LATER,   /* the claims bucket did not answer: nak and try again later */
+    TAKE_AGAIN,   /* the claims bucket did not answer (an election): keep it, claim again soon */
+    TAKE_LATER,   /* a live holder is sending it: nak and look again later */
 };
 
 /* Reads the claims bucket's TTL into c->claims_ttl_ms (a stream info request). */
@@ -26,6 +27,12 @@ int claims_forgotten(const struct consumer *c, const struct held *h, int64_t now
 /* The record this consumer writes for h in state st (no write id yet). */
 void claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
                  enum sa_claim_state st);
+
+/* The "sending" record this consumer writes to take h. Every write of it for one held task
+ * carries the same write id (h->write_id, made at the first), so a create or take-over that
+ * landed while its answer was lost (the bucket's leader died in between) is read back as ours
+ * on the next try, not as a live holder's, which would be left alone for ever. */
+void claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h);
 
 /* After a create was refused or not answered: reads the claim; TAKE_SEND if it carries
  * write_id (our write went through) or we may take it over, else what to do. */

@@ -23,7 +23,10 @@
 
 #define TOUCH_CHECK_MS 1000
 #define COUNTERS_EVERY_MS 60000
-#define FIRE_GROUP 16 /* claimed tasks sent per turn of the loop */
+#define FIRE_GROUP 16            /* claimed tasks sent per turn of the loop */
+#define CLAIM_AGAIN_MIN_MS 100   /* the claims bucket did not answer: first try again after */
+#define CLAIM_AGAIN_MAX_MS 500   /* doubling up to this */
+#define CLAIM_AGAIN_FOR_MS 20000 /* then, for this long since the first failure, the task stays */
 
 struct deliver {
     struct consumer *c;
@@ -123,6 +126,28 @@ fire_ready(struct deliver *d, int64_t now)
         send_now(d, e.h, e.host, e.lease, e.rev);
 }
 
+/* The claims bucket did not answer: its stream has no leader while nats-server elects one (a
+ * follower waits 4-9 s for a lost leader before it campaigns). The task stays held (kept alive
+ * like any other) and is claimed again shortly, so it goes out as soon as a leader is there. A
+ * nak instead sent it round through the task stream, whose durable's pull request or leader
+ * may have been lost in the same failure: 3 s more than the election in the leader test.
+ * 0 once it failed for CLAIM_AGAIN_FOR_MS: then it goes back to the fleet. */
+static int
+claim_again(struct deliver *d, struct held *h)
+{
+    int64_t now = sa_now_ms(),
+            wait = CLAIM_AGAIN_MIN_MS << (h->claim_tries < 3 ? h->claim_tries : 3);
+
+    if (!h->claim_failed_ms)
+        h->claim_failed_ms = now;
+    if (now - h->claim_failed_ms > CLAIM_AGAIN_FOR_MS)
+        return 0;
+    h->claim_tries++;
+    if (wait > CLAIM_AGAIN_MAX_MS)
+        wait = CLAIM_AGAIN_MAX_MS;
+    return wheel_defer(d->c->wheel, h, now + wait, NULL) == SA_OK;
+}
+
 /* What follows taking the claim (or not): the send, or the task settled without one. */
 static void
 claimed(struct deliver *d, struct held *h, const char *host, int lease, enum take take,
@@ -139,6 +164,13 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
         limits_release(d->c->limits, host, lease);
         outcome_dead(d->c, h, seen->revision,
                      "outcome unknown: a consumer died while sending (at-most-once)", 0);
+        return;
+    case TAKE_AGAIN:
+        limits_release(d->c->limits, host, lease);
+        if (claim_again(d, h))
+            return;
+        sa_jspull_ack(d->c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
+        held_free(h);
         return;
     case TAKE_LATER:
         limits_release(d->c->limits, host, lease);
@@ -162,7 +194,7 @@ take_async(struct deliver *d, struct held *h, const char *host, int lease, struc
         return sa_fail(err, SA_ENOMEM, "no memory to claim %s", h->task->id);
     j->op = CLAIM_TAKE;
     j->h = h;
-    claims_fill(&j->rec, d->c, h, SA_CLAIM_SENDING);
+    claims_fill_take(&j->rec, d->c, h);
     snprintf(j->host, sizeof(j->host), "%s", host);
     j->lease = lease;
     rc = claimq_send(d->c->claimq, j, err);

@@ -8,6 +8,7 @@
 
 #include <nats/nats.h>
 
+#include "claim.h"
 #include "err.h"
 #include "task.h"
 
@@ -22,9 +23,12 @@ struct held {
     int64_t scheduled_ms;
     int64_t moved_ms;
     int moves;
-    uint64_t seq;        /* the message's stream sequence */
-    struct wheel *owner; /* set by wheel_post; held_free forgets seq there */
-    struct held *next;   /* inbox link */
+    uint64_t seq;                         /* the message's stream sequence */
+    char write_id[SA_CLAIM_WRITE_ID_LEN]; /* every "sending" write for it carries this one */
+    int64_t claim_failed_ms; /* the claims bucket first failed to answer for it (0: never) */
+    int claim_tries;         /* claims tried again since */
+    struct wheel *owner;     /* set by wheel_post; held_free forgets seq there */
+    struct held *next;       /* inbox link */
 };
 
 struct wheel;

@@ -301,14 +301,19 @@ burst_worst_lateness(int64_t due_ms)
 /* Issue 25.5: BURST_N tasks due at one instant on the 3-node cluster (replicas 3), two
  * consumers, and the node leading `stream` killed with -9 just before the due time, while
  * the tasks are held and their claims about to be written. Every task arrives exactly once
- * (no consumer died, so no takeover may resend one), the ledger has one "sent" each, and
- * the worst lateness stays within 5 s (times the multiplier on a busy machine). */
+ * (no consumer died, so no takeover may resend one) and the ledger has one "sent" each. The
+ * worst lateness stays within 5 s (times the multiplier on a busy machine) when the claims
+ * bucket kept its leader; without one no claim can be written until the survivors elect a
+ * new leader, which nats-server starts 4-9 s after the last heartbeat (fixed in its raft.go),
+ * so then the bound is that plus the consumer's 0.5 s between tries (docs/design-notes.md,
+ * "A leader lost"). */
 #define BURST_N 300
+#define CLAIMS_ELECTION_MS 10000
 static void
 burst_with_leader_killed(const char *stream)
 {
-    int64_t due, worst;
-    int leader, other;
+    int64_t due, worst, bound;
+    int leader, other, claims_too;
 
     fx_start(&F, 1);
     fx_consumer(&F, 0, NULL);
@@ -318,6 +323,7 @@ burst_with_leader_killed(const char *stream)
     assert_true(wait_until_ms(due - 300, 60000));
     leader = leader_of(stream);
     assert_true(leader >= 0);
+    claims_too = leader == leader_of("KV_" SA_CLAIMS_BUCKET);
     other = (leader + 1) % 3;
     natsd_kill(&F.cluster.node[leader]);
     fprintf(stderr, "killed %s, leader of %s, %" PRId64 " ms before the due time\n",
@@ -334,9 +340,12 @@ burst_with_leader_killed(const char *stream)
     }
     check_ledger(F.cluster.node[other].url);
     worst = burst_worst_lateness(due);
-    fprintf(stderr, "leader of %s killed: %d tasks, each once; worst lateness %" PRId64 " ms\n",
-            stream, n_tasks, worst);
-    assert_true(worst <= (int64_t)(5000 * test_timeout_multiplier()));
+    bound = claims_too ? CLAIMS_ELECTION_MS : 5000;
+    fprintf(stderr,
+            "leader of %s killed (%s the claims bucket's): %d tasks, each once; worst lateness "
+            "%" PRId64 " ms (bound %" PRId64 " ms x %.1f)\n",
+            stream, claims_too ? "and" : "not", n_tasks, worst, bound, test_timeout_multiplier());
+    assert_true(worst <= (int64_t)((double)bound * test_timeout_multiplier()));
     fx_stop(&F);
 }
 
