@@ -271,6 +271,21 @@ def report(work, results_dir):
             "", "max <= 5,000", mx is not None and mx <= 5000)
         row("failover: missing / resent (same webhook-id)", "%s / %s" % (num(missing), num(g(lat, "duplicates"))),
             "", "0 missing", missing == 0)
+    for key, what in (("leader_tasks", "the task stream's"), ("leader_claims", "the claims bucket's")):
+        lo = res.get(key, {})
+        if not lo:
+            continue
+        lat = g(lo, "lat", default={}) or {}
+        mx, missing, dup = g(lat, "lateness_ms", "max"), g(lat, "missing"), g(lat, "duplicates")
+        extra = max(0, (g(lat, "unique") or 0) - (g(lo, "n") or 0))
+        row("%s: tasks due at once, %s leader killed -9 at the due time (%s, led %s)" % (
+            key, what, g(lo, "killed", default="?"), g(lo, "killed_led", default="?")), num(g(lo, "n")))
+        row("%s: lateness p50/p99/max (ms)" % key, "/".join(num(g(lat, "lateness_ms", k)) for k in
+                                                     ("p50", "p99", "max")),
+            "", "max <= 5,000", mx is not None and mx <= 5000)
+        row("%s: delivered / missing / sent twice (same id) / extra ids" % key, "%s / %s / %s / %s" % (
+            num(g(lat, "unique")), num(missing), num(dup), num(extra)),
+            "", "n / 0 / 0 / 0", missing == 0 and dup == 0 and extra == 0)
     s = res.get("spread", {})
     if s:
         lat = g(s, "lat", default={}) or {}

@@ -161,7 +161,7 @@ start_consumers() { # start_consumers DIR N: sets CONS_PIDS
   CONS_PIDS=()
   for ((i = 1; i <= $2; i++)); do
     SENDAT_NATS_URL=$NATS_URL SENDAT_KEY_FILE=$KEY SENDAT_CONSUMER_NAME="bench-$i" SENDAT_HTTP_ADDR=off \
-      SENDAT_LOG_FORMAT=logfmt SENDAT_LOG_LEVEL=info "$CONSUMER" 2>"$d/consumer-$i.log" &
+      SENDAT_LOG_FORMAT=logfmt SENDAT_LOG_LEVEL="${SENDAT_BENCH_LOG_LEVEL:-info}" "$CONSUMER" 2>"$d/consumer-$i.log" &
     CONS_PIDS+=($!)
     pids+=($!)
   done

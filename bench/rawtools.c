@@ -102,8 +102,9 @@ rawjs_info(const struct rawjs_opts *o)
     if (s != NATS_OK)
         rawjs_die(o->stream, s);
     printf("{\"stream\":\"%s\",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"subjects\":%" PRId64
-           ",\"consumers\":%" PRId64 "}\n",
-           o->stream, si->State.Msgs, si->State.Bytes, si->State.NumSubjects, si->State.Consumers);
+           ",\"consumers\":%" PRId64 ",\"leader\":\"%s\"}\n",
+           o->stream, si->State.Msgs, si->State.Bytes, si->State.NumSubjects, si->State.Consumers,
+           si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "");
     jsStreamInfo_Destroy(si);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);

@@ -15,10 +15,12 @@
 # Consumer settings in the environment (SENDAT_FETCH_BATCH, SENDAT_MAX_INFLIGHT, ...) are
 # passed on. SENDAT_BENCH_BUILD=DIR picks the build folder (default build-bench/),
 # SENDAT_BENCH_NO_BUILD=1 skips building (SENDAT_BENCH_LABEL=TEXT then says in the results
-# what that build is), SENDAT_BENCH_KEEP=1 keeps the work folder (logs,
+# what that build is), SENDAT_BENCH_LOG_LEVEL=debug sets the consumers' log level (default
+# info), SENDAT_BENCH_KEEP=1 keeps the work folder (logs,
 # arrival records), SENDAT_BENCH_ONLY="burst spread" runs only the scenarios named (sink raw
-# burst spread failover native bulk api huge junk; bulk includes idle). Every process started
-# here is stopped on exit.
+# burst spread failover native leader bulk api huge junk; bulk includes idle; leader only with
+# --cluster: a burst with the task stream's, then the claims bucket's, leader node killed with
+# -9 at its due time). Every process started here is stopped on exit.
 #
 # The server is $NATS_SERVER (default: nats-server on the PATH), as for the tests; its version
 # is in every result (meta.nats_server) and above the table. To run on the current server:
@@ -47,13 +49,13 @@ analyze=(python3 "$repo/bench/analyze.py")
 
 # ---- sizes -------------------------------------------------------------------------------
 case $mode in
-  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4 API_N=500 FAILOVER_N=2000
+  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4 API_N=500 FAILOVER_N=2000 LEADER_N=2000
          IDLE_S=3 IDLE_SETTLE=1 LOAD_S=0.5 MARGIN_MS=3000 ALIGN=0 HUGE_N=0 WAIT_EXTRA_S=20
          JUNK_N=2000 JUNK_VALID=100 ;;
-  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20 API_N=10000 FAILOVER_N=20000
+  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20 API_N=10000 FAILOVER_N=20000 LEADER_N=20000
          IDLE_S=15 IDLE_SETTLE=8 LOAD_S=1 MARGIN_MS=24000 ALIGN=1 HUGE_N=0 WAIT_EXTRA_S=40
          JUNK_N=100000 JUNK_VALID=1000 ;;
-  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60 API_N=20000 FAILOVER_N=20000
+  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60 API_N=20000 FAILOVER_N=20000 LEADER_N=20000
          IDLE_S=60 IDLE_SETTLE=10 LOAD_S=3 MARGIN_MS=24000 ALIGN=1 HUGE_N=10000000 WAIT_EXTRA_S=120
          JUNK_N=100000 JUNK_VALID=1000 ;;
 esac
@@ -68,6 +70,7 @@ WINDOW_MS=600000      # and its default window
 JUNK_DUE_MS=6000      # junk: the valid tasks are due this long after the junk is in (issue 24)
 SCHED_GUESS_PER_S=15000 # to choose due times the producer will not overrun
 RESEND_SETTLE_S=8       # failover: after the last first arrival, resends still land
+SETTLE_MAX_S=120        # leader: the longest wait for every task to be acked
 
 # ---- build -------------------------------------------------------------------------------
 if [ -z "${SENDAT_BENCH_NO_BUILD:-}" ]; then
@@ -250,8 +253,11 @@ run_due() {
   schedule "$d" "$file"
   echo "   scheduled in $(grep -o '"wall_s": [0-9.]*' "$d/schedule.json" | cut -d' ' -f2) s; first due in $(( (due - $(now_ms)) / 1000 )) s"
   [ -n "${KILL_AFTER_MS:-}" ] && kill_first_consumer_at $((due + KILL_AFTER_MS))
+  [ -n "${KILL_LEADER_OF:-}" ] && kill_leader_at "$name" "$due" "$KILL_LEADER_OF"
   wait_delivered "$n" $((due + spread + WAIT_EXTRA_S * 1000))
   [ -n "${KILL_AFTER_MS:-}" ] && sleep "$RESEND_SETTLE_S" # resends of its sends in flight land
+  # acks lost with a leader come back after the ack wait: sent twice would show by then
+  [ -n "${KILL_LEADER_OF:-}" ] && wait_settled $(($(now_ms) + SETTLE_MAX_S * 1000))
   sleep 0.3 # duplicates, if any, have a moment to arrive
   c1=$(ticks "${CONS_PIDS[@]}")
   s1=$(ticks "${SERVER_PIDS[@]}")
@@ -277,6 +283,46 @@ kill_first_consumer_at() { # kill_first_consumer_at MS: kill -9 of the first con
   ((t > 0)) && sleep "$(awk -v t="$t" 'BEGIN{printf "%.3f", t / 1000}')"
   kill -KILL "${CONS_PIDS[0]}" 2>/dev/null || true
   echo "   killed consumer 1 (pid ${CONS_PIDS[0]}) with -9 at due + $((KILL_AFTER_MS + $(now_ms) - $1)) ms"
+}
+
+# kill_leader_at NAME DUE_MS STREAM: kill -9 of the node leading STREAM at DUE_MS (looked up a
+# second before), and which of the task stream and the claims bucket it led
+kill_leader_at() {
+  local name=$1 due=$2 stream=$3 t who i s led=()
+  t=$((due - 1000 - $(now_ms)))
+  ((t > 0)) && sleep "$(awk -v t="$t" 'BEGIN{printf "%.3f", t / 1000}')"
+  who=$(leader_of "$stream")
+  i=${who#bench-}
+  [[ $i =~ ^[0-2]$ ]] || { echo "run.sh: $stream has no leader (\"$who\")" >&2; return 1; }
+  for s in SENDAT_TASKS KV_sendat_claims; do [ "$(leader_of "$s")" = "$who" ] && led+=("$s"); done
+  t=$((due - $(now_ms)))
+  ((t > 0)) && sleep "$(awk -v t="$t" 'BEGIN{printf "%.3f", t / 1000}')"
+  kill -KILL "${SERVER_PIDS[i]}" 2>/dev/null || true
+  echo "   killed $who (pid ${SERVER_PIDS[i]}), leader of ${led[*]}, with -9 at due + $(($(now_ms) - due)) ms"
+  fact "$name" killed "\"$who\""
+  fact "$name" killed_led "\"${led[*]}\""
+}
+
+leader_of() { # leader_of STREAM: the name of the server leading it ("" while none)
+  "$RAWJS" info --server "$NATS_URL" --stream "$1" 2>/dev/null | grep -o '"leader":"[^"]*"' | cut -d'"' -f4 || true
+}
+
+wait_settled() { # wait_settled DEADLINE_MS: until the task stream is empty (every task acked)
+  local m=""
+  while [ "$(now_ms)" -lt "$1" ]; do
+    m=$("$RAWJS" info --server "$NATS_URL" --stream SENDAT_TASKS 2>/dev/null | grep -o '"msgs":[0-9]*' | cut -d: -f2 || true)
+    [ "$m" = 0 ] && return 0
+    sleep 1
+  done
+  echo "run.sh: the task stream still holds ${m:-?} tasks" >&2
+}
+
+scenario_leader() {
+  if ((!cluster)); then echo "== leader: only in --cluster runs (skipped)"; return 0; fi
+  echo "== leader: $LEADER_N webhooks due at one instant, $CONSUMERS consumers, the task stream's leader node killed with -9 at the due time"
+  KILL_LEADER_OF=SENDAT_TASKS run_due leader_tasks "$LEADER_N" 0
+  echo "== leader: the same, the claims bucket's (KV_sendat_claims) leader node killed"
+  KILL_LEADER_OF=KV_sendat_claims run_due leader_claims "$LEADER_N" 0
 }
 
 scenario_failover() {
@@ -457,6 +503,7 @@ wanted burst && scenario_burst
 wanted spread && scenario_spread
 wanted failover && scenario_failover
 wanted native && scenario_native
+wanted leader && scenario_leader
 wanted bulk && scenario_bulk_idle
 wanted api && scenario_api
 wanted junk && scenario_junk
