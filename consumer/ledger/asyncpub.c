@@ -80,6 +80,25 @@ asyncpub_pending(struct asyncpub *ap)
     return n;
 }
 
+size_t
+asyncpub_give_up(struct asyncpub *ap, int (*pick)(void *val))
+{
+    uint64_t *keys = NULL;
+    size_t n = 0;
+
+    pthread_mutex_lock(&ap->lock);
+    if (!ap->closed && ap->flying.len)
+        keys = malloc(ap->flying.len * sizeof(*keys));
+    for (size_t i = 0; keys && i < ap->flying.cap; i++) /* first the keys: taking moves slots */
+        if (ap->flying.slot[i].key && pick(ap->flying.slot[i].val))
+            keys[n++] = ap->flying.slot[i].key;
+    for (size_t i = 0; i < n; i++)
+        ap->done(ap->arg, seqset_take(&ap->flying, keys[i]), NULL, NULL, NULL);
+    pthread_mutex_unlock(&ap->lock);
+    free(keys);
+    return n;
+}
+
 int
 asyncpub_close(struct asyncpub *ap, int64_t timeout_ms)
 {

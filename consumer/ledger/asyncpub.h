@@ -40,6 +40,12 @@ enum sa_code asyncpub_send(struct asyncpub *ap, natsMsg **msg, jsPubOptions *po,
 /* Publishes not answered yet. */
 size_t asyncpub_pending(struct asyncpub *ap);
 
+/* Hands every value in flight that pick(val) chooses to done at once as unanswered (pa and pae
+ * NULL); should its PubAck come after all, it finds nothing. For publishes that went out on a
+ * connection that broke (their server was killed): their answers may never come. Returns how
+ * many it handed over. */
+size_t asyncpub_give_up(struct asyncpub *ap, int (*pick)(void *val));
+
 /* Waits up to timeout_ms for the PubAcks, then stops calling done; returns how many were left. */
 int asyncpub_close(struct asyncpub *ap, int64_t timeout_ms);
 

@@ -47,8 +47,21 @@ on_done(void *arg, void *val, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae)
 
     (void)msg;
     job->ok = pa && !pae;
+    job->given_up = !pa && !pae;
     job->rev = pa ? pa->Sequence : 0;
     finish(q, job);
+}
+
+static int
+is_take(void *val)
+{
+    return ((struct claim_job *)val)->op == CLAIM_TAKE;
+}
+
+size_t
+claimq_give_up_takes(struct claimq *q)
+{
+    return asyncpub_give_up(&q->pub, is_take);
 }
 
 enum sa_code

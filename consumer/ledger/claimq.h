@@ -29,6 +29,7 @@ struct claim_job {
     int lease;
     claim_then_fn then; /* record: what follows the write (settle, or ack a retry) */
     int ok;             /* filled when done: stored, at revision rev */
+    int given_up;       /* not ok: no answer was waited for (claimq_give_up_takes) */
     uint64_t rev;
     struct claim_job *next;
 };
@@ -59,6 +60,13 @@ void claimq_flush(struct claimq *q);
 /* Main thread: the finished jobs, oldest first (a list through next): those whose PubAck
  * arrived, and those whose publish failed (ok = 0). */
 struct claim_job *claimq_done(struct claimq *q);
+
+/* Main thread, after the connection was made again: every take still waiting for its PubAck
+ * comes back from claimq_done at once as unanswered (ok = 0), to be read back and tried again
+ * (deliver.c). Sent on the broken connection, it may never be answered: CLAIM_ACK_WAIT_MS
+ * (4 s) added to the lateness of every task claimed in the moment a server was killed.
+ * Returns how many. */
+size_t claimq_give_up_takes(struct claimq *q);
 
 /* Jobs sent (or sent later) and not yet returned by claimq_done. */
 int claimq_pending(struct claimq *q);

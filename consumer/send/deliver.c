@@ -34,6 +34,7 @@ struct deliver {
     int inflight;       /* transfers on the multi handle */
     int taking;         /* claims published and not yet answered */
     struct ready ready; /* claimed ahead of their due instant, waiting for it */
+    long reconnects;    /* the connection's count when last looked at */
     int64_t next_touch_ms, next_counters_ms;
 };
 
@@ -54,6 +55,7 @@ deliver_new(struct deliver **out, struct consumer *c, struct sa_err *err)
     curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS, (long)c->cfg.max_inflight);
     easypool_init(&c->easy, c->cfg.max_inflight);
     d->c = c;
+    d->reconnects = atomic_load(c->n->reconnects);
     *out = d;
     return SA_OK;
 }
@@ -211,7 +213,9 @@ take_done(struct deliver *d, struct claim_job *j)
 {
     struct sa_claim seen = {0};
     uint64_t rev = j->rev;
-    enum take take = j->ok ? TAKE_SEND : claims_resolve(d->c, j->h, j->rec.write_id, &rev, &seen);
+    enum take take = j->ok         ? TAKE_SEND
+                     : j->given_up ? TAKE_AGAIN /* the same write id again: a landed one is ours */
+                                   : claims_resolve(d->c, j->h, j->rec.write_id, &rev, &seen);
 
     d->taking--;
     claimed(d, j->h, j->host, j->lease, take, rev, &seen);
@@ -305,9 +309,25 @@ fire_due(struct deliver *d, int64_t now)
     atomic_store(&d->c->sender_busy, wheel_next_due(d->c->wheel) <= now);
 }
 
+/* Takes whose PubAck may never come: they went out on a connection that has broken since. */
+static void
+after_reconnect(struct deliver *d)
+{
+    long r = atomic_load(d->c->n->reconnects);
+    size_t n;
+
+    if (r == d->reconnects)
+        return;
+    d->reconnects = r;
+    n = claimq_give_up_takes(d->c->claimq);
+    if (n)
+        sa_log(SA_LOG_INFO, "claims_asked_again", "reconnects=%ld takes=%zu", r, n);
+}
+
 static void
 periodic(struct deliver *d, int64_t now)
 {
+    after_reconnect(d);
     if (atomic_exchange(&d->c->reload, 0))
         consumer_reload(d->c);
     if (now >= d->next_touch_ms) {
