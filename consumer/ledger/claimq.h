@@ -62,10 +62,10 @@ void claimq_flush(struct claimq *q);
 struct claim_job *claimq_done(struct claimq *q);
 
 /* Main thread, after the connection was made again: every take still waiting for its PubAck
- * comes back from claimq_done at once as unanswered (ok = 0), to be read back and tried again
- * (deliver.c). Sent on the broken connection, it may never be answered: CLAIM_ACK_WAIT_MS
- * (4 s) added to the lateness of every task claimed in the moment a server was killed.
- * Returns how many. */
+ * comes back from claimq_done at once, unanswered (ok = 0, given_up = 1), and deliver.c tries
+ * it again with the same write id. Sent on the broken connection, it may never be answered:
+ * CLAIM_ACK_WAIT_MS (4 s) was added to the lateness of every task claimed in the moment a
+ * server was killed. Returns how many. */
 size_t claimq_give_up_takes(struct claimq *q);
 
 /* Jobs sent (or sent later) and not yet returned by claimq_done. */
