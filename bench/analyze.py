@@ -286,6 +286,20 @@ def report(work, results_dir):
         row("%s: delivered / missing / sent twice (same id) / extra ids" % key, "%s / %s / %s / %s" % (
             num(g(lat, "unique")), num(missing), num(dup), num(extra)),
             "", "n / 0 / 0 / 0", missing == 0 and dup == 0 and extra == 0)
+    ro = res.get("rolling", {})
+    if ro:
+        lat = g(ro, "lat", default={}) or {}
+        mx, missing = g(lat, "lateness_ms", "max"), g(lat, "missing")
+        row("rolling: tasks / seconds (each consumer restarted in turn)",
+            "%s / %s" % (num(g(ro, "n")), num(g(ro, "seconds"))))
+        row("rolling: worst lateness (ms; p50/p99 %s)" % "/".join(
+            num(g(lat, "lateness_ms", k)) for k in ("p50", "p99")), num(mx), "", "<= 100",
+            mx is not None and mx <= 100)
+        row("rolling: missing / duplicates", "%s / %s" % (num(missing), num(g(lat, "duplicates"))),
+            "", "0 / 0", missing == 0 and g(lat, "duplicates") == 0)
+        row("rolling: stop took (ms) / tasks handed back from inboxes",
+            "%s / %s" % ("+".join(num(v) for v in g(ro, "stop_ms", default=[]) or []),
+                         num(g(ro, "handed_back"))))
     s = res.get("spread", {})
     if s:
         lat = g(s, "lat", default={}) or {}

@@ -156,27 +156,35 @@ sink_count() {
   echo "${v:-0}"
 }
 
+start_consumer() { # start_consumer DIR I: consumer bench-I logging to DIR/consumer-I.log, its pid CONS_PIDS[I-1]
+  local d=$1 i=$2
+  SENDAT_NATS_URL=$NATS_URL SENDAT_KEY_FILE=$KEY SENDAT_CONSUMER_NAME="bench-$i" SENDAT_HTTP_ADDR=off \
+    SENDAT_LOG_FORMAT=logfmt SENDAT_LOG_LEVEL="${SENDAT_BENCH_LOG_LEVEL:-info}" "$CONSUMER" 2>"$d/consumer-$i.log" &
+  CONS_PIDS[i - 1]=$!
+  pids+=($!)
+}
+
+wait_started() { # wait_started DIR I: until consumer I logged event=started (10 s)
+  local d=$1 i=$2 k
+  for ((k = 0; k < 100; k++)); do grep -q 'event=started' "$d/consumer-$i.log" && break; sleep 0.1; done
+  grep -q 'event=started' "$d/consumer-$i.log" || { echo "run.sh: consumer $i did not start" >&2; tail -n 3 "$d/consumer-$i.log" >&2; return 1; }
+}
+
 start_consumers() { # start_consumers DIR N: sets CONS_PIDS
-  local d=$1 i k
+  local d=$1 i
   CONS_PIDS=()
-  for ((i = 1; i <= $2; i++)); do
-    SENDAT_NATS_URL=$NATS_URL SENDAT_KEY_FILE=$KEY SENDAT_CONSUMER_NAME="bench-$i" SENDAT_HTTP_ADDR=off \
-      SENDAT_LOG_FORMAT=logfmt SENDAT_LOG_LEVEL="${SENDAT_BENCH_LOG_LEVEL:-info}" "$CONSUMER" 2>"$d/consumer-$i.log" &
-    CONS_PIDS+=($!)
-    pids+=($!)
-  done
-  for ((i = 1; i <= $2; i++)); do
-    for ((k = 0; k < 100; k++)); do grep -q 'event=started' "$d/consumer-$i.log" && break; sleep 0.1; done
-    grep -q 'event=started' "$d/consumer-$i.log" || { echo "run.sh: consumer $i did not start" >&2; tail -n 3 "$d/consumer-$i.log" >&2; return 1; }
-  done
+  for ((i = 1; i <= $2; i++)); do start_consumer "$d" "$i"; done
+  for ((i = 1; i <= $2; i++)); do wait_started "$d" "$i" || return 1; done
 }
 
 stop_consumers() { local p; for p in "${CONS_PIDS[@]}"; do stop_pid "$p" 30; done; }
 
 counter_sum() { # counter_sum DIR NAME: NAME= summed over the consumers' last counters lines
-  local d=$1 i sum=0 v
-  for ((i = 1; i <= CONSUMERS; i++)); do
-    v=$(grep 'event=counters' "$d/consumer-$i.log" 2>/dev/null | tail -n 1 | grep -o " $2=[0-9]*" | cut -d= -f2 || true)
+  # (a restarted consumer's earlier runs are consumer-I.run<K>.log)
+  local d=$1 f sum=0 v
+  for f in "$d"/consumer-*.log; do
+    [ -e "$f" ] || continue
+    v=$(grep 'event=counters' "$f" 2>/dev/null | tail -n 1 | grep -o " $2=[0-9]*" | cut -d= -f2 || true)
     sum=$((sum + ${v:-0}))
   done
   echo "$sum"

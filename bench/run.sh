@@ -18,7 +18,7 @@
 # what that build is), SENDAT_BENCH_LOG_LEVEL=debug sets the consumers' log level (default
 # info), SENDAT_BENCH_KEEP=1 keeps the work folder (logs,
 # arrival records), SENDAT_BENCH_ONLY="burst spread" runs only the scenarios named (sink raw
-# burst spread failover native leader bulk api huge junk; bulk includes idle; leader only with
+# burst spread failover rolling native leader bulk api huge junk; bulk includes idle; leader only with
 # --cluster: a burst with the task stream's, then the claims bucket's, leader node killed with
 # -9 at its due time). Every process started here is stopped on exit.
 #
@@ -49,13 +49,13 @@ analyze=(python3 "$repo/bench/analyze.py")
 
 # ---- sizes -------------------------------------------------------------------------------
 case $mode in
-  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4 API_N=500 FAILOVER_N=2000 LEADER_N=2000
+  smoke) RAW_N=2000 KV_N=1000 SYNC_S=1 BULK_N=2000 BURST_N=2000 SPREAD_N=2000 SPREAD_S=4 API_N=500 FAILOVER_N=2000 LEADER_N=2000 ROLL_N=1500 ROLL_S=6
          IDLE_S=3 IDLE_SETTLE=1 LOAD_S=0.5 MARGIN_MS=3000 ALIGN=0 HUGE_N=0 WAIT_EXTRA_S=20
          JUNK_N=2000 JUNK_VALID=100 ;;
-  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20 API_N=10000 FAILOVER_N=20000 LEADER_N=20000
+  quick) RAW_N=50000 KV_N=20000 SYNC_S=2 BULK_N=200000 BURST_N=20000 SPREAD_N=20000 SPREAD_S=20 API_N=10000 FAILOVER_N=20000 LEADER_N=20000 ROLL_N=10000 ROLL_S=30
          IDLE_S=15 IDLE_SETTLE=8 LOAD_S=1 MARGIN_MS=24000 ALIGN=1 HUGE_N=0 WAIT_EXTRA_S=40
          JUNK_N=100000 JUNK_VALID=1000 ;;
-  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60 API_N=20000 FAILOVER_N=20000 LEADER_N=20000
+  full)  RAW_N=200000 KV_N=50000 SYNC_S=5 BULK_N=1000000 BURST_N=100000 SPREAD_N=60000 SPREAD_S=60 API_N=20000 FAILOVER_N=20000 LEADER_N=20000 ROLL_N=30000 ROLL_S=60
          IDLE_S=60 IDLE_SETTLE=10 LOAD_S=3 MARGIN_MS=24000 ALIGN=1 HUGE_N=10000000 WAIT_EXTRA_S=120
          JUNK_N=100000 JUNK_VALID=1000 ;;
 esac
@@ -254,6 +254,7 @@ run_due() {
   echo "   scheduled in $(grep -o '"wall_s": [0-9.]*' "$d/schedule.json" | cut -d' ' -f2) s; first due in $(( (due - $(now_ms)) / 1000 )) s"
   [ -n "${KILL_AFTER_MS:-}" ] && kill_first_consumer_at $((due + KILL_AFTER_MS))
   [ -n "${KILL_LEADER_OF:-}" ] && kill_leader_at "$name" "$due" "$KILL_LEADER_OF"
+  [ -n "${ROLL:-}" ] && roll_consumers "$d" "$due" "$spread"
   wait_delivered "$n" $((due + spread + WAIT_EXTRA_S * 1000))
   [ -n "${KILL_AFTER_MS:-}" ] && sleep "$RESEND_SETTLE_S" # resends of its sends in flight land
   # acks lost with a leader come back after the ack wait: sent twice would show by then
@@ -266,7 +267,7 @@ run_due() {
   fact "$name" due_ms "$due"
   fact "$name" scheduled_ahead_s "$(awk -v a="$due" -v b="$t0" 'BEGIN{printf "%.1f", (a - b) / 1000}')"
   fact "$name" producer "$(cat "$d/schedule.json")"
-  fact "$name" consumer_cpu_s "$(secs $((c1 - c0)))"
+  [ -z "${ROLL:-}" ] && fact "$name" consumer_cpu_s "$(secs $((c1 - c0)))" # restarted: other pids
   fact "$name" server_cpu_s "$(secs $((s1 - s0)))"
   fact "$name" consumer_rss_mb "$(hwm_mb "${CONS_PIDS[@]}")"
   fact "$name" server_rss_mb "$(hwm_mb "${SERVER_PIDS[@]}")"
@@ -276,6 +277,27 @@ run_due() {
   fact "$name" lat "$("${analyze[@]}" lateness "$d/arrivals.txt" "$n")"
   for k in pulled moved sent failed retried duplicates; do fact "$name" "$k" "$(counter_sum "$d" "$k")"; done
   stop_servers
+}
+
+# roll_consumers DIR DUE_MS SPREAD_MS: a rolling restart under the load: the consumers in turn,
+# evenly spaced over the spread, get SIGTERM and are started again (same name) once exited
+roll_consumers() {
+  local d=$1 due=$2 spread=$3 n=${#CONS_PIDS[@]} i t t0 stops=() k
+  for ((i = 1; i <= n; i++)); do
+    t=$((due + i * spread / (n + 1) - $(now_ms)))
+    ((t > 0)) && sleep "$(awk -v t="$t" 'BEGIN{printf "%.3f", t / 1000}')"
+    t0=$(now_ms)
+    stop_pid "${CONS_PIDS[i - 1]}" 30
+    stops+=($(($(now_ms) - t0)))
+    for ((k = 1; ; k++)); do [ -e "$d/consumer-$i.run$k.log" ] || break; done
+    mv "$d/consumer-$i.log" "$d/consumer-$i.run$k.log"
+    start_consumer "$d" "$i"
+    wait_started "$d" "$i"
+    echo "   restarted consumer $i at due + $((t0 - due)) ms (it took $((stops[i - 1])) ms to stop)"
+  done
+  fact rolling stop_ms "[$(IFS=,; echo "${stops[*]}")]"
+  fact rolling handed_back "$(cat "$d"/consumer-*.run*.log | grep -o 'event=inbox_closed handed_back=[0-9]*' |
+                              awk -F= '{s += $NF} END {print s + 0}')"
 }
 
 kill_first_consumer_at() { # kill_first_consumer_at MS: kill -9 of the first consumer at that time
@@ -328,6 +350,11 @@ scenario_leader() {
 scenario_failover() {
   echo "== failover: $FAILOVER_N webhooks due at one instant, $CONSUMERS consumers, one killed with -9 30 ms after the due time"
   KILL_AFTER_MS=30 run_due failover "$FAILOVER_N" 0
+}
+
+scenario_rolling() {
+  echo "== rolling: $ROLL_N webhooks due evenly over $ROLL_S s, $CONSUMERS consumers restarted in turn"
+  ROLL=1 run_due rolling "$ROLL_N" $((ROLL_S * 1000))
 }
 
 scenario_burst() {
@@ -502,6 +529,7 @@ wanted raw && scenario_raw
 wanted burst && scenario_burst
 wanted spread && scenario_spread
 wanted failover && scenario_failover
+wanted rolling && scenario_rolling
 wanted native && scenario_native
 wanted leader && scenario_leader
 wanted bulk && scenario_bulk_idle

@@ -33,6 +33,8 @@
 /* A rescue also covers the levels this member takes up in the next seconds: one found dead at
  * start is rescued before this member pulls a level whose durable is still being made. */
 #define RESCUE_LATE_MS 5000
+#define CLOSE_WAIT_MS 2000 /* the drain's flush: a round trip, unless the server is gone */
+#define CLOSE_POLL_MS 50
 
 static void
 move_down(struct puller *p, natsMsg *msg, const struct sa_task *t, int64_t now)
@@ -293,21 +295,40 @@ pass(struct puller *p)
         handle(p, msg);
 }
 
-/* Stops the answers (the server drops requests nobody listens to) and gives back tasks that
- * came after the last turn. */
-static void
+/* Hands back what the server sent to this member's requests and the puller did not take. A
+ * drain unsubscribes and then flushes: once the server answers the flush it has dropped the
+ * interest, and with it every open request, and everything it routed to the inbox before
+ * that is queued here (nats.c 3.4 refuses reads after a plain unsubscribe, so those were
+ * dropped before). The naks go out after the unsubscribe on the same connection, so none of
+ * these tasks can be handed to us again. Left to the ack wait or the rescue of this member:
+ * only a task the server picked for one of our requests just before the unsubscribe reached
+ * it and routed just after (its pull protocol cannot cancel a request). Returns the naks. */
+static int
 close_inbox(struct puller *p)
 {
     natsMsg *msg = NULL;
+    natsStatus s;
+    int64_t until = sa_now_ms() + CLOSE_WAIT_MS + CLOSE_POLL_MS;
+    int naks = 0;
 
-    natsSubscription_Unsubscribe(p->inbox);
-    while (natsSubscription_NextMsg(&msg, p->inbox, 0) == NATS_OK) {
-        if (sa_jspull_classify(msg, NULL) == SA_JSPULL_TASK)
+    if (natsSubscription_DrainTimeout(p->inbox, CLOSE_WAIT_MS) != NATS_OK)
+        natsSubscription_Unsubscribe(p->inbox); /* the connection is closed: nobody to tell */
+    while (sa_now_ms() < until) {
+        s = natsSubscription_NextMsg(&msg, p->inbox, CLOSE_POLL_MS);
+        if (s == NATS_TIMEOUT &&
+            natsSubscription_DrainCompletionStatus(p->inbox) == NATS_ILLEGAL_STATE)
+            continue; /* the flush is not answered yet */
+        if (s != NATS_OK)
+            break; /* drained, or the connection is gone */
+        if (sa_jspull_classify(msg, NULL) == SA_JSPULL_TASK) {
             sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, 0);
+            naks++;
+        }
         natsMsg_Destroy(msg);
     }
     natsSubscription_Destroy(p->inbox);
     p->inbox = NULL;
+    return naks;
 }
 
 static void *
@@ -318,7 +339,7 @@ pull_loop(void *arg)
     while (!atomic_load(&p->c->stopping))
         pass(p);
     members_drain(p->members); /* no beats now, and not hung: the sends in flight finish */
-    close_inbox(p);
+    sa_log(SA_LOG_INFO, "inbox_closed", "handed_back=%d", close_inbox(p));
     return NULL;
 }
 

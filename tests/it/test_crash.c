@@ -1,9 +1,11 @@
 /* Nothing lost when a member dies (invariant 1): kill -9 of a consumer holding tasks, and
  * SIGTERM of one, while another consumer runs. Killed: the survivor finds it dead and has its
  * tasks delivered again, or the ack wait brings them (test_failover.c proves which). Terminated:
- * it exits 0 and hands its tasks over at once. Never twice. */
+ * it exits 0 and hands its tasks over at once, those waiting unread in its pull inbox too,
+ * though a slow send keeps it alive. Never twice. */
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,6 +20,9 @@
 
 #define N 50
 #define ACK_WAIT_MS 5000
+#define INBOX_N 20
+#define WINDOW_MS 10000 /* fx_start's --window */
+#define HANG_MS 8000    /* how long the receiver keeps c0's one send waiting (scaled) */
 
 static struct fx F;
 static char ids[N][80];
@@ -126,12 +131,136 @@ test_sigterm_hands_over(void **state)
     fx_finish(&F);
 }
 
+static int
+ready(void *arg)
+{
+    char body[FX_BODY_MAX];
+
+    return fx_consumer_get(&F, *(int *)arg, "/readyz", body) == 200;
+}
+
+static int
+inbox_tasks_arrived_or_c0_gone(void *arg)
+{
+    int seen[INBOX_N];
+
+    (void)arg;
+    return fx_arrivals(&F, "/i/", seen, INBOX_N) == INBOX_N || !proc_alive(&F.consumers[0]);
+}
+
+/* Waits until at least `room` ms are left in the current window (WINDOW_MS, epoch-aligned as
+ * sa_layout_window is), so what follows books into the level being pulled. */
+static void
+window_with_room(int64_t room)
+{
+    int64_t now = test_now_ms(), start = now + WINDOW_MS - now % WINDOW_MS;
+
+    if (WINDOW_MS - now % WINDOW_MS < room)
+        assert_true(wait_until_ms(start + 50, 2 * WINDOW_MS));
+}
+
+static void
+book_inbox_tasks(int64_t due)
+{
+    char path[300], out[8192], err[4096];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/inbox.ndjson", F.dir);
+    assert_non_null(f = fopen(path, "w"));
+    for (int k = 0; k < INBOX_N; k++)
+        fprintf(f, "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/i/%d\",\"data\":\"{}\"}\n",
+                due / 1000, (int)(due % 1000), receiver_url(F.recv), k);
+    fclose(f);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 0);
+}
+
+/* c0's "handed_back=" from its inbox_closed line, -1 without one. */
+static long
+c0_handed_back(void)
+{
+    char *log = proc_read_file(F.consumers[0].err_path), *p;
+    long v = -1;
+
+    if (log && (p = strstr(log, "event=inbox_closed")) && (p = strstr(p, "handed_back=")))
+        v = strtol(p + strlen("handed_back="), NULL, 10);
+    free(log);
+    return v;
+}
+
+/* Tasks the server pushed into c0's pull inbox while it could not read them (SIGSTOP) are
+ * nakked at SIGTERM, while c0 stays alive finishing a hung send: c1 sends them at their due
+ * time. Before, they waited for c0's exit and its rescue, or the ack wait (60 s here). */
+static void
+test_sigterm_hands_back_its_inbox(void **state)
+{
+    char *c0_env[] = {"SENDAT_DRAIN_TIMEOUT=300s", "SENDAT_HTTP_TIMEOUT=300s", NULL};
+    int c0 = 0, c1 = 1, seen[INBOX_N], rc;
+    int64_t due, cont_ms, worst = 0, bound = (int64_t)(100 * test_timeout_multiplier()), window;
+    struct receiver_hit h;
+    char id[80];
+
+    (void)state;
+    fx_ack_wait = "60s";
+    fx_start(&F, 0);
+    fx_ack_wait = "5s";
+    receiver_hang(F.recv, "/slow", (int)(HANG_MS * test_timeout_multiplier()));
+    fx_consumer(&F, c0, c0_env);
+    assert_true(wait_until(ready, &c0, 20000));
+    window_with_room(7000);
+    window = test_now_ms() / WINDOW_MS;
+    /* due now: c0 sends it, and its answer is hung, so c0 drains long after SIGTERM */
+    assert_int_equal(fx_schedule(&F, test_now_ms(), "/slow", id, sizeof(id)), 0);
+    assert_true(receiver_wait(F.recv, "/slow", 1, 10000));
+    fx_consumer(&F, c1, NULL);
+    assert_true(wait_until(ready, &c1, 20000));
+    assert_int_equal(proc_signal(&F.consumers[c0], SIGSTOP), 0);
+    due = test_now_ms() + 1500;
+    if (due / WINDOW_MS != window)
+        fail_msg("too slow to book into the window /slow is in: the test proves nothing");
+    book_inbox_tasks(due); /* both members' open requests get them, c0's stay in its socket */
+    cont_ms = test_now_ms();
+    assert_int_equal(proc_signal(&F.consumers[c0], SIGTERM), 0);
+    assert_int_equal(proc_signal(&F.consumers[c0], SIGCONT), 0);
+    assert_true(wait_until(inbox_tasks_arrived_or_c0_gone, NULL, 60000));
+    if (!proc_alive(&F.consumers[c0])) {
+        fx_print_log(&F, c0);
+        fail_msg("c0 exited before c1 sent the %d tasks: %d arrived", INBOX_N,
+                 fx_arrivals(&F, "/i/", seen, INBOX_N));
+    }
+    for (size_t i = 0; i < receiver_count(F.recv); i++) {
+        int k = -1;
+        assert_int_equal(receiver_hit_copy(F.recv, i, &h), 0);
+        if (sscanf(h.path, "/i/%d", &k) == 1) {
+            int64_t late = h.at_ms - (due > cont_ms ? due : cont_ms);
+            worst = late > worst ? late : worst;
+            assert_true(h.at_ms >= due);
+        }
+        receiver_hit_free(&h);
+    }
+    if ((rc = proc_wait(&F.consumers[c0], (int)(HANG_MS + 30000))) != 0)
+        fx_print_log(&F, c0);
+    assert_int_equal(rc, 0);
+    fprintf(stderr,
+            "c0 handed back %ld from its inbox; worst lateness %" PRId64 " ms (bound %" PRId64
+            " ms)\n",
+            c0_handed_back(), worst, bound);
+    assert_true(c0_handed_back() >= 1);
+    assert_true(worst <= bound);
+    assert_int_equal(fx_arrivals(&F, "/i/", seen, INBOX_N), INBOX_N);
+    for (int k = 0; k < INBOX_N; k++)
+        if (seen[k] != 1)
+            fail_msg("task %d arrived %d times", k, seen[k]);
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill9_loses_nothing),
         cmocka_unit_test(test_sigterm_hands_over),
+        cmocka_unit_test(test_sigterm_hands_back_its_inbox),
     };
 
     return FX_RUN(tests);
