@@ -231,13 +231,14 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     memset(c, 0, sizeof(*c));
     if (!o)
         return sa_fail(err, SA_EINVAL, "claim record is not JSON: %s", jerr.text);
-    if (json_unpack(o, "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s}",
-                    "state", &state, "at", &at, "consumer", &consumer, "instance", &instance,
-                    "write", &write_id, "attempt", &attempt, "due", &due, "scheduled", &sched,
-                    "moves", &moves, "moved", &moved, "lateness_ms", &late, "delivery_lateness_ms",
-                    &delivery, "http_status", &status, "error", &error) != 0) {
+    if (json_unpack_ex(
+            o, &jerr, 0, "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s}",
+            "state", &state, "at", &at, "consumer", &consumer, "instance", &instance, "write",
+            &write_id, "attempt", &attempt, "due", &due, "scheduled", &sched, "moves", &moves,
+            "moved", &moved, "lateness_ms", &late, "delivery_lateness_ms", &delivery, "http_status",
+            &status, "error", &error) != 0) {
         json_decref(o);
-        return sa_fail(err, SA_EINVAL, "claim record has no state");
+        return sa_fail(err, SA_EINVAL, "claim record does not fit: %s", jerr.text);
     }
     c->state = state_from(state);
     c->at_ms = at;

@@ -53,9 +53,11 @@ struct sa_claim {
 #define SA_CLAIMS_MARGIN_MAX_MS (3600 * 1000LL)
 
 /* How old a task's due time may be while the ledger still holds its claim, had the task been
- * claimed: a claim is first written no earlier than the claim lead (at most 1 s) before the
- * due time and lives ttl_ms after its last write, so ttl_ms less a margin for the claim lead,
- * clocks apart and a claim write on its way (a tenth of the TTL, at most an hour).
+ * claimed: ttl_ms less a margin of a tenth of the TTL, at most SA_CLAIMS_MARGIN_MAX_MS. A claim
+ * lives ttl_ms after its last write, and that write comes before the due time by at most the
+ * claim lead and a quarter of it (claims are taken in groups; SENDAT_CLAIM_LEAD_MS is at most
+ * 1 s), or for a retry by its backoff (its "retrying" record): the margin covers those, clocks
+ * apart and a write on its way, a backoff only while it is shorter than the margin.
  * INT64_MAX for a TTL of 0 (claims kept for ever). */
 int64_t sa_claim_memory_ms(int64_t ttl_ms);
 
@@ -103,7 +105,10 @@ enum sa_code sa_claim_update(kvStore *kv, const char *key, const struct sa_claim
 enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c,
                           struct sa_err *err) SA_MUST_CHECK;
 
-/* Every stored revision, oldest first. *list is malloc'd (NULL and 0 when there is none). */
+/* The revisions the bucket still keeps (its history, `sendat init` makes it 32), oldest first,
+ * leaving out those that do not decode (a delete, a record that is not a claim). *list is
+ * malloc'd, possibly with *n 0; NULL and 0 when the key was never written. SA_ENOMEM, or the
+ * broker's failure. */
 enum sa_code sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n,
                               struct sa_err *err) SA_MUST_CHECK;
 

@@ -1,7 +1,7 @@
 /* Recurrence: cron expressions and their next fire time in an IANA time zone (ICU's ucal, a
- * calendar per call, never setenv("TZ")). DST per DESIGN invariant 4: a local time that does
- * not exist fires once at the first valid instant after it; a repeated local time fires once,
- * at its first instant. */
+ * calendar per call, never setenv("TZ")). DST per invariant 4 (docs/architecture.md): a local
+ * time that does not exist fires once at the first valid instant after it; a repeated local
+ * time fires once, at its first instant. */
 #ifndef SA_CRON_H
 #define SA_CRON_H
 

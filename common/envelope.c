@@ -1,9 +1,10 @@
-/* Sealed envelopes (DESIGN: tasks are self-contained and sealed; invariant 5: what does not
- * open is refused with a reason, never a crash). The 29-byte header and the task id together
- * are the associated data, so a broker operator cannot move a task to another id, relabel its
- * key or version, or flip a bit anywhere without SA_ECRYPTO. The plaintext buffer is wiped
- * by sa_envelope_free_plain; it is plain malloc memory, not sodium_malloc's guarded pages,
- * which cost an mmap, mprotect, mlock and munmap per task (see docs/design-notes.md). */
+/* Sealed envelopes (docs/architecture.md, "Data flow": a task is self-contained and travels
+ * sealed; invariant 5: what does not open is refused with a reason, never a crash). The 29-byte
+ * header and the task id together are the associated data, so a broker operator cannot move a task
+ * to another id, relabel its key or version, or flip a bit anywhere without SA_ECRYPTO. The
+ * plaintext buffer is wiped by sa_envelope_free_plain; it is plain malloc memory, not
+ * sodium_malloc's guarded pages, which cost an mmap, mprotect, mlock and munmap per task
+ * (docs/design-notes.md, "Where a burst's time went"). */
 #include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>

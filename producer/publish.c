@@ -1,4 +1,5 @@
-/* The producer's single write per task (DESIGN cost budget: one publish, nothing else; a
+/* The producer's single write per task (docs/architecture.md, "The wheel: levels on subjects":
+ * scheduling costs one publish per task, nothing is indexed; a
  * grouped task adds its membership write, group.c), one
  * at a time or many in flight with PubAck bookkeeping. A task whose slot the fleet takes up
  * later than a slot from now is booked straight into that slot, so no consumer moves it; one

@@ -1,6 +1,9 @@
-/* `sendat serve`: the producer role over HTTP/1.1 (JSON under /v1, bearer tokens with roles).
- * serve.c owns the HTTP side (requests, bodies, authentication, one error shape); the routes
- * live in serve_routes.c and answer through serve_reply and serve_fail. */
+/* `sendat serve`: the producer role over HTTP/1.1 (JSON under /v1, bearer tokens with roles,
+ * and the web console's files outside /v1). serve.c owns the HTTP side (requests, bodies,
+ * authentication, one error shape); serve_routes.c picks the route and answers tasks and
+ * whoami itself, and the other routes have a file each (serve_batch.c, serve_series.c,
+ * serve_groups.c, serve_tasklist.c, serve_stats.c, serve_dlq.c, serve_openapi.c). Every /v1
+ * route answers through serve_reply and serve_fail; the console is serve_console.c. */
 #ifndef SERVE_H
 #define SERVE_H
 

@@ -255,7 +255,8 @@ void
 serve_route(struct request *r)
 {
     if (serve_series_route(r) || serve_groups_route(r))
-        ; /* serve_series.c: pause, resume, list; serve_groups.c: group cancel */
+        ; /* serve_series.c: the list, a series' occurrences ahead, pause and resume;
+           * serve_groups.c: a group's cancel */
     else if (is(r, "POST", 1, "tasks"))
         task_create(r);
     else if (is(r, "POST", 1, "batches"))

@@ -1,8 +1,8 @@
 /* The cancel map as an in-memory set, kept current by a KV watcher thread. The claim record
  * decides every race (invariant 3); this set only lets a consumer drop a cancelled task
  * early instead of holding, moving or claiming it. */
-#ifndef CANCEL_H
-#define CANCEL_H
+#ifndef CONSUMER_CANCEL_H
+#define CONSUMER_CANCEL_H
 
 #include <nats/nats.h>
 

@@ -86,7 +86,8 @@ void pull_join(struct puller *p);
 /* Leaves the members bucket and forgets the levels (the durables stay for the fleet). */
 void pull_close(struct puller *p);
 
-/* targets.c: keeping the set of levels to pull. */
+/* targets.c: keeping the set of levels to pull; targets_probe, the catch-up of older windows
+ * and past slots from the fleet's cursor, is in probe.c. */
 int targets_find(const struct puller *p, const struct served *sv, int64_t window, int64_t slot);
 enum sa_code targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot,
                          struct sa_err *err) SA_MUST_CHECK;

@@ -66,6 +66,7 @@ test_refusals(void **state)
     struct sa_claim in = sample(), out;
     struct sa_err err = {0};
     char json[16];
+    const char *wrong_type = "{\"state\":\"sent\",\"at\":\"5\"}";
 
     (void)state;
     assert_int_equal(sa_claim_encode(&in, json, sizeof(json)), -1);
@@ -73,7 +74,11 @@ test_refusals(void **state)
     assert_non_null(strstr(err.msg, "lost"));
     sa_err_clear(&err);
     assert_int_equal(sa_claim_decode(&out, "{\"at\":5}", 8, &err), SA_EINVAL);
-    assert_non_null(strstr(err.msg, "no state"));
+    assert_non_null(strstr(err.msg, "not found: state")); /* jansson names what is missing */
+    sa_err_clear(&err);
+    assert_int_equal(sa_claim_decode(&out, wrong_type, strlen(wrong_type), &err), SA_EINVAL);
+    assert_non_null(
+        strstr(err.msg, "does not fit")); /* a field of the wrong type, not "no state" */
     sa_err_clear(&err);
     assert_int_equal(sa_claim_decode(&out, "{\"sta", 5, &err), SA_EINVAL);
     assert_non_null(strstr(err.msg, "not JSON"));
