@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "levelmark.h"
-#include "natsconn.h"
+#include "natserr.h"
 #include "timeparse.h"
 
 #define MADE_SLOTS 512 /* slots a process remembers it made sure of (a miss costs one create) */

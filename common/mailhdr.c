@@ -1,7 +1,8 @@
 /* Header fields are built token by token, and a fold (CRLF before the whitespace) goes in
  * wherever the next token would pass 78 characters, so 400 recipients or a 300-character Korean
  * subject stay within SMTP's 998. Encoded-words are cut at UTF-8 character boundaries so
- * that every word decodes on its own (Korean subjects must arrive intact). */
+ * that every word decodes on its own (Korean subjects must arrive intact). The address check
+ * lives here too: the header builder and a task's email checks (task_email.c) share it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,88 @@
 #include <sodium.h>
 
 #include "mailhdr.h"
-#include "task.h"
+
+static int
+addr_char_ok(unsigned char c)
+{
+    return c > 32 && c < 127 && !strchr("<>()[]\\,;:\"@", c);
+}
+
+static int
+domain_ok(const char *d)
+{
+    size_t label = 0;
+
+    if (!strchr(d, '.'))
+        return 0;
+    for (const char *p = d; *p; p++) {
+        int alnum =
+            (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+        if (*p == '.' && (label == 0 || p[-1] == '-'))
+            return 0; /* empty label, or one ending in a hyphen */
+        if (*p == '-' && label == 0)
+            return 0;
+        if (!alnum && *p != '.' && *p != '-')
+            return 0;
+        label = *p == '.' ? 0 : label + 1;
+        if (label > 63)
+            return 0;
+    }
+    return label > 0 && d[strlen(d) - 1] != '-';
+}
+
+/* A practical addr-spec check: a dot-atom local part of at most 64 printable ASCII characters
+ * (one "@" in all), and a dotted domain of letters, digits and hyphens (a bracketed literal
+ * is refused: nobody schedules to those). Messages never quote the address (invariant: no
+ * recipient in a reason or a log). */
+static enum sa_code
+check_bare(const char *a, struct sa_err *err)
+{
+    const char *at = strchr(a, '@');
+    size_t n = strlen(a), local = at ? (size_t)(at - a) : 0;
+
+    if (n == 0 || n > SA_ADDRESS_MAX || !at || local == 0 || !at[1])
+        return sa_fail(err, SA_EINVAL, "not an email address (want local@domain)");
+    if (strchr(at + 1, '@'))
+        return sa_fail(err, SA_EINVAL, "more than one @");
+    if (local > 64)
+        return sa_fail(err, SA_EINVAL, "the part before @ is longer than 64 characters");
+    for (const char *p = a; p < at; p++)
+        if (!addr_char_ok((unsigned char)*p))
+            return sa_fail(err, SA_EINVAL, "a character not allowed before @");
+    if (a[0] == '.' || at[-1] == '.' || memmem(a, local, "..", 2))
+        return sa_fail(err, SA_EINVAL, "a misplaced dot before @");
+    if (!domain_ok(at + 1))
+        return sa_fail(err, SA_EINVAL, "not a valid domain after @");
+    return SA_OK;
+}
+
+enum sa_code
+sa_address_parse(const char *text, char *name, size_t name_cap, char *addr, size_t addr_cap,
+                 struct sa_err *err)
+{
+    const char *lt = strchr(text, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+    size_t nlen;
+
+    if (strpbrk(text, "\r\n"))
+        return sa_fail(err, SA_EINVAL, "CR or LF in an address");
+    if (!lt) {
+        snprintf(name, name_cap, "%s", "");
+        if (strlen(text) >= addr_cap)
+            return sa_fail(err, SA_EINVAL, "address is longer than %d", SA_ADDRESS_MAX);
+        snprintf(addr, addr_cap, "%s", text);
+        return check_bare(addr, err);
+    }
+    if (!gt || gt[1] != '\0' || (size_t)(gt - lt - 1) >= addr_cap)
+        return sa_fail(err, SA_EINVAL, "not \"Name <address>\"");
+    snprintf(addr, addr_cap, "%.*s", (int)(gt - lt - 1), lt + 1);
+    for (nlen = (size_t)(lt - text); nlen > 0 && text[nlen - 1] == ' '; nlen--)
+        ;
+    if (nlen >= name_cap || memchr(text, '"', nlen))
+        return sa_fail(err, SA_EINVAL, "display name too long or quoted");
+    snprintf(name, name_cap, "%.*s", (int)nlen, text);
+    return check_bare(addr, err);
+}
 
 #define LINE_SOFT 78  /* RFC 5322 2.1.1: a line SHOULD be at most 78 characters */
 #define LINE_HARD 998 /* and MUST be at most 998 */

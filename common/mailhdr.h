@@ -12,6 +12,12 @@
 /* One folded header field at most, name and folds included: below Postfix's
  * header_size_limit (102400), which cuts longer fields. */
 #define SA_MAILHDR_MAX 65536
+#define SA_ADDRESS_MAX 254
+
+/* Checks an email address, bare or "Display Name <addr>"; on SA_OK writes the bare address
+ * into addr (cap >= SA_ADDRESS_MAX + 1) and the display name (may be empty) into name. */
+enum sa_code sa_address_parse(const char *text, char *name, size_t name_cap, char *addr,
+                              size_t addr_cap, struct sa_err *err) SA_MUST_CHECK;
 
 /* "Name: a@b.example,\r\n Who <c@d.example>" from n addresses, each bare or "Name <addr>";
  * every line at most 78 characters where a token allows, never over 998. *out is malloc'd

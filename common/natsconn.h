@@ -9,6 +9,7 @@
 #include "err.h"
 #include "layout.h"
 #include "levelmark.h"
+#include "natserr.h" /* sa_nats_fail, for every caller of the connection */
 
 #define SA_DEFAULT_URL "nats://127.0.0.1:4222"
 
@@ -63,9 +64,5 @@ int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
 
 /* Closes the connection and its contexts, and frees n. */
 void sa_nats_close(struct sa_nats *n);
-
-/* Converts a nats.c status (and JetStream error code, 0 if none) once, at the boundary:
- * "what: <status text> (<last error>)". Timeouts and lost connections map to SA_ERETRY. */
-enum sa_code sa_nats_fail(struct sa_err *err, natsStatus s, jsErrCode jerr, const char *what);
 
 #endif

@@ -28,7 +28,6 @@ enum sa_email_field {
 };
 
 #define SA_RCPT_MAX 1000 /* recipients per message, to + cc + bcc */
-#define SA_ADDRESS_MAX 254
 
 struct sa_header {
     char *name;
@@ -93,10 +92,6 @@ enum sa_code sa_task_add_rcpt(struct sa_task *t, enum sa_rcpt kind, const char *
 /* Email: sets From/Reply-To (checked addresses), Subject (no CR/LF), text or HTML body (size). */
 enum sa_code sa_task_set_email(struct sa_task *t, enum sa_email_field f, const char *value,
                                struct sa_err *err) SA_MUST_CHECK;
-/* Checks an email address, bare or "Display Name <addr>"; on SA_OK writes the bare address
- * into addr (cap >= SA_ADDRESS_MAX + 1) and the display name (may be empty) into name. */
-enum sa_code sa_address_parse(const char *text, char *name, size_t name_cap, char *addr,
-                              size_t addr_cap, struct sa_err *err) SA_MUST_CHECK;
 /* Checks the email part of a task (recipients, subject, bodies, header fields). */
 enum sa_code sa_task_validate_email(const struct sa_task *t, struct sa_err *err) SA_MUST_CHECK;
 

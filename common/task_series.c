@@ -1,7 +1,6 @@
 /* The recurrence half of a task: an occurrence carries its series' cron and zone, so the
  * consumer that finishes it can compute and publish the next one (invariant 4) without
  * reading anything else. */
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,20 +49,4 @@ sa_task_set_recurrence(struct sa_task *t, const char *cron, const char *tz, int6
     if (t->index < 1)
         t->index = 1;
     return t->cron && t->tz ? SA_OK : sa_fail(err, SA_ENOMEM, "no memory for a recurrence");
-}
-
-enum sa_code
-sa_task_copy(const struct sa_task *t, struct sa_task **out, struct sa_err *err)
-{
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    enum sa_code rc = sa_task_encode(t, &buf, &len, err);
-
-    *out = NULL;
-    if (rc == SA_OK)
-        rc = sa_task_decode(buf, len, out, err);
-    if (buf)
-        sodium_memzero(buf, len); /* the encoded task is plaintext: recipients and bodies */
-    free(buf);
-    return rc;
 }
