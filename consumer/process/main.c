@@ -1,9 +1,11 @@
 /* sendat-consumer: configuration, signals and orderly shutdown. Its own threads: the puller
  * (pull.c), the cancel watcher (cancel.c), the sweep for tasks nobody reads (sweep.c), the
- * health server's (health.c, libmicrohttpd) and this one, which fires and sends (deliver.c);
- * nats.c's threads run the PubAck callbacks of mover.c and claimq.c.
+ * health server's (health.c, libmicrohttpd), one that alone receives signals, and this one,
+ * which fires and sends (deliver.c); nats.c's threads run the PubAck callbacks of mover.c and
+ * claimq.c.
  * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -34,7 +36,8 @@
 #define WAIT_MAX_MS 5000
 
 static struct consumer the;
-static struct deliver *the_deliver;
+static struct deliver *the_deliver; /* under deliver_lock: the signal thread wakes it */
+static pthread_mutex_t deliver_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 on_signal(int sig)
@@ -43,8 +46,45 @@ on_signal(int sig)
         atomic_store(&the.reload, 1);
     else
         atomic_store(&the.stopping, 1);
+    pthread_mutex_lock(&deliver_lock);
     if (the_deliver)
-        deliver_wakeup(the_deliver); /* async-signal-safe: curl_multi_wakeup writes a pipe */
+        deliver_wakeup(the_deliver);
+    pthread_mutex_unlock(&deliver_lock);
+}
+
+/* SIGTERM, SIGINT and SIGHUP reach this thread alone. A handler may run on any thread that
+ * does not block the signal, and one that interrupted nats.c's reader made its poll() fail
+ * with EINTR, which nats.c 3.4 takes for a broken connection: it reconnected, what had
+ * arrived in the socket (tasks pushed to the pull inbox) was lost until the ack wait, and
+ * meanwhile the others found this member gone and rescued its levels. */
+static void *
+signal_loop(void *arg)
+{
+    const sigset_t *set = arg;
+    int sig = 0;
+
+    while (sigwait(set, &sig) == 0)
+        on_signal(sig);
+    return NULL;
+}
+
+/* Before any other thread starts: each inherits the blocked signals. */
+static int
+catch_signals(void)
+{
+    static sigset_t set;
+    pthread_t t;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    signal(SIGPIPE, SIG_IGN);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+        pthread_create(&t, NULL, signal_loop, &set) != 0)
+        return -1;
+    pthread_detach(t); /* waits in sigwait until the process ends */
+    return 0;
 }
 
 /* Sleeps ms in steps, so a SIGTERM while waiting for the server ends the wait soon. */
@@ -126,11 +166,24 @@ choose_shards(struct consumer *c, struct sa_err *err)
     return SA_OK;
 }
 
+/* deliver_new, the result handed to the signal thread under its lock. */
+static enum sa_code
+start_deliver(struct consumer *c, struct sa_err *err)
+{
+    struct deliver *d = NULL;
+    enum sa_code rc = deliver_new(&d, c, err);
+
+    pthread_mutex_lock(&deliver_lock);
+    the_deliver = d;
+    pthread_mutex_unlock(&deliver_lock);
+    return rc;
+}
+
 static int
 setup(struct consumer *c, struct sa_err *err)
 {
     if (choose_shards(c, err) != SA_OK || claims_read_ttl(c, err) != SA_OK ||
-        deliver_new(&the_deliver, c, err) != SA_OK ||
+        start_deliver(c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
         wheel_new(&c->wheel, c->n->nc, deliver_wakeup, the_deliver, err) != SA_OK ||
@@ -155,7 +208,9 @@ teardown(struct consumer *c)
 
     cancel_stop(c->cancels);
     wheel_free(c->wheel);
+    pthread_mutex_lock(&deliver_lock);
     the_deliver = NULL; /* a second SIGTERM now wakes nothing freed */
+    pthread_mutex_unlock(&deliver_lock);
     deliver_free(d);
     /* before the connection: a publisher's context must end while its PubAck subscription is
      * still open (nats.c 3.4 queues a timeout message for every publish with a deadline, and
@@ -203,14 +258,7 @@ run(struct consumer *c)
     struct health *http = NULL;
     struct sweep *sweep = NULL;
     struct sa_err err = {0};
-    struct sigaction sa;
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
     if (setup_local(c, &err) != 0) {
         log_start_failed(c, &err);
         return 1;
@@ -270,7 +318,8 @@ main(int argc, char **argv)
         sa_netpolicy_free(the.cfg.policy);
         return 2;
     }
-    if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    if (catch_signals() != 0 || sodium_init() < 0 ||
+        curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
     nats_Open(-1);
     rc = run(&the);
