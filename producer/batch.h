@@ -20,7 +20,7 @@ struct prepared {
 };
 
 struct batch {
-    const struct sched_opts *o;
+    const struct sched_cmd *o;
     struct sa_nats *n;
     struct sa_keyring *ring;
     struct publisher *pub;
@@ -68,9 +68,9 @@ json_t *batch_line_json(struct batch *b, char *line, struct sa_err *err);
  * strlen(line) + 1 bytes and outlive o. Returns 1 with o set as batch_line_json and
  * batch_opts_from_json would set it; 0 (o zeroed again) for any other line, bad or not:
  * those go to jansson, which accepts them or says why not. */
-int batch_line_flat(struct sched_opts *o, const char *line, char *buf);
+int batch_line_flat(struct book_req *o, const char *line, char *buf);
 /* Points o's fields at obj's strings (obj must outlive o). Unknown keys are refused. */
-enum sa_code batch_opts_from_json(struct sched_opts *o, json_t *obj,
+enum sa_code batch_opts_from_json(struct book_req *o, json_t *obj,
                                   struct sa_err *err) SA_MUST_CHECK;
 
 /* cmd_batch.c: remembers that line booked id. */

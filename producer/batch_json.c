@@ -68,18 +68,19 @@ each_string(json_t *v, const char *key, const char **out, int max, int *n, struc
 
     if (json_is_string(v)) {
         if (*n >= max)
-            return sa_fail(err, SA_EINVAL, "too many \"%s\" values", key);
+            return sa_fail_field(err, SA_EINVAL, key, "too many \"%s\" values", key);
         out[(*n)++] = json_string_value(v);
         return SA_OK;
     }
     if (!json_is_array(v))
-        return sa_fail(err, SA_EINVAL, "\"%s\" must be a string or a list of strings", key);
+        return sa_fail_field(err, SA_EINVAL, key, "\"%s\" must be a string or a list of strings",
+                             key);
     json_array_foreach(v, i, e)
     {
         if (!json_is_string(e))
-            return sa_fail(err, SA_EINVAL, "\"%s\" must hold strings", key);
+            return sa_fail_field(err, SA_EINVAL, key, "\"%s\" must hold strings", key);
         if (*n >= max)
-            return sa_fail(err, SA_EINVAL, "too many \"%s\" values", key);
+            return sa_fail_field(err, SA_EINVAL, key, "too many \"%s\" values", key);
         out[(*n)++] = json_string_value(e);
     }
     return SA_OK;
@@ -88,7 +89,7 @@ each_string(json_t *v, const char *key, const char **out, int max, int *n, struc
 /* The slots of a list key (header, email, cc, bcc), its count and its ceiling; NULL for
  * another key. */
 static const char **
-list_field(struct sched_opts *o, const char *key, int **n, int *max)
+list_field(struct book_req *o, const char *key, int **n, int *max)
 {
     static const char *kinds[] = {"email", "cc", "bcc"};
 
@@ -106,19 +107,30 @@ list_field(struct sched_opts *o, const char *key, int **n, int *max)
     return NULL;
 }
 
+/* An unknown key is the field at fault: named up to 40 bytes, and before any '"' in it. */
 static enum sa_code
-set_list(struct sched_opts *o, const char *key, json_t *v, struct sa_err *err)
+unknown_key(const char *key, struct sa_err *err)
+{
+    char name[41];
+    int n = (int)strcspn(key, "\"");
+
+    snprintf(name, sizeof(name), "%.*s", n, key);
+    return sa_fail_field(err, SA_EINVAL, name[0] ? name : NULL, "unknown key \"%.40s\"", key);
+}
+
+static enum sa_code
+set_list(struct book_req *o, const char *key, json_t *v, struct sa_err *err)
 {
     int *n = NULL, max = 0;
     const char **slots = list_field(o, key, &n, &max);
 
     if (!slots)
-        return sa_fail(err, SA_EINVAL, "unknown key \"%.40s\"", key);
+        return unknown_key(key, err);
     return each_string(v, key, slots, max, n, err);
 }
 
 static const char **
-string_field(struct sched_opts *o, const char *key)
+string_field(struct book_req *o, const char *key)
 {
     static const char *keys[] = {"at",    "webhook", "data",  "id",       "not-after", "subject",
                                  "text",  "html",    "from",  "reply-to", "cron",      "tz",
@@ -134,7 +146,7 @@ string_field(struct sched_opts *o, const char *key)
 }
 
 enum sa_code
-batch_opts_from_json(struct sched_opts *o, json_t *obj, struct sa_err *err)
+batch_opts_from_json(struct book_req *o, json_t *obj, struct sa_err *err)
 {
     const char *key, **field;
     json_t *v;
@@ -144,11 +156,12 @@ batch_opts_from_json(struct sched_opts *o, json_t *obj, struct sa_err *err)
     {
         if (!strcmp(key, "at-most-once")) {
             if (!json_is_boolean(v))
-                return sa_fail(err, SA_EINVAL, "\"at-most-once\" must be true or false");
+                return sa_fail_field(err, SA_EINVAL, "at-most-once",
+                                     "\"at-most-once\" must be true or false");
             o->at_most_once = json_is_true(v);
         } else if ((field = string_field(o, key))) {
             if (!json_is_string(v))
-                return sa_fail(err, SA_EINVAL, "\"%s\" must be a string", key);
+                return sa_fail_field(err, SA_EINVAL, key, "\"%s\" must be a string", key);
             *field = json_string_value(v);
         } else if ((rc = set_list(o, key, v, err)) != SA_OK) {
             return rc;
@@ -286,7 +299,7 @@ flat_list(struct flat *f, const char **slots, int *n, int max)
 /* One member's value set as batch_opts_from_json sets it; -1 for what it would refuse or a
  * value of another type (both go to jansson). */
 static int
-flat_value(struct flat *f, struct sched_opts *o, const char *key)
+flat_value(struct flat *f, struct book_req *o, const char *key)
 {
     const char **field, **slots;
     int *n = NULL, max = 0;
@@ -318,7 +331,7 @@ seen(const char **keys, int n, const char *key)
  * and seen once, so no more than FLAT_KEYS fit. */
 #define FLAT_KEYS 24
 static int
-flat_members(struct flat *f, struct sched_opts *o)
+flat_members(struct flat *f, struct book_req *o)
 {
     const char *keys[FLAT_KEYS], *key;
     int n = 0;
@@ -346,7 +359,7 @@ flat_members(struct flat *f, struct sched_opts *o)
 }
 
 int
-batch_line_flat(struct sched_opts *o, const char *line, char *buf)
+batch_line_flat(struct book_req *o, const char *line, char *buf)
 {
     struct flat f = {.r = line, .w = buf};
 

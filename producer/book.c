@@ -33,13 +33,14 @@ book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task
 enum sa_code
 book_build_json(json_t *obj, struct sa_task **out, struct sa_err *err)
 {
-    struct sched_opts o = {0};
+    struct book_req o = {0};
     struct sa_task *t = NULL;
     enum sa_code rc;
 
     *out = NULL;
     if (!json_is_object(obj))
         return sa_fail(err, SA_EINVAL, "a task must be a JSON object");
+    o.key_names = 1; /* the API's words: "at", not "--at" */
     rc = batch_opts_from_json(&o, obj, err);
     if (rc == SA_OK)
         rc = schedule_check(&o, err);

@@ -6,7 +6,7 @@
 #include <jansson.h>
 
 #include "dupcheck.h"
-#include "schedule.h"
+#include "book_req.h"
 
 /* Registers t's series if it is one and publishes t. id gets the task's id (a series: the
  * series id). A single task under an id the user gave (id_given) is first refused if that id's

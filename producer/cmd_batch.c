@@ -17,8 +17,10 @@
 #include "timeparse.h"
 
 int
-batch_check_opts(const struct sched_opts *o)
+batch_check_opts(const struct sched_cmd *c)
 {
+    const struct book_req *o = &c->req;
+
     if (o->at || o->cron || o->tz || o->webhook || o->n_rcpt[0] || o->n_rcpt[1] || o->n_rcpt[2] ||
         o->data || o->data_file || o->n_headers || o->subject || o->text || o->id)
         return cli_error(EXIT_USAGE,
@@ -37,7 +39,7 @@ refuse(struct batch *b, const char *why)
 }
 
 static enum sa_code
-prepare(struct batch *b, const struct sched_opts *o, struct prepared *p, struct sa_err *err)
+prepare(struct batch *b, const struct book_req *o, struct prepared *p, struct sa_err *err)
 {
     enum sa_code rc = schedule_check(o, err);
     int64_t now = sa_now_ms();
@@ -179,7 +181,7 @@ static enum sa_code
 one_line(struct batch *b, char *line, struct sa_err *fatal)
 {
     struct sa_err err = {0};
-    struct sched_opts o = {0};
+    struct book_req o = {0};
     struct prepared p;
     json_t *obj = NULL;
     enum sa_code rc = SA_OK;
@@ -247,7 +249,7 @@ run(struct batch *b)
 }
 
 int
-batch_run(const struct sched_opts *o)
+batch_run(const struct sched_cmd *o)
 {
     struct batch b = {.o = o, .tty = isatty(STDERR_FILENO), .started_ms = sa_now_ms()};
     struct sa_err err = {0};

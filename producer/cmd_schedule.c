@@ -47,9 +47,9 @@ static const char usage[] =
     "  open, exits 2 (the consumers judge host names when they connect).\n";
 
 static int
-add_rcpt(struct sched_opts *o, enum sa_rcpt kind, const char *list)
+add_rcpt(struct sched_cmd *o, enum sa_rcpt kind, const char *list)
 {
-    if (schedule_add_rcpt(o, kind, list) == 0)
+    if (schedule_add_rcpt(&o->req, kind, list) == 0)
         return 0;
     cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
     return -1;
@@ -75,16 +75,16 @@ add_bcc(void *o, const char *list)
 
 #define STR(n, field)                                                                              \
     {                                                                                              \
-        .name = n, .kind = CLI_OPT_STRING, .to = &o->field                                         \
+        .name = n, .kind = CLI_OPT_STRING, .to = &o->req.field                                     \
     }
 #define FLAG(n, field)                                                                             \
     {                                                                                              \
-        .name = n, .kind = CLI_OPT_FLAG, .to = &o->field                                           \
+        .name = n, .kind = CLI_OPT_FLAG, .to = &o->req.field                                       \
     }
 
 /* Reads the options into o and checks that they name one task (or a batch). */
 static enum cli_opts_result
-parse_opts(struct sched_opts *o, int argc, char **argv)
+parse_opts(struct sched_cmd *o, int argc, char **argv)
 {
     const struct cli_opt table[] = {
         STR("at", at),
@@ -93,8 +93,8 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         STR("data-file", data_file),
         {.name = "header",
          .kind = CLI_OPT_LIST,
-         .to = o->headers,
-         .count = &o->n_headers,
+         .to = o->req.headers,
+         .count = &o->req.n_headers,
          .hi = SA_HEADERS_MAX},
         STR("id", id),
         STR("not-after", not_after),
@@ -110,9 +110,9 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         STR("html-file", html_file),
         STR("from", from),
         STR("reply-to", reply_to),
-        STR("batch", batch),
-        STR("template-file", template_file),
-        FLAG("strict", strict),
+        {.name = "batch", .kind = CLI_OPT_STRING, .to = &o->batch},
+        {.name = "template-file", .kind = CLI_OPT_STRING, .to = &o->template_file},
+        {.name = "strict", .kind = CLI_OPT_FLAG, .to = &o->strict},
         CLI_OPT_JSON(&o->cli),
         STR("cron", cron),
         STR("tz", tz),
@@ -131,7 +131,7 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
         return cli_bad("schedule: unexpected argument %s", argv[rest]);
     if (o->batch)
         return batch_check_opts(o) == EXIT_OK ? CLI_OPTS_OK : CLI_OPTS_BAD;
-    if (schedule_check(o, &err) != SA_OK)
+    if (schedule_check(&o->req, &err) != SA_OK)
         return cli_bad("schedule: %s", err.msg);
     return CLI_OPTS_OK;
 }
@@ -140,7 +140,7 @@ parse_opts(struct sched_opts *o, int argc, char **argv)
 #undef FLAG
 
 static int
-schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
+schedule(const struct sched_cmd *o, const uint8_t *body, size_t body_len)
 {
     struct sa_task *t = NULL;
     struct sa_keyring *ring = NULL;
@@ -152,14 +152,14 @@ schedule(const struct sched_opts *o, const uint8_t *body, size_t body_len)
 
     if (sa_task_new(&t, &err) != SA_OK)
         return cli_error(EXIT_FAIL, "%s", err.msg);
-    if (schedule_build_task(t, o, body, body_len, sa_now_ms(), &err) != SA_OK) {
+    if (schedule_build_task(t, &o->req, body, body_len, sa_now_ms(), &err) != SA_OK) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
     if ((code = cli_keyring(&o->cli, &ring)) != EXIT_OK ||
         (code = cli_connect(&o->cli, &n)) != EXIT_OK)
         goto out;
-    rc = book_task(n, ring, t, o->id != NULL, id, NULL, &err);
+    rc = book_task(n, ring, t, o->req.id != NULL, id, NULL, &err);
     if (rc == SA_ECONFLICT || rc == SA_ENOTFOUND) {
         code = cli_error(rc == SA_ENOTFOUND ? EXIT_UNVERIFIED : EXIT_TAKEN,
                          "schedule: %s; nothing was scheduled", err.msg);
@@ -182,7 +182,7 @@ out:
 int
 cmd_schedule(int argc, char **argv)
 {
-    struct sched_opts o = {0};
+    struct sched_cmd o = {0};
     char *body = NULL;
     size_t body_len = 0;
     struct sa_err err = {0};
@@ -193,11 +193,11 @@ cmd_schedule(int argc, char **argv)
         return cli_opts_exit(r);
     if (o.batch)
         return batch_run(&o);
-    if (o.data_file &&
-        schedule_read_file(o.data_file, SA_BODY_MAX, &body, &body_len, &err) != SA_OK)
+    if (o.req.data_file &&
+        schedule_read_file(o.req.data_file, SA_BODY_MAX, &body, &body_len, &err) != SA_OK)
         return cli_error(cli_exit_for(err.code), "schedule: --data-file: %s", err.msg);
-    if (o.data)
-        code = schedule(&o, (const uint8_t *)o.data, strlen(o.data));
+    if (o.req.data)
+        code = schedule(&o, (const uint8_t *)o.req.data, strlen(o.req.data));
     else
         code = schedule(&o, (const uint8_t *)body, body_len);
     free(body);

@@ -43,18 +43,20 @@ compare(const struct sa_task *ours, const struct sa_task *stored, uint64_t seq, 
 
         sa_time_format(was, sizeof(was), stored->due_ms);
         sa_time_format(now, sizeof(now), ours->due_ms);
-        return sa_fail(err, SA_ECONFLICT,
-                       "id %s is taken by a task with another due time (%s, this one %s; stream "
-                       "sequence %" PRIu64 ")",
-                       ours->id, was, now, seq);
+        return sa_fail_field(
+            err, SA_ECONFLICT, "id",
+            "id %s is taken by a task with another due time (%s, this one %s; stream "
+            "sequence %" PRIu64 ")",
+            ours->id, was, now, seq);
     }
     rc = booking(ours, &a, &a_len, err);
     if (rc == SA_OK)
         rc = booking(stored, &b, &b_len, err);
     if (rc == SA_OK && (a_len != b_len || sodium_memcmp(a, b, a_len) != 0))
-        rc = sa_fail(err, SA_ECONFLICT,
-                     "id %s is taken by a task with other content (stream sequence %" PRIu64 ")",
-                     ours->id, seq);
+        rc = sa_fail_field(err, SA_ECONFLICT, "id",
+                           "id %s is taken by a task with other content (stream sequence %" PRIu64
+                           ")",
+                           ours->id, seq);
     if (a)
         sodium_memzero(a, a_len);
     if (b)
@@ -75,17 +77,18 @@ same_task(const struct sa_keyring *ring, const struct sa_task *t, natsMsg *m, ui
 
     if (sa_layout_parse_subject(&place, natsMsg_GetSubject(m), NULL) != SA_OK ||
         strcmp(place.id, t->id) != 0)
-        return sa_fail(
-            err, SA_ECONFLICT,
+        return sa_fail_field(
+            err, SA_ECONFLICT, "id",
             "id %s is taken by a message stored under another subject (stream sequence %" PRIu64
             ")",
             t->id, seq);
     if (sa_task_open(ring, t->id, (const uint8_t *)natsMsg_GetData(m),
                      (size_t)natsMsg_GetDataLength(m), &stored, NULL) != SA_OK)
-        return sa_fail(err, SA_ECONFLICT,
-                       "id %s is taken by a message that does not open with this key file (stream "
-                       "sequence %" PRIu64 ")",
-                       t->id, seq);
+        return sa_fail_field(
+            err, SA_ECONFLICT, "id",
+            "id %s is taken by a message that does not open with this key file (stream "
+            "sequence %" PRIu64 ")",
+            t->id, seq);
     rc = compare(t, stored, seq, err);
     sa_task_free(stored);
     return rc;
@@ -136,10 +139,11 @@ refuse(const char *id, const char *state, int64_t at_ms, int64_t ttl, struct dup
     sa_time_format(at, sizeof(at), at_ms);
     if (ttl)
         sa_time_format(until, sizeof(until), at_ms + ttl);
-    return sa_fail(err, SA_ENOTFOUND,
-                   "id %s was used by a task %s at %s, which sendat remembers %s%s (the claims "
-                   "TTL), so it cannot be booked again before then: see sendat status %s",
-                   id, state, at, ttl ? "until " : "for ever", ttl ? until : "", id);
+    return sa_fail_field(
+        err, SA_ENOTFOUND, "id",
+        "id %s was used by a task %s at %s, which sendat remembers %s%s (the claims "
+        "TTL), so it cannot be booked again before then: see sendat status %s",
+        id, state, at, ttl ? "until " : "for ever", ttl ? until : "", id);
 }
 
 /* SA_ENOTFOUND (refused) if id's claim is final; else SA_OK, *claimed saying whether there
@@ -212,8 +216,8 @@ dupcheck_verify(struct sa_nats *n, const struct sa_keyring *ring, const struct s
     }
     if (rc == SA_ENOTFOUND) {
         sa_err_clear(err);
-        return sa_fail(
-            err, SA_ENOTFOUND,
+        return sa_fail_field(
+            err, SA_ENOTFOUND, "id",
             "id %s was scheduled before (stream sequence %" PRIu64
             ") and is no longer stored (sent, "
             "cancelled or dead-lettered: see sendat status %s), so it cannot be compared",

@@ -229,7 +229,7 @@ parse_cursor(const char *cursor, struct figures *after, struct sa_err *err)
         return SA_OK;
     after->booked = strtoll(cursor, &end, 10);
     if (end == cursor || *end != '.' || !sa_layout_id_valid(end + 1))
-        return sa_fail(err, SA_EINVAL, "cursor is not one this server gave");
+        return sa_fail_field(err, SA_EINVAL, "cursor", "cursor is not one this server gave");
     after->group = end + 1;
     return SA_OK;
 }
@@ -329,7 +329,7 @@ task_page(struct members *l, long limit, const char *cursor, json_t *tasks, json
     if (cursor && *cursor) {
         after.due = strtoll(cursor, &end, 10);
         if (end == cursor || *end != '.' || !sa_layout_id_valid(end + 1))
-            return sa_fail(err, SA_EINVAL, "cursor is not one this server gave");
+            return sa_fail_field(err, SA_EINVAL, "cursor", "cursor is not one this server gave");
         snprintf(after.id, sizeof(after.id), "%s", end + 1);
     }
     qsort(l->m, l->len, sizeof(*l->m), by_due);
@@ -359,7 +359,7 @@ groupview_show(struct sa_nats *n, const char *group, long limit, const char *cur
 
     *out = NULL;
     if (!sa_layout_id_valid(group))
-        return sa_fail(err, SA_EINVAL, "group name: 1-64 of A-Z a-z 0-9 _ -");
+        return sa_fail_field(err, SA_EINVAL, "group", "group name: 1-64 of A-Z a-z 0-9 _ -");
     rc = read_members(n, group, &l, err);
     if (rc == SA_OK && l.len == 0)
         rc = sa_fail(err, SA_ENOTFOUND, "no group %s (nobody booked it, or its members expired)",

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedule.h"
+#include "book_req.h"
 
 enum sa_code
 schedule_read_file(const char *path, size_t limit, char **out, size_t *len, struct sa_err *err)
@@ -56,6 +56,19 @@ add_list(struct sa_task *t, enum sa_rcpt kind, const char *list, struct sa_err *
     return rc;
 }
 
+/* Sets one email field; bad input names the field by its key ("subject"). */
+static enum sa_code
+set_email(struct sa_task *t, enum sa_email_field f, const char *value, struct sa_err *err)
+{
+    static const char *const keys[] = {[SA_EMAIL_FROM] = "from",
+                                       [SA_EMAIL_REPLY_TO] = "reply-to",
+                                       [SA_EMAIL_SUBJECT] = "subject",
+                                       [SA_EMAIL_TEXT] = "text",
+                                       [SA_EMAIL_HTML] = "html"};
+
+    return sa_err_field(err, sa_task_set_email(t, f, value, err), keys[f]);
+}
+
 static enum sa_code
 set_from_file(struct sa_task *t, enum sa_email_field f, const char *path, struct sa_err *err)
 {
@@ -66,13 +79,13 @@ set_from_file(struct sa_task *t, enum sa_email_field f, const char *path, struct
     if (rc == SA_OK && strlen(text) != len)
         rc = sa_fail(err, SA_EINVAL, "%s holds a NUL byte", path);
     if (rc == SA_OK)
-        rc = sa_task_set_email(t, f, text, err);
+        rc = set_email(t, f, text, err);
     free(text);
     return rc;
 }
 
 enum sa_code
-schedule_build_email(struct sa_task *t, const struct sched_opts *o, struct sa_err *err)
+schedule_build_email(struct sa_task *t, const struct book_req *o, struct sa_err *err)
 {
     enum sa_code rc = SA_OK;
 
@@ -80,17 +93,17 @@ schedule_build_email(struct sa_task *t, const struct sched_opts *o, struct sa_er
         for (int i = 0; rc == SA_OK && i < o->n_rcpt[k]; i++)
             rc = add_list(t, (enum sa_rcpt)k, o->rcpt[k][i], err);
     if (rc == SA_OK)
-        rc = sa_task_set_email(t, SA_EMAIL_SUBJECT, o->subject, err);
+        rc = set_email(t, SA_EMAIL_SUBJECT, o->subject, err);
     if (rc == SA_OK)
-        rc = o->text ? sa_task_set_email(t, SA_EMAIL_TEXT, o->text, err)
+        rc = o->text ? set_email(t, SA_EMAIL_TEXT, o->text, err)
                      : set_from_file(t, SA_EMAIL_TEXT, o->text_file, err);
     if (rc == SA_OK && o->html_file)
         rc = set_from_file(t, SA_EMAIL_HTML, o->html_file, err);
     if (rc == SA_OK && o->html)
-        rc = sa_task_set_email(t, SA_EMAIL_HTML, o->html, err);
+        rc = set_email(t, SA_EMAIL_HTML, o->html, err);
     if (rc == SA_OK && o->from)
-        rc = sa_task_set_email(t, SA_EMAIL_FROM, o->from, err);
+        rc = set_email(t, SA_EMAIL_FROM, o->from, err);
     if (rc == SA_OK && o->reply_to)
-        rc = sa_task_set_email(t, SA_EMAIL_REPLY_TO, o->reply_to, err);
+        rc = set_email(t, SA_EMAIL_REPLY_TO, o->reply_to, err);
     return rc;
 }

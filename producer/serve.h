@@ -71,8 +71,8 @@ int serve_fail(struct request *r, int status, const char *field, const char *fmt
 /* 1 if the request's role is at least role; else answers 403 and returns 0. */
 int serve_need(struct request *r, enum token_role role);
 
-/* The one error shape's inner object for err (its field named by the batch key the message
- * names), and the HTTP status for a booking's code. */
+/* The one error shape's inner object for err (its "field" is err->field, the batch key the
+ * core named; null if it named none), and the HTTP status for a booking's code. */
 json_t *serve_error_object(int status, const struct sa_err *err);
 int serve_status_for(enum sa_code rc);
 

@@ -53,7 +53,7 @@ show_group(struct request *r, const char *name)
     else if (rc == SA_ENOTFOUND)
         serve_fail(r, 404, NULL, "%s", err.msg);
     else if (rc == SA_EINVAL)
-        serve_fail(r, 400, strstr(err.msg, "cursor") ? "cursor" : "group", "%s", err.msg);
+        serve_fail(r, 400, err.field[0] ? err.field : "group", "%s", err.msg);
     else
         serve_fail(r, 503, NULL, "%s", err.msg);
 }

@@ -12,58 +12,11 @@
 #include "status.h"
 #include "timeparse.h"
 
-static const char *const keys[] = {
-    "at",   "webhook", "data",    "header", "id",           "not-after", "email",
-    "cc",   "bcc",     "subject", "text",   "html",         "from",      "reply-to",
-    "cron", "tz",      "until",   "count",  "at-most-once", "group",     NULL};
-
-/* The request field an error message names: an unknown key, a "--key" or "\"key\"" of the
- * batch keys, or a message that starts with one; NULL if it names none. */
-static const char *
-field_of(const char *msg, char *buf, size_t cap)
-{
-    if (sscanf(msg, "unknown key \"%40[^\"]\"", buf) == 1 && cap > 40)
-        return buf;
-    if (!strncmp(msg, "body is ", 8)) /* the task's webhook body: the request's "data" */
-        return "data";
-    for (int i = 0; keys[i]; i++) {
-        char flag[32], quoted[32];
-        size_t n = strlen(keys[i]);
-        snprintf(flag, sizeof(flag), "--%s", keys[i]);
-        snprintf(quoted, sizeof(quoted), "\"%s\"", keys[i]);
-        if (strstr(msg, quoted) || (!strncmp(msg, keys[i], n) && (msg[n] == ' ' || msg[n] == ':')))
-            return keys[i];
-        const char *at = strstr(msg, flag);
-        if (at && !((at[2 + n] >= 'a' && at[2 + n] <= 'z') || at[2 + n] == '-'))
-            return keys[i];
-    }
-    return NULL;
-}
-
-/* The message in the API's words: the CLI's "--at" is the field "at". */
-static void
-api_words(char *out, size_t cap, const char *msg)
-{
-    size_t w = 0;
-
-    for (const char *p = msg; *p && w + 1 < cap; p++) {
-        if (p[0] == '-' && p[1] == '-' && p[2] >= 'a' && p[2] <= 'z' && (p == msg || p[-1] == ' '))
-            p++;
-        else
-            out[w++] = *p;
-    }
-    out[w] = '\0';
-}
-
 json_t *
 serve_error_object(int status, const struct sa_err *err)
 {
-    char msg[300], buf[48];
-    const char *field = field_of(err->msg, buf, sizeof(buf));
-
-    api_words(msg, sizeof(msg), err->msg);
-    return json_pack("{s:i, s:s, s:o}", "status", status, "message", msg, "field",
-                     field ? json_string(field) : json_null());
+    return json_pack("{s:i, s:s, s:o}", "status", status, "message", err->msg, "field",
+                     err->field[0] ? json_string(err->field) : json_null());
 }
 
 /* What a reader is told of a failed send: one class for every way a connection can fail

@@ -38,11 +38,12 @@ series_pause_post(struct request *r, const char *id, int pause)
         serve_fail(r, 403, NULL, "forbidden");
         return;
     }
-    if (!sa_layout_id_valid(id) || series_pause(r->s->n, id, pause, &res, &err) != SA_OK) {
-        if (err.msg[0])
-            serve_fail(r, 503, NULL, "%s", err.msg);
-        else
-            serve_fail(r, 404, NULL, "unknown id");
+    if (!sa_layout_id_valid(id)) {
+        serve_fail(r, 404, NULL, "unknown id");
+        return;
+    }
+    if (series_pause(r->s->n, id, pause, &res, &err) != SA_OK) { /* an unknown id is an outcome */
+        serve_fail(r, 503, NULL, "%s", err.msg);
         return;
     }
     sa_time_format(at, sizeof(at), res.at_ms);

@@ -30,16 +30,6 @@ time_param(struct request *r, const char *name, int64_t *ms)
     return 1;
 }
 
-/* The parameter a range or cursor refusal names. */
-static const char *
-field_of(const char *msg)
-{
-    return !strncmp(msg, "cursor", 6)  ? "cursor"
-           : !strncmp(msg, "to ", 3)   ? "to"
-           : !strncmp(msg, "state", 5) ? "state"
-                                       : NULL;
-}
-
 /* The end of the part of [from, to] one page may read, after cursor (NULL or one we gave). */
 static int64_t
 page_end(const struct sa_layout *l, int64_t from, int64_t to, const char *cursor)
@@ -82,8 +72,7 @@ serve_task_list(struct request *r)
                     json_pack("{s:o, s:o}", "tasks", tasks, "next_cursor",
                               next[0] ? json_string(next) : json_null()));
     else
-        serve_fail(r, rc == SA_EINVAL ? 400 : 503, rc == SA_EINVAL ? field_of(err.msg) : NULL, "%s",
-                   err.msg);
+        serve_fail(r, rc == SA_EINVAL ? 400 : 503, err.field[0] ? err.field : NULL, "%s", err.msg);
     if (rc != SA_OK)
         json_decref(tasks);
 }

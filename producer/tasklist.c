@@ -261,7 +261,8 @@ parse_cursor(const char *cursor, struct item *after, struct sa_err *err)
         return SA_OK;
     after->due = strtoll(cursor, &end, 10);
     if (end == cursor || *end != '.' || (end[1] && !sa_layout_id_valid(end + 1)))
-        return sa_fail(err, SA_EINVAL, "cursor is not one this server gave"); /* "T.": from T */
+        return sa_fail_field(err, SA_EINVAL, "cursor",
+                             "cursor is not one this server gave"); /* "T.": from T */
     snprintf(after->id, sizeof(after->id), "%s", end + 1);
     return SA_OK;
 }
@@ -300,11 +301,11 @@ tasklist_page(struct sa_nats *n, const struct sa_keyring *ring, int64_t from_ms,
     if (rc != SA_OK)
         return rc;
     if (f && f->state && !tasklist_state_valid(f->state))
-        return sa_fail(err, SA_EINVAL, "state must be waiting, failed or cancelled");
+        return sa_fail_field(err, SA_EINVAL, "state", "state must be waiting, failed or cancelled");
     if (to_ms < from_ms)
-        return sa_fail(err, SA_EINVAL, "to is before from");
+        return sa_fail_field(err, SA_EINVAL, "to", "to is before from");
     if (to_ms - from_ms > TASKLIST_RANGE_MAX_MS)
-        return sa_fail(err, SA_EINVAL, "to is more than 31 days after from");
+        return sa_fail_field(err, SA_EINVAL, "to", "to is more than 31 days after from");
     for (int64_t win = sa_layout_window(&n->layout, after.due > from_ms ? after.due : from_ms);
          rc == SA_OK && !full && win <= to_ms; win += step) {
         walk_clear(&w);

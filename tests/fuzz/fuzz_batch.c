@@ -13,7 +13,7 @@
 static void
 flat_as_jansson(const char *line, json_t *obj)
 {
-    struct sched_opts flat = {0}, o = {0};
+    struct book_req flat = {0}, o = {0};
     char *buf = malloc(strlen(line) + 1);
 
     if (!buf)
@@ -28,7 +28,7 @@ static void
 one_line(struct batch *b, char *line)
 {
     struct sa_err err = {0};
-    struct sched_opts o = {0};
+    struct book_req o = {0};
     struct sa_task *t = NULL;
     json_t *obj = batch_line_json(b, line, &err); /* reads an NDJSON line, changes it not */
 
@@ -50,7 +50,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = fuzz_text(data, size), *lines[64];
-    struct sched_opts opts = {0};
+    struct sched_cmd opts = {0};
     struct batch b = {.o = &opts};
     int n = fuzz_lines(text, lines, 64), first = 0;
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "schedule.h"
+#include "book_req.h"
 
 static inline int
 opts_str_same(const char *a, const char *b)
@@ -17,9 +17,9 @@ opts_str_same(const char *a, const char *b)
 }
 
 static inline int
-opts_same(const struct sched_opts *a, const struct sched_opts *b)
+opts_same(const struct book_req *a, const struct book_req *b)
 {
-#define OPTS_STR(f) offsetof(struct sched_opts, f)
+#define OPTS_STR(f) offsetof(struct book_req, f)
     static const size_t strs[] = {OPTS_STR(at),      OPTS_STR(not_after), OPTS_STR(webhook),
                                   OPTS_STR(data),    OPTS_STR(id),        OPTS_STR(group),
                                   OPTS_STR(subject), OPTS_STR(text),      OPTS_STR(html),

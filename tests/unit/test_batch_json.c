@@ -22,9 +22,9 @@
 /* What jansson makes of line: SA_OK with *o set (from *obj, which the caller frees), or the
  * reason in err. */
 static enum sa_code
-by_jansson(const char *line, struct sched_opts *o, json_t **obj, struct sa_err *err)
+by_jansson(const char *line, struct book_req *o, json_t **obj, struct sa_err *err)
 {
-    struct sched_opts none = {0};
+    struct sched_cmd none = {0};
     struct batch b = {.o = &none};
     char *copy = strdup(line);
 
@@ -42,7 +42,7 @@ by_jansson(const char *line, struct sched_opts *o, json_t **obj, struct sa_err *
 static int
 both(const char *line, char why[256])
 {
-    struct sched_opts flat = {0}, slow = {0}, zero = {0};
+    struct book_req flat = {0}, slow = {0}, zero = {0};
     struct sa_err err = {0};
     char *buf = malloc(strlen(line) + 1);
     json_t *obj = NULL;
@@ -90,7 +90,7 @@ to_jansson(const char *line, const char *want)
 static void
 test_flat_lines(void **state)
 {
-    struct sched_opts o = {0};
+    struct book_req o = {0};
     char buf[sizeof(BENCH_LINE)];
 
     (void)state;
@@ -113,7 +113,7 @@ test_flat_lines(void **state)
 static void
 test_escapes(void **state)
 {
-    struct sched_opts o = {0};
+    struct book_req o = {0};
     char buf[128];
 
     (void)state;
@@ -129,7 +129,7 @@ test_escapes(void **state)
 static void
 test_unicode_escapes(void **state)
 {
-    struct sched_opts o = {0};
+    struct book_req o = {0};
     char buf[128];
 
     (void)state;
