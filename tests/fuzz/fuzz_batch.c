@@ -50,8 +50,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = fuzz_text(data, size), *lines[64];
-    struct sched_cmd opts = {0};
-    struct batch b = {.o = &opts};
+    struct batch b = {0};
     int n = fuzz_lines(text, lines, 64), first = 0;
 
     if (text[0] == 'T') {

@@ -24,8 +24,7 @@
 static enum sa_code
 by_jansson(const char *line, struct book_req *o, json_t **obj, struct sa_err *err)
 {
-    struct sched_cmd none = {0};
-    struct batch b = {.o = &none};
+    struct batch b = {0};
     char *copy = strdup(line);
 
     assert_non_null(copy);

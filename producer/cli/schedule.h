@@ -2,6 +2,7 @@
 #ifndef SCHEDULE_H
 #define SCHEDULE_H
 
+#include "batch.h"
 #include "book_req.h"
 #include "cli.h"
 
@@ -17,5 +18,13 @@ struct sched_cmd {
  * code). */
 int batch_check_opts(const struct sched_cmd *o);
 int batch_run(const struct sched_cmd *o);
+
+/* cmd_batch.c: remembers that line booked id. */
+enum sa_code batch_booked(struct batch *b, long line, const char *id,
+                          struct sa_err *err) SA_MUST_CHECK;
+
+/* cmd_batch_report.c */
+void batch_progress(struct batch *b, int last);
+int batch_summary(struct batch *b, const char *fatal);
 
 #endif

@@ -164,7 +164,7 @@ static enum sa_code
 publish_kept(struct batch *b, enum sa_code rc, struct sa_err *err)
 {
     for (size_t i = 0; i < b->n_kept; i++) {
-        if (rc == SA_OK && !(b->o->strict && b->refused))
+        if (rc == SA_OK && !(b->strict && b->refused))
             rc = send_prepared(b, &b->kept[i], err);
         check_dups(b);
         sa_task_free(b->kept[i].t);
@@ -209,7 +209,7 @@ one_line(struct batch *b, char *line, struct sa_err *fatal)
         return SA_OK;
     }
     rc = keep(b, &p, fatal);
-    if (rc == SA_OK && !b->o->strict && b->n_kept >= BATCH_SEND_RUN)
+    if (rc == SA_OK && !b->strict && b->n_kept >= BATCH_SEND_RUN)
         rc = publish_kept(b, rc, fatal);
     return rc;
 }
@@ -251,7 +251,11 @@ run(struct batch *b)
 int
 batch_run(const struct sched_cmd *o)
 {
-    struct batch b = {.o = o, .tty = isatty(STDERR_FILENO), .started_ms = sa_now_ms()};
+    struct batch b = {.template_file = o->template_file,
+                      .strict = o->strict,
+                      .json = o->cli.json,
+                      .tty = isatty(STDERR_FILENO),
+                      .started_ms = sa_now_ms()};
     struct sa_err err = {0};
     int code;
 

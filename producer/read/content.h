@@ -1,5 +1,5 @@
 /* What a task would send, for the views that may show it: `sendat dlq show --full`, an admin's
- * GET /v1/dead-letters/{id}, `sendat list --full`. */
+ * GET /v1/dead-letters/{id}, `sendat list --full`; and the escaping of text for a terminal. */
 #ifndef CONTENT_H
 #define CONTENT_H
 
@@ -19,5 +19,9 @@ void content_add(json_t *e, const struct sa_task *t);
  * bytes, broken UTF-8) as \xNN. A value longer than CONTENT_SHOWN_MAX is cut there, with a
  * line saying how much was shown. */
 void content_print(json_t *e, const char *label);
+
+/* s for a terminal: control bytes, non-ASCII bytes, backslash and quote written as \xNN, \\
+ * and \" (an escape code in a junk subject is shown, not run). Truncates to cap; returns out. */
+const char *content_escape(char *out, size_t cap, const char *s);
 
 #endif

@@ -128,3 +128,21 @@ content_print(json_t *e, const char *label)
             print_field(label, keys[i], v);
     }
 }
+
+const char *
+content_escape(char *out, size_t cap, const char *s)
+{
+    size_t n = 0;
+
+    for (; *s && n + 5 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\\' || c == '"')
+            n += (size_t)snprintf(out + n, cap - n, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7F)
+            n += (size_t)snprintf(out + n, cap - n, "\\x%02x", c);
+        else
+            out[n++] = (char)c;
+    }
+    out[n] = '\0';
+    return out;
+}

@@ -130,21 +130,3 @@ cli_keyring(const struct cli *c, struct sa_keyring **ring)
         return cli_error(EXIT_USAGE, "%s", err.msg);
     return EXIT_OK;
 }
-
-const char *
-cli_escape(char *out, size_t cap, const char *s)
-{
-    size_t n = 0;
-
-    for (; *s && n + 5 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\\' || c == '"')
-            n += (size_t)snprintf(out + n, cap - n, "\\%c", c);
-        else if (c < 0x20 || c >= 0x7F)
-            n += (size_t)snprintf(out + n, cap - n, "\\x%02x", c);
-        else
-            out[n++] = (char)c;
-    }
-    out[n] = '\0';
-    return out;
-}

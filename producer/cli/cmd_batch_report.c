@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
 #include "publish.h"
+#include "schedule.h"
 #include "timeparse.h"
 
 void
@@ -157,13 +157,13 @@ batch_summary(struct batch *b, const char *fatal)
     if (b->pub)
         publisher_counts(b->pub, &acked, &dups, &failed);
     failed += b->unchecked;
-    if (b->o->cli.json)
+    if (b->json)
         print_json(b, acked + already, already, failed, fatal);
     else
         booked_ids(b, 0);
     fprintf(stderr, "sendat: scheduled %ld (%ld of them already were), refused %ld, failed %ld%s",
             acked + already, already, b->refused, failed,
-            b->o->strict && b->refused ? " (--strict: nothing published)" : "");
+            b->strict && b->refused ? " (--strict: nothing published)" : "");
     if (b->taken + b->unverified)
         fprintf(stderr, ", id taken %ld, cannot compare %ld", b->taken, b->unverified);
     fputc('\n', stderr);

@@ -8,7 +8,6 @@
 #include <jansson.h>
 
 #include "claim.h"
-#include "cli.h"
 #include "content.h"
 #include "dlq.h"
 #include "find.h"
@@ -45,7 +44,7 @@ text_json(const char *s)
     char escaped[1024];
     json_t *j = json_string(s);
 
-    return j ? j : json_string(cli_escape(escaped, sizeof(escaped), s));
+    return j ? j : json_string(content_escape(escaped, sizeof(escaped), s));
 }
 
 static json_t *
@@ -69,9 +68,9 @@ print_entry(json_t *e)
 
     printf("%s %s attempts=%" JSON_INTEGER_FORMAT " reason=\"%s\"\n",
            json_string_value(json_object_get(e, "failed")),
-           cli_escape(id, sizeof(id), json_string_value(json_object_get(e, "id"))),
+           content_escape(id, sizeof(id), json_string_value(json_object_get(e, "id"))),
            json_integer_value(json_object_get(e, "attempts")),
-           cli_escape(reason, sizeof(reason), json_string_value(json_object_get(e, "reason"))));
+           content_escape(reason, sizeof(reason), json_string_value(json_object_get(e, "reason"))));
 }
 
 static void
@@ -82,16 +81,17 @@ print_details(json_t *e)
     size_t i;
 
     if (json_object_get(e, "webhook"))
-        printf("  webhook %s\n",
-               cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "webhook"))));
+        printf("  webhook %s\n", content_escape(text, sizeof(text),
+                                                json_string_value(json_object_get(e, "webhook"))));
     json_array_foreach(list, i, a)
         printf("  attempt %" JSON_INTEGER_FORMAT " at %s: %s\n",
                json_integer_value(json_object_get(a, "attempt")),
                json_string_value(json_object_get(a, "at")),
-               cli_escape(text, sizeof(text), json_string_value(json_object_get(a, "error"))));
+               content_escape(text, sizeof(text), json_string_value(json_object_get(a, "error"))));
     if (json_object_get(e, "unreadable"))
         printf("  cannot open the task: %s\n",
-               cli_escape(text, sizeof(text), json_string_value(json_object_get(e, "unreadable"))));
+               content_escape(text, sizeof(text),
+                              json_string_value(json_object_get(e, "unreadable"))));
     content_print(e, "");
 }
 

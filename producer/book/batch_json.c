@@ -11,9 +11,9 @@ batch_template(struct batch *b, struct sa_err *err)
 {
     size_t len = 0;
 
-    if (!b->o->template_file)
+    if (!b->template_file)
         return SA_OK;
-    return schedule_read_file(b->o->template_file, INPUT_LINE_MAX, &b->tmpl, &len, err);
+    return schedule_read_file(b->template_file, INPUT_LINE_MAX, &b->tmpl, &len, err);
 }
 
 static json_t *

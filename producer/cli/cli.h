@@ -72,10 +72,6 @@ void cli_close(struct sa_nats *n);
 /* Loads the key ring from --key-file or SENDAT_KEY_FILE; prints the reason on failure. */
 int cli_keyring(const struct cli *c, struct sa_keyring **ring);
 
-/* s for a terminal: control bytes, non-ASCII bytes, backslash and quote written as \xNN, \\
- * and \" (an escape code in a junk subject is shown, not run). Truncates to cap; returns out. */
-const char *cli_escape(char *out, size_t cap, const char *s);
-
 /* Command entry points: argv[0] is the command name. */
 int cmd_init(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);

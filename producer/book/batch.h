@@ -1,12 +1,13 @@
-/* The state of one `sendat schedule --batch` run, shared by cmd_batch.c (reading and publishing),
- * batch_json.c (a line to a task's options) and cmd_batch_report.c (progress and summary). */
+/* The state of one `sendat schedule --batch` run, shared by cli/cmd_batch.c (reading and
+ * publishing), batch_json.c (a line to a task's request) and cli/cmd_batch_report.c (progress
+ * and summary; those two declare theirs in cli/schedule.h). */
 #ifndef BATCH_H
 #define BATCH_H
 
 #include <jansson.h>
 
+#include "book_req.h"
 #include "input.h"
-#include "schedule.h"
 
 #define BATCH_REFUSALS_KEPT 100
 #define BATCH_SEND_RUN 64 /* lines prepared before they are published in one run */
@@ -20,7 +21,8 @@ struct prepared {
 };
 
 struct batch {
-    const struct sched_cmd *o;
+    const char *template_file; /* --template-file, or NULL */
+    int strict, json;          /* --strict, --json */
     struct sa_nats *n;
     struct sa_keyring *ring;
     struct publisher *pub;
@@ -72,13 +74,5 @@ int batch_line_flat(struct book_req *o, const char *line, char *buf);
 /* Points o's fields at obj's strings (obj must outlive o). Unknown keys are refused. */
 enum sa_code batch_opts_from_json(struct book_req *o, json_t *obj,
                                   struct sa_err *err) SA_MUST_CHECK;
-
-/* cmd_batch.c: remembers that line booked id. */
-enum sa_code batch_booked(struct batch *b, long line, const char *id,
-                          struct sa_err *err) SA_MUST_CHECK;
-
-/* cmd_batch_report.c */
-void batch_progress(struct batch *b, int last);
-int batch_summary(struct batch *b, const char *fatal);
 
 #endif
