@@ -118,10 +118,8 @@ settle(struct request *r, struct publisher *pub, json_t *results)
             replace(results, line, refusal(line, rc, &err));
         natsMsg_Destroy(msg);
     }
-    for (long i = 0; (failure = publisher_failure(pub, i)); i++) {
+    for (long i = 0; (failure = publisher_failure(pub, i, &at)); i++) {
         struct sa_err err = {0};
-        if (sscanf(failure, "line %ld:", &at) != 1)
-            continue;
         sa_fail(&err, SA_ENATS, "not stored: %s", failure);
         replace(results, at, refusal(at, SA_ENATS, &err));
     }

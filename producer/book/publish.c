@@ -40,7 +40,8 @@ struct publisher {
     pthread_mutex_t lock;
     long acked, duplicates, failed;
     char failures[FAILURES_KEPT][200];
-    struct flying *flying; /* open addressing by message address, at most half full */
+    long failure_lines[FAILURES_KEPT]; /* the line of each failure kept */
+    struct flying *flying;             /* open addressing by message address, at most half full */
     size_t n_flying, mask;
     struct dup *dups, **dups_tail;
     int published; /* a publish went out (publishing thread only) */
@@ -172,8 +173,10 @@ resize(struct publisher *p, unsigned bits)
 static void
 fail_line(struct publisher *p, long line, const char *what)
 {
-    if (p->failed < FAILURES_KEPT)
+    if (p->failed < FAILURES_KEPT) {
         snprintf(p->failures[p->failed], sizeof(p->failures[0]), "line %ld: %.180s", line, what);
+        p->failure_lines[p->failed] = line;
+    }
     p->failed++;
 }
 
@@ -363,14 +366,18 @@ publisher_counts(struct publisher *p, long *acked, long *duplicates, long *faile
 }
 
 const char *
-publisher_failure(struct publisher *p, long i)
+publisher_failure(struct publisher *p, long i, long *line)
 {
     long kept;
 
     pthread_mutex_lock(&p->lock);
     kept = p->failed < FAILURES_KEPT ? p->failed : FAILURES_KEPT;
     pthread_mutex_unlock(&p->lock);
-    return i >= 0 && i < kept ? p->failures[i] : NULL;
+    if (i < 0 || i >= kept)
+        return NULL;
+    if (line)
+        *line = p->failure_lines[i];
+    return p->failures[i];
 }
 
 void

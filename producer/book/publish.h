@@ -34,8 +34,9 @@ void publisher_counts(struct publisher *p, long *acked, long *duplicates, long *
  * of the message that holds its Msg-Id, and the published message (the caller destroys it).
  * Returns 0 when there is none. */
 int publisher_next_dup(struct publisher *p, long *line, uint64_t *seq, natsMsg **msg);
-/* The i-th failure kept ("line N: error"), or NULL. */
-const char *publisher_failure(struct publisher *p, long i);
+/* The i-th failure kept ("line N: error", for people), or NULL; *line (if line is not NULL)
+ * gets its line. */
+const char *publisher_failure(struct publisher *p, long i, long *line);
 void publisher_free(struct publisher *p);
 
 #endif

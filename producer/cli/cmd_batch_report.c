@@ -57,8 +57,8 @@ line_failed(struct batch *b, long line)
     for (long i = 0; i < dups_kept(b); i++)
         if (b->dups[i].line == line)
             return 1;
-    for (long i = 0; publisher_failure(b->pub, i); i++)
-        if (sscanf(publisher_failure(b->pub, i), "line %ld:", &at) == 1 && at == line)
+    for (long i = 0; publisher_failure(b->pub, i, &at); i++)
+        if (at == line)
             return 1;
     return 0;
 }
@@ -176,7 +176,7 @@ batch_summary(struct batch *b, const char *fatal)
         fprintf(stderr, "  line %ld: %s\n", b->refusals[i].line, b->refusals[i].why);
     for (long i = 0; i < dups_kept(b); i++)
         fprintf(stderr, "  line %ld: %s\n", b->dups[i].line, b->dups[i].why);
-    for (long i = 0; i < failed && publisher_failure(b->pub, i); i++)
-        fprintf(stderr, "  not stored: %s\n", publisher_failure(b->pub, i));
+    for (long i = 0; i < failed && publisher_failure(b->pub, i, NULL); i++)
+        fprintf(stderr, "  not stored: %s\n", publisher_failure(b->pub, i, NULL));
     return exit_code(b, failed, fatal);
 }
