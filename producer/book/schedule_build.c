@@ -1,5 +1,6 @@
-/* Turning sendat schedule's options into a task: shared by the single command and by every
- * line of a batch, so both refuse exactly the same input (invariant 5). */
+/* Turning a booking request (book_req.h) into a task: shared by `sendat schedule`, every line
+ * of a batch and the API, so all refuse exactly the same input (invariant 5); each refusal
+ * names the field it concerns (sa_fail_field), in the words of the request's door. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Email tasks from sendat schedule's flags: recipients from comma-separated lists, bodies from
+/* Email tasks from a booking request: recipients from comma-separated lists, bodies from
  * flags or files, every address checked here so a bad one exits 2 before anything is
  * published (invariant 5). */
 #include <errno.h>
