@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "cancel.h"
+#include "cancel_result.h"
 #include "natsconn.h"
 
 /* Stops the series id: CANCEL_DONE, CANCEL_SERIES_FINISHED (its last occurrence was sent
