@@ -1,7 +1,7 @@
 /* The HTTP side of `sendat serve` (libmicrohttpd, a thread pool, keep-alive): the bearer token
  * checked from the head before any body is read, bodies gathered up to their route's ceiling
  * (a batch's lines booked as they come), every answer JSON and logged once.
- * A missing or unknown token is 401 and a role too small 403 (serve_routes.c), neither saying
+ * A missing or unknown token is 401 and a role too small 403 (serve_answer.c), neither saying
  * more; GET /v1/openapi.json alone needs no token, and so do the console's files outside /v1
  * (serve_console.c). */
 #include <errno.h>
@@ -23,63 +23,6 @@
 #define IDLE_TIMEOUT_S 60
 #define CONNECTIONS_MAX 1024
 #define CONNECTIONS_KEPT 768 /* then the oldest waiting one makes room (serve_guard.c) */
-
-void
-serve_reply(struct request *r, int status, json_t *doc)
-{
-    json_decref(r->answer);
-    r->status = status;
-    r->answer = doc;
-}
-
-int
-serve_fail(struct request *r, int status, const char *field, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    json_t *e;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    e = json_pack("{s:i, s:s}", "status", status, "message", msg);
-    json_object_set_new(e, "field", field ? json_string(field) : json_null());
-    serve_reply(r, status, json_pack("{s:o}", "error", e));
-    return 0;
-}
-
-int
-serve_need(struct request *r, enum token_role role)
-{
-    if (r->role >= role)
-        return 1;
-    serve_fail(r, 403, NULL, "forbidden");
-    return 0;
-}
-
-const char *
-serve_query(struct request *r, const char *name)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
-}
-
-int
-serve_query_number(struct request *r, const char *name, int64_t lo, int64_t hi, int64_t *out)
-{
-    const char *v = serve_query(r, name);
-    char *end = NULL;
-    long long x;
-
-    if (!v)
-        return 1;
-    errno = 0;
-    x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi)
-        return serve_fail(r, 400, name, "%s must be a whole number from %" PRId64 " to %" PRId64,
-                          name, lo, hi);
-    *out = (int64_t)x;
-    return 1;
-}
 
 static enum MHD_Result
 send_answer(struct MHD_Connection *conn, struct request *r)

@@ -3,7 +3,8 @@
  * authentication, one error shape); serve_routes.c picks the route and answers tasks and
  * whoami itself, and the other routes have a file each (serve_batch.c, serve_series.c,
  * serve_groups.c, serve_tasklist.c, serve_stats.c, serve_dlq.c, serve_openapi.c). Every /v1
- * route answers through serve_reply and serve_fail; the console is serve_console.c. */
+ * route answers through serve_answer.c (serve_reply, serve_fail and the shared answers), which
+ * calls no route and not serve.c; the console is serve_console.c. */
 #ifndef SERVE_H
 #define SERVE_H
 

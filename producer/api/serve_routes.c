@@ -12,13 +12,6 @@
 #include "status.h"
 #include "timeparse.h"
 
-json_t *
-serve_error_object(int status, const struct sa_err *err)
-{
-    return json_pack("{s:i, s:s, s:o}", "status", status, "message", err->msg, "field",
-                     err->field[0] ? json_string(err->field) : json_null());
-}
-
 /* What a reader is told of a failed send: one class for every way a connection can fail
  * ("connect failed", "bad response", "HTTP 404" told a reader which internal ports are
  * open). The address policy's refusal and an expiry name nothing and stay. */
@@ -59,14 +52,6 @@ serve_redact_for_reader(json_t *doc)
         snprintf(buf, sizeof(buf), "%.*s%s", (int)(rest - text), text, reader_class(rest));
         json_string_set(v, buf);
     }
-}
-
-/* The HTTP status for a booking that failed: bad input 400; an id taken by other content, or
- * used by a task no longer stored (it cannot be compared), 409; a broker error 503. */
-int
-serve_status_for(enum sa_code rc)
-{
-    return rc == SA_EINVAL ? 400 : rc == SA_ECONFLICT || rc == SA_ENOTFOUND ? 409 : 503;
 }
 
 /* The error of a refused booking; one refused because its id's task finished says which state
@@ -117,18 +102,6 @@ task_create(struct request *r)
                     json_pack("{s:o}", "error", gone_error(serve_status_for(rc), &err, &gone)));
 }
 
-void
-serve_history(struct request *r, const char *id, enum sa_code rc, json_t *events,
-              const struct sa_err *err)
-{
-    if (rc == SA_OK)
-        serve_reply(r, 200, json_pack("{s:s, s:O}", "id", id, "events", events));
-    else if (rc == SA_ENOTFOUND)
-        serve_fail(r, 404, NULL, "unknown id");
-    else
-        serve_fail(r, 503, NULL, "%s", err->msg);
-}
-
 /* The caller's role and token name: the console shows only the buttons the role may use. */
 static void
 whoami(struct request *r)
@@ -157,25 +130,6 @@ task_get(struct request *r, const char *id)
     pthread_rwlock_unlock(&r->s->ring_lock);
     serve_history(r, id, rc, events, &err);
     json_decref(events);
-}
-
-void
-serve_cancel_answer(struct request *r, const char *id, const struct cancel_result *res)
-{
-    static const char *const since[] = {[CANCEL_SENT] = "sent_at",
-                                        [CANCEL_SENDING] = "sending_since",
-                                        [CANCEL_SERIES_FINISHED] = "finished_at"};
-    char at[40];
-
-    sa_time_format(at, sizeof(at), res->at_ms);
-    if (res->outcome == CANCEL_DONE)
-        serve_reply(r, 200, json_pack("{s:s, s:s}", "id", id, "result", "cancelled"));
-    else if (res->outcome == CANCEL_UNKNOWN)
-        serve_fail(r, 404, NULL, "unknown id");
-    else
-        serve_reply(
-            r, 409,
-            json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", since[res->outcome], at));
 }
 
 static void
