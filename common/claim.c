@@ -311,12 +311,16 @@ write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create,
     n = sa_claim_encode(&mine, buf, sizeof(buf));
     if (n < 0)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
-    s = create ? kvStore_Create(rev, kv, key, buf, n) : kvStore_Update(rev, kv, key, buf, n, last);
+    /* A create expects no entry at all: a DEL or PURGE marker counts as one, so that what the
+     * marker hides is looked at first (sa_claim_get_under), never written over blindly. */
+    s = kvStore_Update(rev, kv, key, buf, n, create ? 0 : last);
     if (s == NATS_OK)
         return SA_OK;
-    /* A refused write and a lost answer look alike: read back to tell them apart. */
-    if (sa_claim_get(kv, key, &cur, NULL) == SA_OK) {
-        if (!strcmp(cur.write_id, mine.write_id)) {
+    /* A refused write and a lost answer look alike: read back to tell them apart. A record
+     * that does not decode is not ours (ours do): someone else wrote it. */
+    enum sa_code got = sa_claim_get_under(kv, key, &cur, NULL);
+    if (got == SA_OK || got == SA_EINVAL) {
+        if (got == SA_OK && !strcmp(cur.write_id, mine.write_id)) {
             if (rev)
                 *rev = cur.revision;
             return SA_OK; /* our own write went through */
@@ -367,6 +371,47 @@ sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *er
         return sa_nats_fail(err, s, 0, "read claim");
     rc = from_entry(c, e, err);
     kvEntry_Destroy(e);
+    return rc;
+}
+
+/* The newest put below the marker at l's end, decoded into c with the marker's revision. */
+static enum sa_code
+under_marker(struct sa_claim *c, const kvEntryList *l, struct sa_err *err)
+{
+    uint64_t marker = kvEntry_Revision(l->Entries[l->Count - 1]);
+    enum sa_code rc = SA_OK;
+
+    memset(c, 0, sizeof(*c));
+    for (int i = l->Count - 2; i >= 0; i--)
+        if (kvEntry_Operation(l->Entries[i]) == kvOp_Put) {
+            rc = from_entry(c, l->Entries[i], err);
+            break;
+        }
+    c->revision = marker;
+    return rc;
+}
+
+enum sa_code
+sa_claim_get_under(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *err)
+{
+    kvEntryList l = {0};
+    enum sa_code rc = sa_claim_get(kv, key, c, err);
+    natsStatus s;
+
+    if (rc != SA_ENOTFOUND)
+        return rc;
+    s = kvStore_History(&l, kv, key, NULL); /* markers included */
+    if (s == NATS_NOT_FOUND || (s == NATS_OK && l.Count == 0)) {
+        kvEntryList_Destroy(&l);
+        return sa_fail(err, SA_ENOTFOUND, "no claim for %s", key);
+    }
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "read claim history");
+    if (kvEntry_Operation(l.Entries[l.Count - 1]) == kvOp_Put) /* written since: read it */
+        rc = from_entry(c, l.Entries[l.Count - 1], err);
+    else
+        rc = under_marker(c, &l, err);
+    kvEntryList_Destroy(&l);
     return rc;
 }
 

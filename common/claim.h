@@ -105,6 +105,14 @@ enum sa_code sa_claim_update(kvStore *kv, const char *key, const struct sa_claim
 enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c,
                           struct sa_err *err) SA_MUST_CHECK;
 
+/* Like sa_claim_get, but reads past a DEL or PURGE marker (a write any client allowed to write
+ * the bucket can make; sendat itself never deletes a claim): c is then the newest record the
+ * key's history still holds under the marker (state SA_CLAIM_NONE if none, as after a PURGE),
+ * with revision the marker's own, the one an update must expect. SA_EINVAL if that record does
+ * not decode (its revision filled), SA_ENOTFOUND if the key holds nothing at all. */
+enum sa_code sa_claim_get_under(kvStore *kv, const char *key, struct sa_claim *c,
+                                struct sa_err *err) SA_MUST_CHECK;
+
 /* The revisions the bucket still keeps (its history, `sendat init` makes it 32), oldest first,
  * leaving out those that do not decode (a delete, a record that is not a claim). *list is
  * malloc'd, possibly with *n 0; NULL and 0 when the key was never written. SA_ENOMEM, or the

@@ -109,15 +109,48 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
     return rc == SA_EEXIST ? TAKE_SKIP : TAKE_AGAIN;
 }
 
+/* No record under a DEL or PURGE marker: nobody holds the task, so take it by an update on the
+ * marker's revision (exactly one writer wins, as a create). */
+static enum take
+take_marked(struct consumer *c, struct held *h, const struct sa_claim *marker, uint64_t *rev)
+{
+    struct sa_claim mine;
+    struct sa_err err = {0};
+    enum sa_code rc;
+
+    claims_fill(&mine, c, h, SA_CLAIM_SENDING);
+    rc = sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id, &mine, marker->revision,
+                         rev, &err);
+    if (rc == SA_OK)
+        return TAKE_SEND;
+    if (rc != SA_EEXIST) {
+        sa_log(SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
+        return TAKE_AGAIN;
+    }
+    return TAKE_LATER; /* someone wrote first: its record decides the next delivery */
+}
+
 /* The claim exists: ours if it carries our write id (a write whose answer was lost), else
- * the rules of who may take it over. */
+ * the rules of who may take it over. A DEL or PURGE marker hides nothing it did not hide
+ * before: the record under it (from the key's history) decides, and with none the task is
+ * free. A record that does not decode, or whose state this version does not know, is
+ * dead-lettered: it may lie over a member's real send, so sending could repeat it. */
 enum take
 claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_t *rev,
                struct sa_claim *seen)
 {
     struct sa_err err = {0};
+    enum sa_code rc =
+        sa_claim_get_under(sa_nats_claims(c->n, h->task->id), h->task->id, seen, &err);
 
-    if (sa_claim_get(sa_nats_claims(c->n, h->task->id), h->task->id, seen, &err) != SA_OK) {
+    if (rc == SA_EINVAL) {
+        uint64_t at = seen->revision;
+        memset(seen, 0, sizeof(*seen));
+        seen->revision = at;
+        snprintf(seen->error, sizeof(seen->error), "claim record unreadable: %.150s", err.msg);
+        return TAKE_UNREADABLE;
+    }
+    if (rc != SA_OK) {
         sa_log(h->claim_tries ? SA_LOG_DEBUG : SA_LOG_WARN, "claim_failed", "task=%s error=\"%s\"",
                h->task->id, err.msg);
         return TAKE_AGAIN;
@@ -127,6 +160,8 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
         return TAKE_SEND;
     }
     switch (seen->state) {
+    case SA_CLAIM_NONE: /* a marker with nothing under it */
+        return take_marked(c, h, seen, rev);
     case SA_CLAIM_SENDING: /* its holder's ack wait ran out; a newer attempt never yields */
         return seen->attempt > h->task->attempt ? TAKE_SKIP : take_over(c, h, seen, rev);
     case SA_CLAIM_RETRYING:

@@ -13,6 +13,9 @@ enum take {
     TAKE_UNKNOWN, /* at-most-once and a previous holder died mid-send: dead-letter */
     TAKE_AGAIN,   /* the claims bucket did not answer (an election): keep it, claim again soon */
     TAKE_LATER,   /* a live holder is sending it: nak and look again later */
+    /* the claim record does not decode or names an unknown state: never sent (a real send's
+     * record may lie under it), dead-lettered with the reason in seen->error */
+    TAKE_UNREADABLE,
 };
 
 /* Reads the claims bucket's TTL into c->claims_ttl_ms (a stream info request). */

@@ -174,6 +174,10 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
         sa_jspull_ack(d->c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
         held_free(h);
         return;
+    case TAKE_UNREADABLE: /* written over by a client, not by sendat: replayable by hand */
+        limits_release(d->c->limits, host, lease);
+        outcome_dead(d->c, h, seen->revision, seen->error, 0);
+        return;
     case TAKE_LATER:
         limits_release(d->c->limits, host, lease);
         sa_jspull_ack(d->c->n->nc, h->msg, SA_JSPULL_NAK, 1000);

@@ -46,10 +46,11 @@ sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* No claim yet: the task must exist (else it may be a series), then cancel creates the claim. */
+/* No claim yet: the task must exist (else it may be a series), then cancel creates the claim
+ * (or, over a DEL or PURGE marker with nothing under it, updates the marker's revision). */
 static enum sa_code
-unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine, struct cancel_result *out,
-          enum round *r, struct sa_err *err)
+unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine, uint64_t marker,
+          struct cancel_result *out, enum round *r, struct sa_err *err)
 {
     natsMsg *msg = NULL;
     enum sa_code rc = find_task(n, id, &msg, err);
@@ -61,7 +62,8 @@ unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine, struct
         return series_cancel(n, id, out, err);
     }
     if (rc == SA_OK)
-        rc = sa_claim_create(sa_nats_claims(n, id), id, mine, NULL, err);
+        rc = marker ? sa_claim_update(sa_nats_claims(n, id), id, mine, marker, NULL, err)
+                    : sa_claim_create(sa_nats_claims(n, id), id, mine, NULL, err);
     if (rc == SA_EEXIST) {
         *r = ROUND_AGAIN;
         return SA_OK;
@@ -77,16 +79,18 @@ one_round(struct sa_nats *n, const char *id, int64_t deadline, struct cancel_res
           enum round *r, struct sa_err *err)
 {
     struct sa_claim c = {0}, mine = {.state = SA_CLAIM_CANCELLED, .at_ms = sa_now_ms()};
-    enum sa_code rc = sa_claim_get(sa_nats_claims(n, id), id, &c, err);
+    enum sa_code rc = sa_claim_get_under(sa_nats_claims(n, id), id, &c, err);
 
     snprintf(mine.consumer, sizeof(mine.consumer), "sendat cancel");
     *r = ROUND_DECIDED;
     if (rc == SA_ENOTFOUND) {
         sa_err_clear(err);
-        return unclaimed(n, id, &mine, out, r, err);
+        return unclaimed(n, id, &mine, 0, out, r, err);
     }
     if (rc != SA_OK)
         return rc;
+    if (c.state == SA_CLAIM_NONE) /* a marker with no record under it */
+        return unclaimed(n, id, &mine, c.revision, out, r, err);
     switch (c.state) {
     case SA_CLAIM_SENT:
         *r = too_late(&c, out);

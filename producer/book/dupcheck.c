@@ -158,10 +158,11 @@ final_claim(struct sa_nats *n, const char *id, struct dupcheck_gone *gone, int *
                                            [SA_CLAIM_SKIPPED] = "skipped"};
     struct sa_claim c = {0};
     int64_t ttl = 0;
-    enum sa_code rc = sa_claim_get(sa_nats_claims(n, id), id, &c, err);
+    /* under a DEL or PURGE marker (a client's, never sendat's), what it hides decides */
+    enum sa_code rc = sa_claim_get_under(sa_nats_claims(n, id), id, &c, err);
 
-    *claimed = rc == SA_OK;
-    if (rc == SA_ENOTFOUND) {
+    *claimed = rc == SA_OK && c.state != SA_CLAIM_NONE;
+    if (rc == SA_ENOTFOUND || (rc == SA_OK && c.state == SA_CLAIM_NONE)) {
         sa_err_clear(err);
         return SA_OK;
     }
