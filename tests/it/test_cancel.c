@@ -2,6 +2,7 @@
  * answers too late; an unknown id answers unknown; and at the due instant cancel and send
  * race for one claim, so never both win. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,12 +106,81 @@ test_cancel_races_send(void **state)
     fx_stop(&F);
 }
 
+/* Writes over id's claim key as a client allowed to write the claims bucket may: "purge" and
+ * "delete" leave a marker, anything else is put as the record's bytes. */
+static void
+forge_claim(const char *id, const char *what)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *kv = NULL;
+    uint64_t rev = 0;
+
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
+    if (!strcmp(what, "purge"))
+        assert_int_equal(kvStore_Purge(kv, id, NULL), NATS_OK);
+    else if (!strcmp(what, "delete"))
+        assert_int_equal(kvStore_Delete(kv, id), NATS_OK);
+    else
+        assert_int_equal(kvStore_PutString(&rev, kv, id, what), NATS_OK);
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
+static int
+dead_lettered(void *n)
+{
+    return proc_count_lines(F.consumers[0].err_path, "claim record unreadable") >= (intptr_t)n;
+}
+
+/* Issue 24.6: a claim key whose last entry a client forged before the due time. A DEL or
+ * PURGE marker hides no record: the task is sent once. A record that does not decode, or names
+ * a state nobody knows, is dead-lettered (it could lie over a real send), never sent. A cancel
+ * over a marker wins as over no claim. None of them loops on claim_failed. */
+static void
+test_forged_claim_records(void **state)
+{
+    static const char *forged[] = {"purge", "delete", "\x01junk", "{\"state\":\"exploded\"}",
+                                   "purge"};
+    static const char *paths[] = {"/purged", "/deleted", "/junk", "/unknown", "/cancelled"};
+    char ids[5][80], out[256];
+    int64_t due = test_now_ms() + 6000;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(fx_schedule(&F, due, paths[i], ids[i], sizeof(ids[i])), 0);
+        forge_claim(ids[i], forged[i]);
+    }
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", ids[4], NULL), 0);
+    assert_string_equal(out, "cancelled\n");
+    assert_true(receiver_wait(F.recv, "/purged", 1, 30000));
+    assert_true(receiver_wait(F.recv, "/deleted", 1, 30000));
+    assert_true(wait_until(dead_lettered, (void *)(intptr_t)2, 30000));
+    assert_true(wait_until_ms(test_now_ms() + 4000, 10000)); /* time for a loop or a repeat */
+    assert_int_equal(receiver_count_path(F.recv, "/purged"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/deleted"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/junk"), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/unknown"), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/cancelled"), 0);
+    assert_int_equal(proc_count_lines(F.consumers[0].err_path, "claim_failed"), 0);
+    assert_int_equal(proc_count_lines(F.consumers[0].err_path, "claim record unreadable"), 2);
+    assert_true(fx_status_says(&F, ids[2], "dead", 10000));
+    assert_true(fx_status_says(&F, ids[3], "dead", 10000));
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cancel_before_after_unknown),
         cmocka_unit_test(test_cancel_races_send),
+        cmocka_unit_test(test_forged_claim_records),
     };
 
     return FX_RUN(tests);
