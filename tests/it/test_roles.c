@@ -144,6 +144,25 @@ junk_swept(void *arg)
     return !junk_in_stream(arg);
 }
 
+/* A producer may write claim records (cancel creates them), so it may also leave a PURGE
+ * marker on a task's claim key (issue 24.6): the consumers read the key's history under it
+ * (their role may), find nothing and send the task, once (check_each_once), with no
+ * permissions violation. */
+static void
+producer_purges_claim(const char *id)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *kv = NULL;
+
+    roles_connect_js("producer", &nc, &js);
+    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(kvStore_Purge(kv, id, NULL), NATS_OK);
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
 /* A subject no level reads, as a producer may publish it: the consumers' sweep dead-letters
  * and deletes it (its record, the dead letter and the delete need the consumer's rights). */
 static void
@@ -202,6 +221,7 @@ test_roles_do_their_work(void **state)
         snprintf(path, sizeof(path), "/r/%d", k);
         assert_int_equal(fx_schedule(&F, start + k * 150, path, id, sizeof(id)), 0);
     }
+    producer_purges_claim(id); /* the last one, due in 4.6 s */
     producer_cancels();
     producer_groups_and_series();
     producer_publishes_junk();
