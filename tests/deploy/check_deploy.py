@@ -299,6 +299,13 @@ def check_helm_values():
     check(conf.get("consumer", ([], None, None, False))[1] ==
           ["sendat.task.*.w.*", "sendat.shard.*.*.w.*"],
           "accounts.conf: consumers must be denied the window levels (producers' alone)")
+    # a claim key under a DEL or PURGE marker (any writer of the claims bucket can leave one)
+    # is resolved from its history (common/claim.h sa_claim_get_under, issue 24.6): without
+    # these the consumer could not read it and would nak the task for ever
+    history = ["$JS.API.CONSUMER.CREATE.KV_sendat_claims",
+               "$JS.API.CONSUMER.DELETE.KV_sendat_claims.*", "$JS.FC.KV_sendat_claims.>"]
+    check(all(h in conf.get("consumer", ([], None, None, False))[0] for h in history),
+          "accounts.conf: consumers may not read a claim's history (DEL/PURGE markers)")
     # the members bucket and the liveness subjects are the consumers' alone: no other role may
     # name an instance to probe or answer for one (consumer/ledger/members.c, issue 24.6)
     for user, (allow, _deny, sub, _resp) in conf.items():
