@@ -400,6 +400,7 @@ sa_claim_get_under(kvStore *kv, const char *key, struct sa_claim *c, struct sa_e
 
     if (rc != SA_ENOTFOUND)
         return rc;
+    sa_err_clear(err); /* sa_fail keeps the first failure: say what the history says */
     s = kvStore_History(&l, kv, key, NULL); /* markers included */
     if (s == NATS_NOT_FOUND || (s == NATS_OK && l.Count == 0)) {
         kvEntryList_Destroy(&l);

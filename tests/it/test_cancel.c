@@ -141,26 +141,29 @@ test_forged_claim_records(void **state)
 {
     static const char *forged[] = {"purge",    "delete",
                                    "\x01junk", "{\"state\":\"exploded\"}",
-                                   "purge",    "{\"state\":\"sent\",\"consumer\":\"forger\"}"};
-    static const char *paths[] = {"/purged",  "/deleted",   "/junk",
-                                  "/unknown", "/cancelled", "/hidden"};
-    char ids[6][80], out[256];
+                                   "purge",    "{\"state\":\"sent\",\"consumer\":\"forger\"}",
+                                   "\x01junk"};
+    static const char *paths[] = {"/purged",    "/deleted", "/junk",        "/unknown",
+                                  "/cancelled", "/hidden",  "/junk-deleted"};
+    char ids[7][80], out[256];
     int64_t due = test_now_ms() + 6000;
 
     (void)state;
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         assert_int_equal(fx_schedule(&F, due, paths[i], ids[i], sizeof(ids[i])), 0);
         forge_claim(ids[i], forged[i]);
     }
     forge_claim(ids[5], "delete"); /* over the forged "sent" */
+    forge_claim(ids[6], "delete"); /* over junk: what it hides is still unreadable */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", ids[4], NULL), 0);
     assert_string_equal(out, "cancelled\n");
     assert_true(receiver_wait(F.recv, "/purged", 1, 30000));
     assert_true(receiver_wait(F.recv, "/deleted", 1, 30000));
     assert_true(fx_status_says(&F, ids[2], "dead", 30000));
     assert_true(fx_status_says(&F, ids[3], "dead", 30000));
+    assert_true(fx_status_says(&F, ids[6], "dead", 30000));
     assert_true(wait_until_ms(test_now_ms() + 4000, 10000)); /* time for a loop or a repeat */
     assert_int_equal(receiver_count_path(F.recv, "/purged"), 1);
     assert_int_equal(receiver_count_path(F.recv, "/deleted"), 1);
@@ -168,10 +171,12 @@ test_forged_claim_records(void **state)
     assert_int_equal(receiver_count_path(F.recv, "/unknown"), 0);
     assert_int_equal(receiver_count_path(F.recv, "/cancelled"), 0);
     assert_int_equal(receiver_count_path(F.recv, "/hidden"), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/junk-deleted"), 0);
     snprintf(out, sizeof(out), "task=%s claim=sent", ids[5]); /* read under the marker */
     assert_int_equal(proc_count_lines(F.consumers[0].err_path, out), 1);
     assert_int_equal(proc_count_lines(F.consumers[0].err_path, "claim_failed"), 0);
-    assert_true(proc_count_lines(F.consumers[0].err_path, "claim record unreadable") > 0);
+    assert_true(proc_count_lines(F.consumers[0].err_path,
+                                 "claim record unreadable: claim record is not JSON") >= 2);
     fx_finish(&F);
 }
 
