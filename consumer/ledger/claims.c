@@ -118,7 +118,7 @@ take_marked(struct consumer *c, struct held *h, const struct sa_claim *marker, u
     struct sa_err err = {0};
     enum sa_code rc;
 
-    claims_fill(&mine, c, h, SA_CLAIM_SENDING);
+    claims_fill_take(&mine, c, h);
     rc = sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id, &mine, marker->revision,
                          rev, &err);
     if (rc == SA_OK)
