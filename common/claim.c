@@ -311,14 +311,12 @@ write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create,
     n = sa_claim_encode(&mine, buf, sizeof(buf));
     if (n < 0)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
-    /* A create expects no entry at all: a DEL or PURGE marker counts as one, so that what the
-     * marker hides is looked at first (sa_claim_get_under), never written over blindly. */
-    s = kvStore_Update(rev, kv, key, buf, n, create ? 0 : last);
+    s = create ? kvStore_Create(rev, kv, key, buf, n) : kvStore_Update(rev, kv, key, buf, n, last);
     if (s == NATS_OK)
         return SA_OK;
     /* A refused write and a lost answer look alike: read back to tell them apart. A record
      * that does not decode is not ours (ours do): someone else wrote it. */
-    enum sa_code got = sa_claim_get_under(kv, key, &cur, NULL);
+    enum sa_code got = sa_claim_get(kv, key, &cur, NULL);
     if (got == SA_OK || got == SA_EINVAL) {
         if (got == SA_OK && !strcmp(cur.write_id, mine.write_id)) {
             if (rev)
@@ -391,15 +389,42 @@ under_marker(struct sa_claim *c, const kvEntryList *l, struct sa_err *err)
     return rc;
 }
 
+/* Whether key's last entry is a DEL or PURGE marker: one direct get of the last message on its
+ * subject (kvStore_Get says "not found" alike for a marker and for nothing). */
+static natsStatus
+marked(jsCtx *js, kvStore *kv, const char *key, int *yes)
+{
+    char stream[160], subject[400];
+    const char *op = NULL;
+    jsDirectGetMsgOptions o;
+    natsMsg *m = NULL;
+    natsStatus s;
+
+    *yes = 0;
+    snprintf(stream, sizeof(stream), "KV_%s", kvStore_Bucket(kv));
+    snprintf(subject, sizeof(subject), "$KV.%s.%s", kvStore_Bucket(kv), key);
+    jsDirectGetMsgOptions_Init(&o);
+    o.LastBySubject = subject;
+    s = js_DirectGetMsg(&m, js, stream, NULL, &o);
+    if (s == NATS_OK && natsMsgHeader_Get(m, "KV-Operation", &op) == NATS_OK && op &&
+        (!strcmp(op, "DEL") || !strcmp(op, "PURGE")))
+        *yes = 1;
+    natsMsg_Destroy(m);
+    return s == NATS_NOT_FOUND ? NATS_OK : s;
+}
+
 enum sa_code
-sa_claim_get_under(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *err)
+sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *err)
 {
     kvEntryList l = {0};
     enum sa_code rc = sa_claim_get(kv, key, c, err);
     natsStatus s;
+    int marker = 0;
 
     if (rc != SA_ENOTFOUND)
         return rc;
+    if ((s = marked(js, kv, key, &marker)) != NATS_OK || !marker) /* the common case: nothing */
+        return s == NATS_OK ? rc : sa_nats_fail(err, s, 0, "read claim");
     sa_err_clear(err); /* sa_fail keeps the first failure: say what the history says */
     s = kvStore_History(&l, kv, key, NULL); /* markers included */
     if (s == NATS_NOT_FOUND || (s == NATS_OK && l.Count == 0)) {

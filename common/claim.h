@@ -109,8 +109,9 @@ enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c,
  * the bucket can make; sendat itself never deletes a claim): c is then the newest record the
  * key's history still holds under the marker (state SA_CLAIM_NONE if none, as after a PURGE),
  * with revision the marker's own, the one an update must expect. SA_EINVAL if that record does
- * not decode (its revision filled), SA_ENOTFOUND if the key holds nothing at all. */
-enum sa_code sa_claim_get_under(kvStore *kv, const char *key, struct sa_claim *c,
+ * not decode (its revision filled), SA_ENOTFOUND if the key holds nothing at all. Only a marker
+ * costs more than sa_claim_get: one direct get, then the history (an ordered consumer). */
+enum sa_code sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c,
                                 struct sa_err *err) SA_MUST_CHECK;
 
 /* The revisions the bucket still keeps (its history, `sendat init` makes it 32), oldest first,

@@ -141,7 +141,7 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
 {
     struct sa_err err = {0};
     enum sa_code rc =
-        sa_claim_get_under(sa_nats_claims(c->n, h->task->id), h->task->id, seen, &err);
+        sa_claim_get_under(c->n->js, sa_nats_claims(c->n, h->task->id), h->task->id, seen, &err);
 
     if (rc == SA_EINVAL) {
         uint64_t at = seen->revision;

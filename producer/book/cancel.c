@@ -79,7 +79,7 @@ one_round(struct sa_nats *n, const char *id, int64_t deadline, struct cancel_res
           enum round *r, struct sa_err *err)
 {
     struct sa_claim c = {0}, mine = {.state = SA_CLAIM_CANCELLED, .at_ms = sa_now_ms()};
-    enum sa_code rc = sa_claim_get_under(sa_nats_claims(n, id), id, &c, err);
+    enum sa_code rc = sa_claim_get_under(n->js, sa_nats_claims(n, id), id, &c, err);
 
     snprintf(mine.consumer, sizeof(mine.consumer), "sendat cancel");
     *r = ROUND_DECIDED;

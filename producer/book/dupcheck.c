@@ -159,7 +159,7 @@ final_claim(struct sa_nats *n, const char *id, struct dupcheck_gone *gone, int *
     struct sa_claim c = {0};
     int64_t ttl = 0;
     /* under a DEL or PURGE marker (a client's, never sendat's), what it hides decides */
-    enum sa_code rc = sa_claim_get_under(sa_nats_claims(n, id), id, &c, err);
+    enum sa_code rc = sa_claim_get_under(n->js, sa_nats_claims(n, id), id, &c, err);
 
     *claimed = rc == SA_OK && c.state != SA_CLAIM_NONE;
     if (rc == SA_ENOTFOUND || (rc == SA_OK && c.state == SA_CLAIM_NONE)) {
