@@ -10,7 +10,6 @@
 #include "log.h"
 #include "mover.h"
 #include "park.h"
-#include "pull.h"
 #include "relay.h"
 #include "retry.h"
 #include "timeparse.h"
@@ -19,9 +18,10 @@
 #define PARK_FAILED_WAIT_MS 1000 /* a park that failed: handed back for this long */
 
 void
-park_init(struct park *k)
+park_init(struct park *k, struct consumer *c)
 {
     memset(k, 0, sizeof(*k));
+    k->c = c;
     k->unknown.event = "unknown_key";
     k->parked.event = "parked";
     k->dead.event = "dead_letter";
@@ -51,15 +51,15 @@ budget_take(struct park *k, int64_t now)
 }
 
 static void
-dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason, int64_t now)
+dead_letter(struct park *k, natsMsg *msg, const char *id, const char *reason, int64_t now)
 {
     struct sa_err err = {0};
 
-    if (logsum_take(&p->park.dead, now))
+    if (logsum_take(&k->dead, now))
         sa_log(SA_LOG_WARN, "dead_letter", "task=%s subject=%s reason=\"%s\"", id ? id : "-",
                natsMsg_GetSubject(msg), reason);
-    if (retry_dead_letter(p->c, msg, id, 0, 0, reason, &err) == SA_OK)
-        sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_ACK, 0);
+    if (retry_dead_letter(k->c, msg, id, 0, 0, reason, &err) == SA_OK)
+        sa_jspull_ack(k->c->n->nc, msg, SA_JSPULL_ACK, 0);
     else /* handed round again later */
         sa_log(SA_LOG_ERROR, "dead_letter_failed", "error=\"%s\"", err.msg);
     natsMsg_Destroy(msg);
@@ -68,24 +68,24 @@ dead_letter(struct puller *p, natsMsg *msg, const char *id, const char *reason, 
 /* Mid-rotation the producers and the members already reloaded seal with the newest key: the
  * main thread reads the key file again, at most every KEYWAIT_RELOAD_EVERY_MS. */
 static void
-ask_reload(struct puller *p, int64_t now)
+ask_reload(struct park *k, int64_t now)
 {
-    if (now < p->next_key_reload_ms)
+    if (now < k->reload_from_ms)
         return;
-    p->next_key_reload_ms = now + KEYWAIT_RELOAD_EVERY_MS;
-    atomic_store(&p->c->reload, 1);
-    wheel_wake(p->c->wheel);
+    k->reload_from_ms = now + KEYWAIT_RELOAD_EVERY_MS;
+    atomic_store(&k->c->reload, 1);
+    wheel_wake(k->c->wheel);
 }
 
 static void
-hand_back(struct puller *p, natsMsg *msg, int64_t delay)
+hand_back(struct park *k, natsMsg *msg, int64_t delay)
 {
-    sa_jspull_ack(p->c->n->nc, msg, SA_JSPULL_NAK, delay);
+    sa_jspull_ack(k->c->n->nc, msg, SA_JSPULL_NAK, delay);
     natsMsg_Destroy(msg);
 }
 
 void
-park_unopened(struct puller *p, natsMsg *msg, int shard, const char *id, int key_unknown,
+park_unopened(struct park *k, natsMsg *msg, int shard, const char *id, int key_unknown,
               const char *reason)
 {
     char subject[SA_SUBJECT_MAX], msgid[SA_SUBJECT_MAX], seqid[32];
@@ -94,26 +94,26 @@ park_unopened(struct puller *p, natsMsg *msg, int shard, const char *id, int key
     struct sa_err err = {0};
 
     if (key_unknown) {
-        atomic_fetch_add(&p->c->counters.key_waits, 1);
-        ask_reload(p, now);
-    } else if (budget_take(&p->park, now)) {
-        dead_letter(p, msg, id, reason, now);
+        atomic_fetch_add(&k->c->counters.key_waits, 1);
+        ask_reload(k, now);
+    } else if (budget_take(k, now)) {
+        dead_letter(k, msg, id, reason, now);
         return;
     }
     if (!id) { /* a subject without a valid id: the sequence names it, as a dead letter's */
         snprintf(seqid, sizeof(seqid), "seq-%" PRIu64, relay_seq(msg));
         id = seqid;
     }
-    if (logsum_take(&p->park.parked, now))
+    if (logsum_take(&k->parked, now))
         sa_log(SA_LOG_WARN, "parked", "task=%s subject=%s reason=\"%s\"", id,
                natsMsg_GetSubject(msg), reason);
     relay_meta_read(msg, &m);
     sa_layout_park_subject(subject, sizeof(subject), shard, id);
     sa_layout_park_msgid(msgid, sizeof(msgid), id, relay_seq(msg));
-    if (mover_send(p->c->mover, &msg, subject, msgid, &m, &err) == SA_OK)
+    if (mover_send(k->c->mover, &msg, subject, msgid, &m, &err) == SA_OK)
         return; /* acked once the parked copy is stored */
     sa_log(SA_LOG_WARN, "park_failed", "task=%s error=\"%s\"", id, err.msg);
-    hand_back(p, msg, PARK_FAILED_WAIT_MS);
+    hand_back(k, msg, PARK_FAILED_WAIT_MS);
 }
 
 /* How long ago msg was stored (parked), from its JetStream metadata; and its deliveries. */
@@ -133,24 +133,24 @@ parked_for(natsMsg *msg, int64_t now, uint64_t *delivered)
 }
 
 void
-park_again(struct puller *p, natsMsg *msg, const char *id, int key_unknown, const char *reason)
+park_again(struct park *k, natsMsg *msg, const char *id, int key_unknown, const char *reason)
 {
-    int64_t now = sa_now_ms(), waited, limit = p->c->cfg.key_wait_ms, delay;
+    int64_t now = sa_now_ms(), waited, limit = k->c->cfg.key_wait_ms, delay;
     uint64_t delivered;
     char why[sizeof(((struct sa_err *)0)->msg) + 64];
 
     waited = parked_for(msg, now, &delivered);
     if (key_unknown) {
-        atomic_fetch_add(&p->c->counters.key_waits, 1);
-        ask_reload(p, now);
+        atomic_fetch_add(&k->c->counters.key_waits, 1);
+        ask_reload(k, now);
     }
     if (key_unknown && waited < limit) {
         delay = keywait_delay_ms(delivered);
-        if (logsum_take(&p->park.unknown, now))
+        if (logsum_take(&k->unknown, now))
             sa_log(SA_LOG_WARN, "unknown_key",
                    "task=%s delivered=%" PRIu64 " back_in_ms=%" PRId64 " reason=\"%s\"", id,
                    delivered, delay, reason);
-        hand_back(p, msg, delay);
+        hand_back(k, msg, delay);
         return;
     }
     if (key_unknown)
@@ -158,14 +158,14 @@ park_again(struct puller *p, natsMsg *msg, const char *id, int key_unknown, cons
                  limit / 1000);
     else
         snprintf(why, sizeof(why), "%s", reason);
-    if (budget_take(&p->park, now)) {
-        dead_letter(p, msg, id, why, now);
+    if (budget_take(k, now)) {
+        dead_letter(k, msg, id, why, now);
         return;
     }
     delay = keywait_delay_ms(delivered); /* a junk message waited its hour: a minute */
-    atomic_fetch_add(&p->c->counters.dead_deferred, 1);
-    if (logsum_take(&p->park.deferred, now))
+    atomic_fetch_add(&k->c->counters.dead_deferred, 1);
+    if (logsum_take(&k->deferred, now))
         sa_log(SA_LOG_WARN, "dead_letter_deferred", "task=%s reason=\"%s\" back_in_ms=%" PRId64, id,
                why, delay);
-    hand_back(p, msg, delay);
+    hand_back(k, msg, delay);
 }

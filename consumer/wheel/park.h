@@ -18,8 +18,6 @@
 #include "consumer.h"
 #include "logsum.h"
 
-struct puller;
-
 /* Dead letters of messages that did not open, per member and interval: past this they wait
  * in the park, so junk cannot flood the dead-letter stream nor hold up the puller with a
  * publish each. */
@@ -29,25 +27,29 @@ struct puller;
  * messages filled (it_keyrot test_rotation_amid_junk: the tasks behind them never came). */
 #define PARK_MAX_ACK_PENDING 1000000000
 #define PARK_DEAD_EVERY_MS 10000
+/* The window and slot of a shard's park among the puller's targets (pull.h): pulled for as
+ * long as the member runs, never dropped. */
+#define PULL_PARK (-1)
 
 struct park {
-    int64_t dead_from_ms; /* the budget's interval */
+    struct consumer *c;
+    int64_t reload_from_ms; /* a task with an unknown key id may ask for a reload from then */
+    int64_t dead_from_ms;   /* the budget's interval */
     int dead_used;
     struct logsum unknown, parked, dead, deferred;
 };
 
-void park_init(struct park *k);
+void park_init(struct park *k, struct consumer *c);
 
 /* A message of a level that did not open (reason says why; key_unknown: its key id is not
  * loaded here). Takes msg: parked, dead-lettered or handed back. id may be NULL (the subject
  * names none). */
-void park_unopened(struct puller *p, natsMsg *msg, int shard, const char *id, int key_unknown,
+void park_unopened(struct park *k, natsMsg *msg, int shard, const char *id, int key_unknown,
                    const char *reason);
 
 /* A parked message that did not open again. Takes msg: handed round again, dead-lettered, or
  * left in the park for the next interval's budget. */
-void park_again(struct puller *p, natsMsg *msg, const char *id, int key_unknown,
-                const char *reason);
+void park_again(struct park *k, natsMsg *msg, const char *id, int key_unknown, const char *reason);
 
 /* Writes the summaries of intervals that are over. */
 void park_tick(struct park *k, int64_t now_ms);

@@ -10,7 +10,7 @@
 #include "log.h"
 #include "marks.h"
 #include "prepare.h"
-#include "pull.h"
+#include "park.h"
 #include "timeparse.h"
 
 #define READY_MAX 32

@@ -113,9 +113,9 @@ open_or_park(struct puller *p, natsMsg *msg, const struct sa_place *place, int p
     if (rc == SA_OK)
         return 1;
     if (parked)
-        park_again(p, msg, place->id, key_unknown, err.msg);
+        park_again(&p->park, msg, place->id, key_unknown, err.msg);
     else
-        park_unopened(p, msg, place->shard, place->id, key_unknown, err.msg);
+        park_unopened(&p->park, msg, place->shard, place->id, key_unknown, err.msg);
     return 0;
 }
 
@@ -133,7 +133,7 @@ handle(struct puller *p, natsMsg *msg)
     if (parked) /* a parked task that opens goes on as if it came from its window */
         place.shard = sa_layout_shard_of(l, place.id);
     else if (sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), &err) != SA_OK) {
-        park_unopened(p, msg, place.shard, NULL, 0, err.msg);
+        park_unopened(&p->park, msg, place.shard, NULL, 0, err.msg);
         return;
     }
     if (!open_or_park(p, msg, &place, parked, &t))
@@ -378,7 +378,7 @@ pull_start(struct puller *p, struct consumer *c, struct sa_err *err)
 
     memset(p, 0, sizeof(*p));
     p->c = c;
-    park_init(&p->park);
+    park_init(&p->park, c);
     serve_shards(p);
     p->reconnects = atomic_load(c->n->reconnects);
     if ((rc = open_inbox(p, err)) != SA_OK)

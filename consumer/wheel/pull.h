@@ -17,9 +17,6 @@ struct prepare;
 #define PULL_INBOX_MAX 64
 #define PULL_QUIET_WINDOWS 8
 #define SHARE_AGAIN_MS 250 /* a member whose share is in reads the level's count again */
-/* The window and slot of a shard's park (park.h) among the targets: pulled for as long as the
- * member runs, never dropped. */
-#define PULL_PARK (-1)
 
 /* One shard this member serves (all, or those in SENDAT_SHARDS): its stream and what the
  * puller knows of it. */
@@ -64,10 +61,9 @@ struct puller {
     int64_t next_refresh_ms;
     int64_t next_probe_ms, next_backlog_ms;
     int64_t next_member_ms;
-    int64_t next_key_reload_ms; /* a task with an unknown key id may ask for a reload from then */
-    struct members *members;    /* fleet membership: shares of a slot, members found dead */
-    struct prepare *prepare;    /* the threads that make level durables ahead of their time */
-    natsSubscription *inbox;    /* every level's answers: <inbox_prefix>.<request> */
+    struct members *members; /* fleet membership: shares of a slot, members found dead */
+    struct prepare *prepare; /* the threads that make level durables ahead of their time */
+    natsSubscription *inbox; /* every level's answers: <inbox_prefix>.<request> */
     char inbox_prefix[PULL_INBOX_MAX];
     uint32_t next_req;
     long reconnects;       /* the connection's count when the requests were last made */

@@ -52,32 +52,13 @@ cli_id_start(int argc, char **argv, const char *usage, int with_json, struct cli
     return *n != NULL;
 }
 
-static void
-say(const char *fmt, va_list ap)
-{
-    fputs("sendat: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-}
-
-int
-cli_error(int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    say(fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 enum cli_opts_result
 cli_bad(const char *fmt, ...)
 {
     va_list ap;
 
     va_start(ap, fmt);
-    say(fmt, ap);
+    cli_verror(0, fmt, ap);
     va_end(ap);
     return CLI_OPTS_BAD;
 }

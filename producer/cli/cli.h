@@ -1,24 +1,13 @@
-/* What every producer command shares: exit codes, the one-line error, the connection and
- * the key ring taken from flags or the environment. */
+/* What every producer command shares: exit codes and the one-line error (cli_exit.h), the
+ * connection and the key ring taken from flags or the environment. */
 #ifndef CLI_H
 #define CLI_H
 
+#include "cli_exit.h"
 #include "cli_opts.h"
 #include "err.h"
 #include "keyring.h"
 #include "natsconn.h"
-
-enum {
-    EXIT_OK = 0,
-    EXIT_FAIL = 1,     /* the broker or a file failed us */
-    EXIT_USAGE = 2,    /* bad flags or bad input: nothing was published */
-    EXIT_TOO_LATE = 3, /* cancel: it was sent already */
-    EXIT_UNKNOWN = 4,  /* cancel/status: no such task */
-    /* schedule: nothing was scheduled, as the id holds another message (TAKEN), or one that is
-     * gone, so there is nothing to compare with (UNVERIFIED) */
-    EXIT_TAKEN = 5,
-    EXIT_UNVERIFIED = 6,
-};
 
 /* Flags every connecting command takes (--server, --key-file, --json). */
 struct cli {
@@ -51,10 +40,7 @@ int cli_id_start(int argc, char **argv, const char *usage, int with_json, struct
         .name = "json", .kind = CLI_OPT_FLAG, .to = &(c)->json                                     \
     }
 
-/* Prints "sendat: <message>" on stderr and returns code. */
-int cli_error(int code, const char *fmt, ...) SA_PRINTF(2, 3);
-
-/* The same, returning CLI_OPTS_BAD: for the checks a command's parser makes after
+/* cli_error returning CLI_OPTS_BAD: for the checks a command's parser makes after
  * cli_opts_parse (words missing, options that do not go together). */
 enum cli_opts_result cli_bad(const char *fmt, ...) SA_PRINTF(1, 2);
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "cli_exit.h"
 #include "cli_opts.h"
 #include "timeparse.h"
 
