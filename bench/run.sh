@@ -96,7 +96,8 @@ bench_start sendat-bench
 
 # ---- scenarios ---------------------------------------------------------------------------
 # sendat serve: one client booking one task at a time over keep-alive, then a batch of API_N
-# * 10 lines through POST /v1/batches beside sendat schedule --batch of the same file
+# * 10 lines through POST /v1/batches beside sendat schedule --batch of the same file. The
+# per-token rate limit is off (SENDAT_API_RATE=0): the scenario measures the server's own cost.
 scenario_api() {
   local d=$work/api port tok file b0 b1 c0 c1
   mkdir -p "$d"
@@ -106,7 +107,7 @@ scenario_api() {
   read -r port < <(free_ports 1)
   tok=$(SENDAT_API_TOKENS_FILE=$d/tokens "$SENDAT" token create --role producer)
   SENDAT_NATS_URL=$NATS_URL SENDAT_KEY_FILE=$KEY SENDAT_API_TOKENS_FILE=$d/tokens \
-    SENDAT_API_ADDR=127.0.0.1:$port "$SENDAT" serve 2>"$d/serve.log" &
+    SENDAT_API_ADDR=127.0.0.1:$port SENDAT_API_RATE=0 "$SENDAT" serve 2>"$d/serve.log" &
   pids+=($!)
   local serve=$!
   for ((k = 0; k < 100; k++)); do grep -q api_listening "$d/serve.log" && break; sleep 0.1; done
