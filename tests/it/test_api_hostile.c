@@ -160,6 +160,17 @@ test_batch_read_line_by_line(void **state)
     json_decref(doc);
 }
 
+/* The three answers of test_every_answer_logged_once are in the log (a line is written once
+ * the answer is queued, so it may land just after the client has it). */
+static int
+three_logged(void *arg)
+{
+    (void)arg;
+    return proc_count_lines(api.err_path, "route=/v1/no-such-thing status=404") > 0 &&
+           proc_count_lines(api.err_path, "route=/v1/whoami status=401") > 0 &&
+           proc_count_lines(api.err_path, "route=/v1/tasks/{id} status=404") > 0;
+}
+
 /* Every answer is one line of the log with method, route, status, time and token name. */
 static void
 test_every_answer_logged_once(void **state)
@@ -170,6 +181,7 @@ test_every_answer_logged_once(void **state)
     assert_int_equal(call("GET", "/no-such-thing", reader, NULL, NULL), 404);
     assert_int_equal(call("GET", "/whoami", NULL, NULL, NULL), 401);
     assert_int_equal(call("GET", "/tasks/sat_unknown0000000000000", reader, NULL, NULL), 404);
+    assert_true(wait_until(three_logged, NULL, 10000));
     log = proc_read_file(api.err_path);
     assert_non_null(log);
     assert_non_null(strstr(log, "method=GET route=/v1/no-such-thing status=404 ms="));
