@@ -147,7 +147,8 @@ sa_nats_bind(struct sa_nats *n, struct sa_err *err)
         (rc = bind_kv(&n->cancel, n->js, SA_CANCEL_BUCKET, err)) != SA_OK ||
         (rc = bind_kv(&n->series, n->js, SA_SERIES_BUCKET, err)) != SA_OK ||
         (!n->marks && (rc = sa_marks_open(&n->marks, n->js, err)) != SA_OK) ||
-        (rc = sa_nats_read_layout(n, err)) != SA_OK)
+        (rc = sa_nats_read_layout(n, err)) != SA_OK ||
+        (rc = sa_jsfeat_detect(n->nc, &n->feat, err)) != SA_OK)
         return rc;
     for (int k = 0; k < n->layout.shards; k++) {
         char bucket[64];

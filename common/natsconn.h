@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "err.h"
+#include "jsfeat.h"
 #include "layout.h"
 #include "levelmark.h"
 #include "natserr.h" /* sa_nats_fail, for every caller of the connection */
@@ -22,6 +23,7 @@ struct sa_nats {
     kvStore *series;
     struct sa_marks *marks; /* the level marks (levelmark.h); NULL if the bucket does not exist */
     struct sa_layout layout;
+    struct sa_jsfeat feat; /* what the server offers beyond 2.9, read at sa_nats_bind */
     /* times the connection came back: what was open on the server is gone. Its own block, the
      * reconnect handler's closure, freed at sa_nats_shutdown (shutdown.h): the handler may
      * still run after the connection is destroyed */
@@ -47,7 +49,8 @@ enum sa_code sa_nats_connect(struct sa_nats **out, const char *url, const char *
 enum sa_code sa_nats_new_inbox(const struct sa_nats *n, char *out, size_t cap,
                                struct sa_err *err) SA_MUST_CHECK;
 
-/* Binds the buckets and reads the layout; SA_ENOTFOUND with "run sendat init" if absent. */
+/* Binds the buckets, reads the layout and the server's features (n->feat); SA_ENOTFOUND with "run
+ * sendat init" if absent. */
 enum sa_code sa_nats_bind(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
 
 /* The claims bucket of task id's shard. */

@@ -77,6 +77,8 @@ static const char usage_smtp_on[] =
     "                             or the next free port up to 8099 when another consumer has it;\n"
     "                             8 connections per client, idle ones closed after 10 s)\n"
     "  SENDAT_LOG_LEVEL           debug|info|warn|error (default info)\n"
+    "  SENDAT_SERVER_FEATURES     auto (default: what the server's API level offers) | none\n"
+    "                             (the nats-server 2.9 path on any server)\n"
     "SIGTERM/SIGINT: stop pulling, release held tasks to the fleet, finish sends, exit 0.\n"
     "SIGHUP: read SENDAT_KEY_FILE and SENDAT_WEBHOOK_SECRET_FILE again (key rotation; a task\n"
     "sealed with a key id not loaded here also triggers a reading of the key file).\n"

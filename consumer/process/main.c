@@ -258,6 +258,7 @@ run(struct consumer *c)
     struct health *http = NULL;
     struct sweep *sweep = NULL;
     struct sa_err err = {0};
+    char feats[64];
 
     if (setup_local(c, &err) != 0) {
         log_start_failed(c, &err);
@@ -280,8 +281,10 @@ run(struct consumer *c)
     if (sweep_start(&sweep, c, c->cfg.sweep_interval_ms, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "no_sweep", "error=\"%s\"", err.msg); /* sends go on without it */
     atomic_store(&c->started, 1);
-    sa_log(SA_LOG_INFO, "started", "consumer=%s claims_ttl_ms=%" PRId64 " shards=%d serving=%d",
-           c->cfg.name, c->claims_ttl_ms, c->n->layout.shards, __builtin_popcountll(c->served));
+    sa_log(SA_LOG_INFO, "started",
+           "consumer=%s claims_ttl_ms=%" PRId64 " shards=%d serving=%d api_level=%d features=%s",
+           c->cfg.name, c->claims_ttl_ms, c->n->layout.shards, __builtin_popcountll(c->served),
+           c->n->feat.api_level, sa_jsfeat_names(c->n->feat.have, feats, sizeof(feats)));
     notify_ready();
     deliver_run(the_deliver); /* returns once stopping and drained */
     sweep_stop(sweep);

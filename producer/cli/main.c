@@ -31,7 +31,8 @@ static const char usage[] =
     "Environment: SENDAT_NATS_URL (default " SA_DEFAULT_URL "), SENDAT_KEY_FILE,\n"
     "SENDAT_NATS_CREDS, SENDAT_NATS_NKEY, SENDAT_NATS_USER, SENDAT_NATS_PASSWORD,\n"
     "SENDAT_NATS_TOKEN, SENDAT_NATS_CA, SENDAT_NATS_CERT, SENDAT_NATS_KEY,\n"
-    "SENDAT_NATS_INBOX_PREFIX (default _INBOX_sendat_producer), SENDAT_LOG_LEVEL.\n";
+    "SENDAT_NATS_INBOX_PREFIX (default _INBOX_sendat_producer), SENDAT_LOG_LEVEL,\n"
+    "SENDAT_SERVER_FEATURES (auto, or none: the nats-server 2.9 path on any server).\n";
 
 struct verb {
     const char *name;
