@@ -77,6 +77,12 @@ int serve_need(struct request *r, enum token_role role);
 json_t *serve_error_object(int status, const struct sa_err *err);
 int serve_status_for(enum sa_code rc);
 
+struct dupcheck_gone;
+/* A refused booking's error (serve_error_object); one refused because its id's task finished
+ * also says which state and when ("state", "at"), and until when the id is remembered
+ * ("until", null: for ever). */
+json_t *serve_gone_error(int status, const struct sa_err *err, const struct dupcheck_gone *gone);
+
 /* serve_routes.c: rewrites every string "error" and "reason" in doc into what a reader is
  * told, one class ("delivery failed") for every failed connection. */
 void serve_redact_for_reader(json_t *doc);

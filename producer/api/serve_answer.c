@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 
 #include "cancel.h"
+#include "dupcheck.h"
 #include "serve.h"
 #include "timeparse.h"
 
@@ -115,4 +116,22 @@ serve_cancel_answer(struct request *r, const char *id, const struct cancel_resul
         serve_reply(
             r, 409,
             json_pack("{s:s, s:s, s:s}", "id", id, "result", "too late", since[res->outcome], at));
+}
+
+/* The error of a refused booking; one refused because its id's task finished says which state
+ * and when ("state", "at"), and until when the id is remembered ("until", null: for ever). */
+json_t *
+serve_gone_error(int status, const struct sa_err *err, const struct dupcheck_gone *gone)
+{
+    json_t *e = serve_error_object(status, err);
+    char at[40], until[40];
+
+    if (!gone->state)
+        return e;
+    sa_time_format(at, sizeof(at), gone->at_ms);
+    sa_time_format(until, sizeof(until), gone->until_ms);
+    json_object_set_new(e, "state", json_string(gone->state));
+    json_object_set_new(e, "at", json_string(at));
+    json_object_set_new(e, "until", gone->until_ms ? json_string(until) : json_null());
+    return e;
 }

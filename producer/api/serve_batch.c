@@ -2,8 +2,11 @@
  * The tasks go out with their PubAcks outstanding in bulk, as `sendat schedule --batch` does
  * (a round trip per line held a batch to a few thousand a second); a duplicate PubAck is read
  * back and compared (dupcheck.h) once every line is out, and a line whose publish failed gets
- * that error instead of its id. A series line is registered and published on its own. Lines
- * are booked as the body arrives: only the line under way is held, never the whole body. */
+ * that error instead of its id. A series line is registered and published on its own. A line
+ * that names its id waits in a run of RUN_MAX such lines, whose ids are checked at once
+ * (dupcheck_gone_many: an id whose task finished is refused, 409 with its state) before they
+ * are published. Lines are booked as the body arrives: only the line under way and one run
+ * are held, never the whole body. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,25 @@
 #define BATCH_LINES_MAX 100000
 #define IN_FLIGHT 4096
 #define FINISH_MS 60000
+#define RUN_MAX 64
+
+/* A sealed line that names its id, waiting for its run's check. */
+struct held {
+    long line;
+    struct sa_task *t;
+    uint8_t *env;
+    size_t len;
+};
+
+struct serve_batch {
+    struct publisher *pub;
+    json_t *results;
+    long line;
+    char *part; /* the line begun in an earlier piece of the body */
+    size_t part_len, part_cap;
+    struct held run[RUN_MAX];
+    size_t n_run;
+};
 
 static json_t *
 refusal(long line, enum sa_code rc, const struct sa_err *err)
@@ -28,15 +50,16 @@ refusal(long line, enum sa_code rc, const struct sa_err *err)
 }
 
 /* One line: a result appended to results now (a refusal, or the id of a task published in
- * flight, corrected later if its PubAck says otherwise). */
+ * flight or held in b's run, corrected later if its check or PubAck says otherwise). */
 static json_t *
-one_line(struct request *r, struct publisher *pub, long line, const char *text)
+one_line(struct request *r, struct serve_batch *b, long line, const char *text)
 {
     struct sa_err err = {0};
     struct sa_task *t = NULL;
     uint8_t *env = NULL;
     size_t len = 0;
     char id[SA_ID_MAX + 1];
+    int id_given;
     json_error_t jerr;
     json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *res;
     enum sa_code rc;
@@ -46,12 +69,14 @@ one_line(struct request *r, struct publisher *pub, long line, const char *text)
         return refusal(line, SA_EINVAL, &err);
     }
     rc = book_build_json(obj, &t, &err);
+    id_given = json_object_get(obj, "id") != NULL;
     json_decref(obj);
     pthread_rwlock_rdlock(&r->s->ring_lock);
     if (rc == SA_OK && t->cron) /* a series: its registry record first, then its first task */
         rc = book_task(r->s->n, r->s->ring, t, 0, id, NULL, &err);
-    else if (rc == SA_OK && (rc = sa_task_seal(r->s->ring, t, &env, &len, &err)) == SA_OK)
-        rc = publisher_send(pub, t, env, len, sa_now_ms(), line, &err);
+    else if (rc == SA_OK && (rc = sa_task_seal(r->s->ring, t, &env, &len, &err)) == SA_OK &&
+             !id_given)
+        rc = publisher_send(b->pub, t, env, len, sa_now_ms(), line, &err);
     pthread_rwlock_unlock(&r->s->ring_lock);
     if (rc == SA_OK || rc == SA_EEXIST)
         res =
@@ -60,6 +85,10 @@ one_line(struct request *r, struct publisher *pub, long line, const char *text)
         res = refusal(line, rc, &err);
     if (rc == SA_EEXIST)
         json_object_set_new(res, "already_scheduled", json_true());
+    if (rc == SA_OK && id_given && !t->cron) { /* the run owns it now */
+        b->run[b->n_run++] = (struct held){line, t, env, len};
+        return res;
+    }
     free(env);
     sa_task_free(t);
     return res;
@@ -126,6 +155,50 @@ settle(struct request *r, struct publisher *pub, json_t *results)
 }
 
 static void
+drop_held(struct held *h)
+{
+    if (h->env)
+        sodium_memzero(h->env, h->len);
+    free(h->env);
+    sa_task_free(h->t);
+    *h = (struct held){0};
+}
+
+/* Checks the ids of the run at once, then publishes those that are free; the others' results
+ * become their refusals. */
+static void
+flush_run(struct request *r, struct serve_batch *b)
+{
+    struct gone_ask *asks = calloc(RUN_MAX, sizeof(*asks));
+    struct sa_err err = {0};
+    enum sa_code rc = asks ? SA_OK : sa_fail(&err, SA_ENOMEM, "no memory to check a batch's ids");
+
+    for (size_t i = 0; asks && i < b->n_run; i++)
+        asks[i] = (struct gone_ask){.id = b->run[i].t->id, .booked_ms = b->run[i].t->created_ms};
+    if (rc == SA_OK)
+        rc = dupcheck_gone_many(r->s->n, asks, b->n_run, &err);
+    for (size_t i = 0; i < b->n_run; i++) {
+        struct held *h = &b->run[i];
+        struct sa_err perr = {0};
+        enum sa_code prc = rc;
+
+        if (rc != SA_OK)
+            replace(b->results, h->line, refusal(h->line, rc, &err));
+        else if (asks[i].rc != SA_OK)
+            replace(b->results, h->line,
+                    json_pack("{s:I, s:o}", "line", (json_int_t)h->line, "error",
+                              serve_gone_error(serve_status_for(asks[i].rc), &asks[i].err,
+                                               &asks[i].gone)));
+        else if ((prc = publisher_send(b->pub, h->t, h->env, h->len, sa_now_ms(), h->line,
+                                       &perr)) != SA_OK)
+            replace(b->results, h->line, refusal(h->line, prc, &perr));
+        drop_held(h);
+    }
+    b->n_run = 0;
+    free(asks);
+}
+
+static void
 answer(struct request *r, json_t *results)
 {
     json_int_t ok = 0, refused = 0;
@@ -143,14 +216,6 @@ answer(struct request *r, json_t *results)
         r, 200,
         json_pack("{s:I, s:I, s:o}", "scheduled", ok, "refused", refused, "results", results));
 }
-
-struct serve_batch {
-    struct publisher *pub;
-    json_t *results;
-    long line;
-    char *part; /* the line begun in an earlier piece of the body */
-    size_t part_len, part_cap;
-};
 
 int
 serve_batch_begin(struct request *r)
@@ -178,7 +243,9 @@ take_line(struct request *r, struct serve_batch *b, const char *text)
         return;
     }
     if (text[strspn(text, " \t\r")] != '\0')
-        json_array_append_new(b->results, one_line(r, b->pub, b->line, text));
+        json_array_append_new(b->results, one_line(r, b, b->line, text));
+    if (b->n_run == RUN_MAX)
+        flush_run(r, b);
 }
 
 /* Adds len bytes to the line held over; 0 after a 413 if one line passes SERVE_BODY_MAX. */
@@ -235,6 +302,8 @@ serve_batch(struct request *r)
     b = r->batch;
     if (b->part_len > 0) /* the last line, without a newline */
         take_line(r, b, b->part);
+    if (!r->status)
+        flush_run(r, b);
     if (!r->status && publisher_finish(b->pub, FINISH_MS, &err) != SA_OK)
         serve_fail(r, 503, NULL, "%s", err.msg);
     if (!r->status) {
@@ -248,6 +317,8 @@ serve_batch_free(struct serve_batch *b)
 {
     if (!b)
         return;
+    for (size_t i = 0; i < b->n_run; i++)
+        drop_held(&b->run[i]);
     json_decref(b->results);
     publisher_free(b->pub);
     if (b->part)

@@ -54,24 +54,6 @@ serve_redact_for_reader(json_t *doc)
     }
 }
 
-/* The error of a refused booking; one refused because its id's task finished says which state
- * and when ("state", "at"), and until when the id is remembered ("until", null: for ever). */
-static json_t *
-gone_error(int status, const struct sa_err *err, const struct dupcheck_gone *gone)
-{
-    json_t *e = serve_error_object(status, err);
-    char at[40], until[40];
-
-    if (!gone->state)
-        return e;
-    sa_time_format(at, sizeof(at), gone->at_ms);
-    sa_time_format(until, sizeof(until), gone->until_ms);
-    json_object_set_new(e, "state", json_string(gone->state));
-    json_object_set_new(e, "at", json_string(at));
-    json_object_set_new(e, "until", gone->until_ms ? json_string(until) : json_null());
-    return e;
-}
-
 static void
 task_create(struct request *r)
 {
@@ -98,8 +80,9 @@ task_create(struct request *r)
     else if (rc == SA_EEXIST) /* the very same task or series: booked once */
         serve_reply(r, 200, json_pack("{s:s, s:b}", "id", id, "already_scheduled", 1));
     else
-        serve_reply(r, serve_status_for(rc),
-                    json_pack("{s:o}", "error", gone_error(serve_status_for(rc), &err, &gone)));
+        serve_reply(
+            r, serve_status_for(rc),
+            json_pack("{s:o}", "error", serve_gone_error(serve_status_for(rc), &err, &gone)));
 }
 
 /* The caller's role and token name: the console shows only the buttons the role may use. */

@@ -118,21 +118,20 @@ keep(struct batch *b, struct prepared *p, struct sa_err *err)
     return SA_OK;
 }
 
+/* Files line's id as taken (SA_ECONFLICT), used and gone (SA_ENOTFOUND) or not read. */
 static void
-file_dup(struct batch *b, long line, natsMsg *msg, enum sa_code rc, const char *why)
+file_dup(struct batch *b, long line, const char *id, enum sa_code rc, const char *why)
 {
     long i = b->taken + b->unverified + b->unchecked;
-    struct sa_place place = {0};
 
     b->taken += rc == SA_ECONFLICT;
     b->unverified += rc == SA_ENOTFOUND;
     b->unchecked += rc != SA_ECONFLICT && rc != SA_ENOTFOUND;
     if (i >= BATCH_REFUSALS_KEPT)
         return;
-    (void)!sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), NULL);
     b->dups[i].line = line;
     b->dups[i].code = rc;
-    snprintf(b->dups[i].id, sizeof(b->dups[i].id), "%s", place.id);
+    snprintf(b->dups[i].id, sizeof(b->dups[i].id), "%s", id);
     snprintf(b->dups[i].why, sizeof(b->dups[i].why), "%s", why);
 }
 
@@ -149,22 +148,66 @@ check_dups(struct batch *b)
         struct sa_err err = {0};
         enum sa_code rc = dupcheck_verify_sealed(b->n, b->ring, msg, seq, &err);
 
+        struct sa_place place = {0};
+
+        (void)!sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), NULL);
         if (rc == SA_OK)
             b->already++;
         else
-            file_dup(b, line, msg, rc, err.msg);
+            file_dup(b, line, place.id, rc, err.msg);
         natsMsg_Destroy(msg);
     }
 }
 
-/* Publishes the kept lines while rc is SA_OK (with --strict: only if no line was refused)
- * and frees them. Without --strict lines are kept BATCH_SEND_RUN at a time: published in one
- * run, they leave in few socket writes instead of one each. */
+/* Asks, for every kept line that names its own id, whether sendat remembers that id as
+ * finished (dupcheck_gone_many): such a line is filed as gone (exit 6) and its task freed, so
+ * that nothing is answered as booked that would never be sent. Returns the lines filed. */
+static long
+drop_gone(struct batch *b, enum sa_code *rc, struct sa_err *err)
+{
+    struct gone_ask *asks = calloc(b->n_kept ? b->n_kept : 1, sizeof(*asks));
+    size_t *at = calloc(b->n_kept ? b->n_kept : 1, sizeof(*at)), count = 0;
+    long dropped = 0;
+
+    if (!asks || !at) {
+        *rc = sa_fail(err, SA_ENOMEM, "no memory to check %zu ids", b->n_kept);
+        goto out;
+    }
+    for (size_t i = 0; i < b->n_kept; i++)
+        if (!b->kept[i].no_id && !b->kept[i].t->cron) {
+            asks[count] =
+                (struct gone_ask){.id = b->kept[i].t->id, .booked_ms = b->kept[i].t->created_ms};
+            at[count++] = i;
+        }
+    if ((*rc = dupcheck_gone_many(b->n, asks, count, err)) != SA_OK)
+        goto out;
+    for (size_t k = 0; k < count; k++) {
+        struct prepared *p = &b->kept[at[k]];
+        if (asks[k].rc == SA_OK)
+            continue;
+        file_dup(b, p->line, p->t->id, asks[k].rc, asks[k].err.msg);
+        sa_task_free(p->t);
+        free(p->env);
+        p->t = NULL;
+        p->env = NULL;
+        dropped++;
+    }
+out:
+    free(asks);
+    free(at);
+    return dropped;
+}
+
+/* Publishes the kept lines while rc is SA_OK (with --strict: only if no line was refused or
+ * gone) and frees them. Without --strict lines are kept BATCH_SEND_RUN at a time: published in
+ * one run, they leave in few socket writes instead of one each. */
 static enum sa_code
 publish_kept(struct batch *b, enum sa_code rc, struct sa_err *err)
 {
+    long gone = rc == SA_OK && !(b->strict && b->refused) ? drop_gone(b, &rc, err) : 0;
+
     for (size_t i = 0; i < b->n_kept; i++) {
-        if (rc == SA_OK && !(b->strict && b->refused))
+        if (rc == SA_OK && b->kept[i].t && !(b->strict && (b->refused || gone)))
             rc = send_prepared(b, &b->kept[i], err);
         check_dups(b);
         sa_task_free(b->kept[i].t);

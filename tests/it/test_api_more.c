@@ -357,6 +357,8 @@ test_rebook_a_cancelled_id(void **state)
     e = json_object_get(
         json_object_get(json_array_get(json_object_get(doc, "results"), 0), "error"), "status");
     assert_int_equal(json_integer_value(e), 409);
+    e = json_object_get(json_array_get(json_object_get(doc, "results"), 0), "error");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "cancelled");
     assert_string_equal(json_string_value(json_object_get(
                             json_array_get(json_object_get(doc, "results"), 1), "id")),
                         "api-new");

@@ -332,12 +332,13 @@ test_rebook_cancelled_within_dedupe(void **state)
 }
 
 /* Sent, then booked again after the dedupe window but while its claim lives: refused, nothing
- * published (the consumer never meets a copy to skip as sent). */
+ * published (the consumer never meets a copy to skip as sent), alone or as a batch line. */
 static void
 test_rebook_sent_after_dedupe(void **state)
 {
-    char out[256], err[4096];
+    char out[256], err[4096], big[4096], path[300];
     int64_t booked;
+    FILE *f;
     int c0 = 0;
 
     (void)state;
@@ -351,8 +352,25 @@ test_rebook_sent_after_dedupe(void **state)
     assert_true(fx_status_says(&F, "rs1", "sent", 15000));
     assert_true(wait_until_ms(booked + 2000, 10000)); /* past the 1 s dedupe window */
     assert_gone(book_to("rs1", booked, "/rs", "{}", out, err), out, err, "rs1", "sent");
+    /* the same id as a batch line beside a fresh one: only the fresh one is booked */
+    snprintf(path, sizeof(path), "%s/rs.ndjson", F.dir);
+    assert_non_null(f = fopen(path, "w"));
+    for (int i = 1; i <= 2; i++)
+        fprintf(f,
+                "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s/rs\",\"data\":\"{}\","
+                "\"id\":\"rs%d\"}\n",
+                booked / 1000, (int)(booked % 1000), receiver_url(F.recv), i);
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, big, sizeof(big), err, sizeof(err), "schedule", "--batch", path,
+                               "--json", NULL),
+                     6);
+    assert_non_null(strstr(big, "\"scheduled\":1"));
+    assert_non_null(strstr(err, "rs1"));
+    assert_non_null(strstr(err, "sent"));
+    assert_true(receiver_wait(F.recv, "/rs", 2, 30000)); /* rs1 once, rs2 once */
+    assert_true(fx_status_says(&F, "rs2", "sent", 15000));
     assert_int_equal(fx_stop_consumers(&F), 0);
-    assert_int_equal(receiver_count_path(F.recv, "/rs"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/rs"), 2);
     assert_int_equal(proc_count_lines(F.consumers[0].err_path, "claim=sent"), 0);
     js_close();
     fx_stop(&F);
