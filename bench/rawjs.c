@@ -14,6 +14,10 @@
  *   sendat-rawjs junk   --server URL --n N --window MS   N junk messages (look sealed under
  *                       an unknown key) into that window level, as a keyless client could
  *   sendat-rawjs info   --server URL --stream NAME messages, bytes, subjects of a stream
+ *   sendat-rawjs batch  --server URL [--kv-n N] [--replicas R] [--server-pid PID[,PID...]]
+ *                       [--fast 1]
+ *                       N claim-like KV creates one by one, then in atomic batches of 8, 16, 64
+ *                       (rawbatch.c; nats-server 2.12+), with --fast 1 also one fast batch (2.14+)
  *   sendat-rawjs claims --server URL [--dump FILE] moves and lateness from the claim records
  *                                                 (FILE: "<id> <moves> <lateness> <consumer>")
  *   sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]
@@ -92,6 +96,8 @@ usage(void)
         "       sendat-rawjs junk --server URL --n N --window MS\n"
         "       sendat-rawjs info --server URL --stream NAME\n"
         "       sendat-rawjs claims --server URL [--dump FILE]\n"
+        "       sendat-rawjs batch --server URL [--kv-n N] [--replicas R] [--fast 1]\n"
+        "                          [--server-pid PID[,PID...]]\n"
         "       sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]\n"
         "                           [--due-in-ms MS [--align-ms A]] (instead of --due-ms)\n"
         "                           [--replicas R] [--sink URL [--inflight K]]\n"
@@ -139,6 +145,8 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->pace_seconds = atof(v);
         else if (!strcmp(k, "--batch"))
             o->batch = atoi(v);
+        else if (!strcmp(k, "--fast"))
+            o->fast = atoi(v);
         else if (!strcmp(k, "--msg-id"))
             o->msg_id = atol(v);
         else if (!strcmp(k, "--window"))
@@ -178,6 +186,8 @@ pick(const char *cmd, const struct rawjs_opts *o)
         return rawjs_info;
     if (!strcmp(cmd, "claims"))
         return rawjs_claims;
+    if (!strcmp(cmd, "batch"))
+        return rawjs_batch;
     if (!strcmp(cmd, "native") && (o->due_ms > 0 || o->due_in_ms > 0) && o->spread_ms >= 0)
         return rawjs_native;
     return NULL;

@@ -11,6 +11,7 @@ struct rawpull;
 struct rawjs_opts {
     const char *server, *stream, *url, *data, *dump, *sink;
     long n, kv_n, subjects, msg_id;
+    int fast;       /* batch: also the fast batch (nats-server 2.14+) */
     int64_t window; /* junk: the window level's start (ms) */
     const char *server_pids;
     long pace_n;
@@ -36,6 +37,8 @@ int rawjs_sealed(const struct rawjs_opts *o);
 int rawjs_info(const struct rawjs_opts *o);
 int rawjs_junk(const struct rawjs_opts *o);
 int rawjs_claims(const struct rawjs_opts *o);
+/* rawbatch.c: claim-like creates one by one and in atomic batches (issue 25.3). */
+int rawjs_batch(const struct rawjs_opts *o);
 /* rawnative.c: the server's own scheduler; exits 3 on a server without it. */
 int rawjs_native(const struct rawjs_opts *o);
 
