@@ -7,6 +7,9 @@
  *     without a reply (Nats-Batch-Id, Nats-Batch-Sequence), the last with Nats-Batch-Commit: 1
  *     and one PubAck for the whole batch, with at most 256 creates in flight as well.
  * and one by one again at the end, to see the drift of a shared machine during the run.
+ * With --clients K (up to 8), K connections write their share of each phase at once, as a
+ * fleet of K consumers would (each with its own 256 in flight); what the server refuses (too
+ * many batches in flight) is counted per phase.
  * Each phase reports creates/s and the servers' CPU per create (rawmeter), and the stream's
  * message count is checked against what was acked. */
 #include <pthread.h>
@@ -166,7 +169,7 @@ atomic_batches(natsConnection *nc, long n, long base, long size, const char *run
     long per_ack = size;
     jsCtx *js = batch_js(nc, IN_FLIGHT / size > 0 ? IN_FLIGHT / size : 1, &per_ack);
     double t0 = rawpost_now_s();
-    char id[64], seq[24];
+    char id[128], seq[24]; /* an id is at most 64 characters: run is short */
 
     for (long b = 0; b < n / size; b++) {
         snprintf(id, sizeof(id), "%s-%ld-%ld", run, size, b);
@@ -192,81 +195,83 @@ atomic_batches(natsConnection *nc, long n, long base, long size, const char *run
     return rawpost_now_s() - t0;
 }
 
-/* The fast batch (2.14+, allow_batched): one batch for all n creates, as its flow control is
- * meant for (the server acks every min(flow, 500) stored messages while it is the stream's only
- * fast batch, and every message once there are several). Each create's reply subject carries
- * the batch: <inbox>.<id>.<flow>.ok.<seq>.<op>.$FI (op 0 start, 1 append, 2 commit); at most
- * IN_FLIGHT creates are sent ahead of the last flow ack. */
-static pthread_mutex_t fast_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t fast_cond = PTHREAD_COND_INITIALIZER;
-static long fast_acked, fast_done;
+/* The fast batch (2.14+, allow_batched): one batch for all of a client's creates, as its flow
+ * control is meant for (the server acks every min(flow, 500) stored messages while it is the
+ * stream's only fast batch, and every message once there are several). Each create's reply
+ * subject carries the batch: <inbox>.<id>.<flow>.ok.<seq>.<op>.$FI (op 0 start, 1 append,
+ * 2 commit); at most IN_FLIGHT creates are sent ahead of the last flow ack. */
+struct fast {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    long acked, done;
+};
 
 static void
 on_fast(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
+    struct fast *f = closure;
     json_t *j = json_loadb(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), 0, NULL);
     const char *type = json_string_value(json_object_get(j, "type"));
 
     (void)nc;
     (void)sub;
-    (void)closure;
-    pthread_mutex_lock(&fast_lock);
+    pthread_mutex_lock(&f->lock);
     if (type && !strcmp(type, "ack")) {
         long seq = (long)json_integer_value(json_object_get(j, "seq"));
-        if (seq > fast_acked)
-            fast_acked = seq;
+        if (seq > f->acked)
+            f->acked = seq;
     } else if (type && !strcmp(type, "err")) {
         atomic_fetch_add(&refused, 1);
     } else if (json_object_get(j, "batch")) { /* the commit's PubAck */
         atomic_fetch_add(&stored, (long)json_integer_value(json_object_get(j, "count")));
-        fast_done = 1;
+        f->done = 1;
     } else if (!j || json_object_get(j, "error")) {
         atomic_fetch_add(&refused, 1);
-        fast_done = 1;
+        f->done = 1;
         fprintf(stderr, "sendat-rawjs: fast batch: %.*s\n", natsMsg_GetDataLength(msg),
                 natsMsg_GetData(msg));
     }
-    pthread_cond_broadcast(&fast_cond);
-    pthread_mutex_unlock(&fast_lock);
+    pthread_cond_broadcast(&f->cond);
+    pthread_mutex_unlock(&f->lock);
     json_decref(j);
     natsMsg_Destroy(msg);
 }
 
 static void
-fast_wait(long want_acked, int want_done)
+fast_wait(struct fast *f, long want_acked, int want_done)
 {
-    pthread_mutex_lock(&fast_lock);
-    while (!fast_done && (want_done || fast_acked < want_acked)) {
+    pthread_mutex_lock(&f->lock);
+    while (!f->done && (want_done || f->acked < want_acked)) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
         t.tv_sec += 30;
-        if (pthread_cond_timedwait(&fast_cond, &fast_lock, &t) != 0) {
-            pthread_mutex_unlock(&fast_lock);
+        if (pthread_cond_timedwait(&f->cond, &f->lock, &t) != 0) {
+            pthread_mutex_unlock(&f->lock);
             rawjs_die("fast batch: no flow ack for 30 s", NATS_TIMEOUT);
         }
     }
-    pthread_mutex_unlock(&fast_lock);
+    pthread_mutex_unlock(&f->lock);
 }
 
 static double
 fast_batch(natsConnection *nc, long n, long base, int flow, const char *run)
 {
-    char inbox[64], sub_subject[80], reply[200];
+    struct fast f = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    char inbox[80], sub_subject[96], reply[200];
     natsSubscription *sub = NULL;
     double t0 = rawpost_now_s();
     natsStatus s;
 
     snprintf(inbox, sizeof(inbox), "_FAST.%s.%d", run, flow);
     snprintf(sub_subject, sizeof(sub_subject), "%s.>", inbox);
-    fast_acked = fast_done = 0;
-    if ((s = natsConnection_Subscribe(&sub, nc, sub_subject, on_fast, NULL)) != NATS_OK)
+    if ((s = natsConnection_Subscribe(&sub, nc, sub_subject, on_fast, &f)) != NATS_OK)
         rawjs_die("fast batch subscribe", s);
     for (long k = 1; k <= n; k++) {
         natsMsg *m = NULL;
 
         if (k > IN_FLIGHT)
-            fast_wait(k - IN_FLIGHT, 0);
-        snprintf(reply, sizeof(reply), "%s.b%d.%d.ok.%ld.%d.$FI", inbox, flow, flow, k,
+            fast_wait(&f, k - IN_FLIGHT, 0);
+        snprintf(reply, sizeof(reply), "%s.%s.%d.ok.%ld.%d.$FI", inbox, run, flow, k,
                  k == 1   ? 0
                  : k == n ? 2
                           : 1);
@@ -276,9 +281,67 @@ fast_batch(natsConnection *nc, long n, long base, int flow, const char *run)
         if (s != NATS_OK)
             rawjs_die("fast batch publish", s);
     }
-    fast_wait(n, 1);
+    fast_wait(&f, n, 1);
+    natsSubscription_Unsubscribe(sub);
     natsSubscription_Destroy(sub);
     return rawpost_now_s() - t0;
+}
+
+/* One phase on one client (connection), run on a thread of its own: size 1 one by one, 0 the
+ * fast batch, else atomic batches of size. */
+struct client {
+    natsConnection *nc;
+    long n, base, size;
+    char run[48];
+    pthread_t thread;
+};
+
+static void *
+client_run(void *arg)
+{
+    struct client *c = arg;
+
+    if (c->size == 1)
+        one_by_one(c->nc, c->n, c->base);
+    else if (c->size == 0)
+        fast_batch(c->nc, c->n, c->base, 64, c->run);
+    else
+        atomic_batches(c->nc, c->n, c->base, c->size, c->run);
+    return NULL;
+}
+
+/* n creates from base on, shared by the clients; the seconds until the last one finished. */
+static double
+phase(struct client *cl, int clients, long n, long base, long size, const char *run)
+{
+    double t0 = rawpost_now_s();
+
+    for (int k = 0; k < clients; k++) {
+        cl[k].n = n / clients;
+        cl[k].base = base + k * cl[k].n;
+        cl[k].size = size;
+        snprintf(cl[k].run, sizeof(cl[k].run), "%s-c%d", run, k);
+        if (pthread_create(&cl[k].thread, NULL, client_run, &cl[k]) != 0)
+            rawjs_die("thread", NATS_ERR);
+    }
+    for (int k = 0; k < clients; k++)
+        pthread_join(cl[k].thread, NULL);
+    return rawpost_now_s() - t0;
+}
+
+/* One phase reported, with the records the server refused in it. */
+static void
+report(const char *name, struct client *cl, int clients, long n, long base, long size,
+       const char *run, int *first)
+{
+    long before = atomic_load(&refused);
+    double secs = phase(cl, clients, n, base, size, run);
+
+    rawmeter_report(name, n, secs, first);
+    printf(",\"%s_refused\":%ld", name, atomic_load(&refused) - before);
+    if (atomic_load(&refused) > before)
+        fprintf(stderr, "sendat-rawjs: %s: %ld records refused\n", name,
+                atomic_load(&refused) - before);
 }
 
 static uint64_t
@@ -301,7 +364,10 @@ rawjs_batch(const struct rawjs_opts *o)
     natsConnection *nc = rawjs_connect(o->server);
     jsCtx *js = batch_js(nc, IN_FLIGHT, NULL);
     static const long sizes[] = {8, 16, 64};
-    long n = o->kv_n - o->kv_n % 64, base = 0;
+    int clients = o->clients > 0 && o->clients <= 8 ? o->clients : 1;
+    long n = o->kv_n - o->kv_n % (64 * clients), base = 0;
+    struct client cl[8];
+    uint64_t msgs;
     kvStore *kv = NULL;
     kvConfig kc;
     char run[24];
@@ -318,32 +384,42 @@ rawjs_batch(const struct rawjs_opts *o)
         rawjs_die("create bucket", s);
     allow_batches(nc, o->fast);
     snprintf(run, sizeof(run), "r%lld", (long long)(rawpost_now_s() * 1000));
-    printf("{\"n\":%ld,\"replicas\":%d,\"in_flight\":%d", n, o->replicas, IN_FLIGHT);
+    printf("{\"n\":%ld,\"replicas\":%d,\"clients\":%d,\"in_flight\":%d", n, o->replicas, clients,
+           IN_FLIGHT);
     first = 0;
 
+    for (int k = 0; k < clients; k++)
+        cl[k].nc = k ? rawjs_connect(o->server) : nc;
     rawmeter_mark();
-    rawmeter_report("one_by_one", n, one_by_one(nc, n, base), &first);
+    report("one_by_one", cl, clients, n, base, 1, run, &first);
     base += n;
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         char name[32];
-        double secs = atomic_batches(nc, n, base, sizes[i], run);
 
         snprintf(name, sizeof(name), "atomic_%ld", sizes[i]);
-        rawmeter_report(name, n, secs, &first);
+        report(name, cl, clients, n, base, sizes[i], run, &first);
         base += n;
     }
     if (o->fast) {
-        rawmeter_report("fast_one_batch", n, fast_batch(nc, n, base, 64, run), &first);
+        report("fast_one_batch", cl, clients, n, base, 0, run, &first);
         base += n;
     }
     /* once more at the end: the machine is shared, so a drift during the run shows here */
-    rawmeter_report("one_by_one_again", n, one_by_one(nc, n, base), &first);
+    report("one_by_one_again", cl, clients, n, base, 1, run, &first);
     base += n;
+    msgs = stream_msgs(js);
     printf(",\"stored\":%ld,\"refused\":%ld,\"stream_msgs\":%llu}\n", atomic_load(&stored),
-           atomic_load(&refused), (unsigned long long)stream_msgs(js));
+           atomic_load(&refused), (unsigned long long)msgs);
+    for (int k = 1; k < clients; k++)
+        natsConnection_Destroy(cl[k].nc);
     kvStore_Destroy(kv);
     js_DeleteKeyValue(js, BATCH_BUCKET);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
-    return atomic_load(&refused) || atomic_load(&stored) != base ? 1 : 0;
+    /* refusals are a result (too many batches in flight for a fleet), a count that does not
+     * add up is not */
+    return msgs == (uint64_t)atomic_load(&stored) &&
+                   msgs + (uint64_t)atomic_load(&refused) == (uint64_t)base
+               ? 0
+               : 1;
 }

@@ -15,9 +15,10 @@
  *                       an unknown key) into that window level, as a keyless client could
  *   sendat-rawjs info   --server URL --stream NAME messages, bytes, subjects of a stream
  *   sendat-rawjs batch  --server URL [--kv-n N] [--replicas R] [--server-pid PID[,PID...]]
- *                       [--fast 1]
- *                       N claim-like KV creates one by one, then in atomic batches of 8, 16, 64
- *                       (rawbatch.c; nats-server 2.12+), with --fast 1 also one fast batch (2.14+)
+ *                       [--fast 1] [--clients K]
+ *                       N claim-like KV creates one by one, then in atomic batches of 8, 16,
+ *                       64 (rawbatch.c; nats-server 2.12+); --fast 1: also one fast batch
+ *                       (2.14+); --clients K: from K connections at once
  *   sendat-rawjs claims --server URL [--dump FILE] moves and lateness from the claim records
  *                                                 (FILE: "<id> <moves> <lateness> <consumer>")
  *   sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]
@@ -97,6 +98,7 @@ usage(void)
         "       sendat-rawjs info --server URL --stream NAME\n"
         "       sendat-rawjs claims --server URL [--dump FILE]\n"
         "       sendat-rawjs batch --server URL [--kv-n N] [--replicas R] [--fast 1]\n"
+        "                          [--clients K]\n"
         "                          [--server-pid PID[,PID...]]\n"
         "       sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]\n"
         "                           [--due-in-ms MS [--align-ms A]] (instead of --due-ms)\n"
@@ -145,6 +147,8 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->pace_seconds = atof(v);
         else if (!strcmp(k, "--batch"))
             o->batch = atoi(v);
+        else if (!strcmp(k, "--clients"))
+            o->clients = atoi(v);
         else if (!strcmp(k, "--fast"))
             o->fast = atoi(v);
         else if (!strcmp(k, "--msg-id"))

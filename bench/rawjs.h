@@ -12,6 +12,7 @@ struct rawjs_opts {
     const char *server, *stream, *url, *data, *dump, *sink;
     long n, kv_n, subjects, msg_id;
     int fast;       /* batch: also the fast batch (nats-server 2.14+) */
+    int clients;    /* batch: connections writing at once */
     int64_t window; /* junk: the window level's start (ms) */
     const char *server_pids;
     long pace_n;
