@@ -18,6 +18,7 @@ N=${2:-20000}
 CLIENTS=${3:-1}
 BUILD=${SENDAT_BENCH_BUILD:-build}
 cluster=1
+# shellcheck source=bench/lib.sh disable=SC2034,SC2154 # cluster is read by lib.sh, work set there
 source bench/lib.sh
 if ! nats_at_least 2.12; then
   echo "batch_cost.sh: nats-server $(nats_version) has no atomic batch publish (2.12+)" >&2
