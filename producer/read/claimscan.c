@@ -1,7 +1,7 @@
-/* Pipelined claim reads (see claimscan.h): each id's claim is asked for with a direct get "last
+/* Pipelined last-message reads (see claimscan.h): each key is asked for with a direct get "last
  * by subject" ($JS.API.DIRECT.GET.KV_<bucket>.$KV.<bucket>.<id>), its reply subject carrying the
- * id's index, at most IN_FLIGHT at a time. A reply without data (no message, or a delete marker)
- * means no claim. */
+ * id's index, at most IN_FLIGHT at a time. For claim states a reply without data (no message, or
+ * a delete marker) means no claim. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,16 +15,20 @@
 #define WAIT_MS 10000 /* the longest wait for the next answer */
 
 static enum sa_code
-ask(struct sa_nats *n, const char *inbox, size_t i, const char *id, struct sa_err *err)
+ask(struct sa_nats *n, const char *bucket, const char *inbox, size_t i, const char *id,
+    struct sa_err *err)
 {
-    char bucket[64], subject[SA_SUBJECT_MAX + 128], reply[160];
+    char own[64], subject[SA_SUBJECT_MAX + 128], reply[160];
     natsStatus s;
 
-    sa_layout_claims_bucket(bucket, sizeof(bucket), sa_layout_shard_of(&n->layout, id));
+    if (!bucket) {
+        sa_layout_claims_bucket(own, sizeof(own), sa_layout_shard_of(&n->layout, id));
+        bucket = own;
+    }
     snprintf(subject, sizeof(subject), "$JS.API.DIRECT.GET.KV_%s.$KV.%s.%s", bucket, bucket, id);
     snprintf(reply, sizeof(reply), "%s.%zu", inbox, i);
     s = natsConnection_PublishRequest(n->nc, subject, reply, NULL, 0);
-    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "ask for a claim");
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "ask for a record");
 }
 
 /* The index a reply names (its subject's last token), or count if none. */
@@ -41,26 +45,22 @@ reply_index(natsMsg *m, size_t count)
     return (end == dot + 1 || *end || i >= count) ? count : (size_t)i;
 }
 
-/* Records a reply; returns 1 if it answered an id not answered before. */
+/* Hands a reply to fn; returns 1 if it answered an id not answered before. */
 static int
-note(natsMsg *m, size_t count, enum sa_claim_state *states, char *seen)
+note(natsMsg *m, size_t count, char *seen, claimscan_fn *fn, void *arg)
 {
     size_t i = reply_index(m, count);
-    struct sa_claim c = {0};
-    int len = natsMsg_GetDataLength(m);
 
     if (i == count || seen[i])
         return 0;
     seen[i] = 1;
-    states[i] = SA_CLAIM_NONE;
-    if (len > 0 && sa_claim_decode(&c, natsMsg_GetData(m), (size_t)len, NULL) == SA_OK)
-        states[i] = c.state;
+    fn(arg, i, m);
     return 1;
 }
 
 enum sa_code
-claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
-                 enum sa_claim_state *states, struct sa_err *err)
+claimscan_last(struct sa_nats *n, const char *bucket, const char *const *ids, size_t count,
+               claimscan_fn *fn, void *arg, struct sa_err *err)
 {
     char inbox[128], filter[140];
     natsSubscription *sub = NULL;
@@ -76,18 +76,18 @@ claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
         return SA_OK;
     seen = calloc(count, 1);
     if (!seen)
-        return sa_fail(err, SA_ENOMEM, "no memory to read %zu claims", count);
+        return sa_fail(err, SA_ENOMEM, "no memory to read %zu records", count);
     sa_random_buf(&nonce, sizeof(nonce)); /* many scans may run at once (sendat serve) */
     snprintf(inbox, sizeof(inbox), "%s.scan%016llx", n->inbox_prefix, (unsigned long long)nonce);
     snprintf(filter, sizeof(filter), "%s.*", inbox);
     if ((s = natsConnection_SubscribeSync(&sub, n->nc, filter)) != NATS_OK) {
         free(seen);
-        return sa_nats_fail(err, s, 0, "subscribe for claims");
+        return sa_nats_fail(err, s, 0, "subscribe for records");
     }
     natsSubscription_SetPendingLimits(sub, -1, -1);
     while (rc == SA_OK && got < count) {
         while (rc == SA_OK && sent < count && sent - got < IN_FLIGHT) {
-            rc = ask(n, inbox, sent, ids[sent], err);
+            rc = ask(n, bucket, inbox, sent, ids[sent], err);
             sent++;
         }
         if (rc != SA_OK)
@@ -95,12 +95,12 @@ claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
         left = deadline - sa_now_ms();
         if (left <= 0 || (s = natsSubscription_NextMsg(&m, sub, left)) != NATS_OK) {
             rc = left <= 0 || s == NATS_TIMEOUT
-                     ? sa_fail(err, SA_ERETRY, "%zu of %zu claims unanswered for %d s", count - got,
-                               count, WAIT_MS / 1000)
-                     : sa_nats_fail(err, s, 0, "read claims");
+                     ? sa_fail(err, SA_ERETRY, "%zu of %zu records unanswered for %d s",
+                               count - got, count, WAIT_MS / 1000)
+                     : sa_nats_fail(err, s, 0, "read records");
             break;
         }
-        got += (size_t)note(m, count, states, seen);
+        got += (size_t)note(m, count, seen, fn, arg);
         deadline = sa_now_ms() + WAIT_MS; /* a long scan is slow, not stuck, while answers come */
         natsMsg_Destroy(m);
         m = NULL;
@@ -108,4 +108,25 @@ claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
     natsSubscription_Destroy(sub);
     free(seen);
     return rc;
+}
+
+static void
+note_state(void *arg, size_t i, natsMsg *m)
+{
+    enum sa_claim_state *states = arg;
+    struct sa_claim c = {0};
+    int len = natsMsg_GetDataLength(m);
+
+    states[i] = SA_CLAIM_NONE;
+    if (len > 0 && sa_claim_decode(&c, natsMsg_GetData(m), (size_t)len, NULL) == SA_OK)
+        states[i] = c.state;
+}
+
+enum sa_code
+claimscan_states(struct sa_nats *n, const char *const *ids, size_t count,
+                 enum sa_claim_state *states, struct sa_err *err)
+{
+    for (size_t i = 0; i < count; i++)
+        states[i] = SA_CLAIM_NONE;
+    return claimscan_last(n, NULL, ids, count, note_state, states, err);
 }
