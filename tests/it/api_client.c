@@ -113,26 +113,38 @@ make_token(const char *role, char *out, size_t cap)
 }
 
 static int
-api_port(void *arg)
+port_known(void *arg)
 {
-    char *log = proc_read_file(api.err_path), *at;
+    return api_port_in_log(arg) > 0;
+}
+
+int
+api_port_in_log(const struct proc *p)
+{
+    char *log = proc_read_file(p->err_path), *at;
     int port = 0;
 
-    (void)arg;
     if (log && (at = strstr(log, "event=api_listening")) && (at = strstr(at, " port=")))
         port = atoi(at + 6);
     free(log);
-    if (port > 0)
-        snprintf(base, sizeof(base), "http://127.0.0.1:%d/v1", port);
-    return port > 0;
+    return port;
+}
+
+int
+api_serve(struct proc *p, const char *name, const char *e1, const char *e2, const char *e3)
+{
+    char *argv[] = {(char *)fx_sendat_bin(), "serve", NULL};
+    char *env[] = {F.env_url,  F.env_key,  tokens_env, "SENDAT_API_ADDR=127.0.0.1:0",
+                   (char *)e1, (char *)e2, (char *)e3, NULL};
+
+    assert_int_equal(proc_spawn(p, F.dir, name, argv, env), 0);
+    assert_true(wait_until(port_known, p, 30000));
+    return api_port_in_log(p);
 }
 
 int
 api_setup(void **state)
 {
-    char *argv[] = {(char *)fx_sendat_bin(), "serve", NULL};
-    char *env[] = {F.env_url, F.env_key, tokens_env, "SENDAT_API_ADDR=127.0.0.1:0", NULL};
-
     (void)state;
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
@@ -143,8 +155,8 @@ api_setup(void **state)
     make_token("reader", reader, sizeof(reader));
     make_token("producer", producer, sizeof(producer));
     make_token("admin", admin, sizeof(admin));
-    assert_int_equal(proc_spawn(&api, F.dir, "api", argv, env), 0);
-    assert_true(wait_until(api_port, NULL, 30000));
+    snprintf(base, sizeof(base), "http://127.0.0.1:%d/v1",
+             api_serve(&api, "api", NULL, NULL, NULL));
     http = curl_easy_init();
     return 0;
 }

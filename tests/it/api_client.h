@@ -28,6 +28,13 @@ int has_event(json_t *doc, const char *name);
  * outcome is written after the receiver's answer, so a test that saw the request waits. */
 int task_shows(const char *id, const char *name, int64_t timeout_ms);
 
+/* Starts another `sendat serve` as name on a free port of 127.0.0.1 with the group's tokens and
+ * up to three more settings ("K=V", each may be NULL: a NULL ends the list), and waits until
+ * it listens. Returns its port; the caller stops p. */
+int api_serve(struct proc *p, const char *name, const char *e1, const char *e2, const char *e3);
+/* The port a `sendat serve` logged as listening on (its event=api_listening line), or 0. */
+int api_port_in_log(const struct proc *p);
+
 /* cmocka group setup and teardown: the fleet, the tokens, `sendat serve` on a free port. */
 int api_setup(void **state);
 int api_teardown(void **state);

@@ -18,6 +18,7 @@
 #include "api_client.h"
 #include "check.h"
 #include "layout.h"
+#include "tls.h"
 
 static void
 test_tokens_and_roles(void **state)
@@ -229,35 +230,16 @@ test_sighup_reads_new_tokens(void **state)
     assert_int_equal(call("GET", "/tasks/x", late, NULL, NULL), 404);
 }
 
-static int
-tls_port(void *arg)
-{
-    char *log = proc_read_file((const char *)arg), *at;
-    int port = 0;
-
-    if (log && (at = strstr(log, "event=api_listening")) && (at = strstr(at, " port=")))
-        port = atoi(at + 6);
-    free(log);
-    return port;
-}
-
-static int
-tls_listening(void *arg)
-{
-    return tls_port(arg) > 0;
-}
-
 /* Plain HTTP only on loopback (unless SENDAT_API_INSECURE=1); HTTPS from PEM files. */
 static void
 test_listening_plain_or_tls(void **state)
 {
-    char cmd[1024], cert[300], key[300], certenv[340], keyenv[340], url[128], out[256], err[2048];
     char *argv[] = {(char *)fx_sendat_bin(), "serve", NULL};
-    char tokens_env[340];
+    char tokens_env[340], out[256], err[2048];
+    struct tls_pair tls;
     struct proc https = {0};
     long status = 0;
-    FILE *sink = fopen("/dev/null", "w");
-    CURL *c;
+    int port;
 
     (void)state;
     snprintf(tokens_env, sizeof(tokens_env), "SENDAT_API_TOKENS_FILE=%s",
@@ -267,33 +249,12 @@ test_listening_plain_or_tls(void **state)
         assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 30000), 2);
         assert_non_null(strstr(err, "SENDAT_API_INSECURE"));
     }
-    snprintf(cert, sizeof(cert), "%s/api.crt", F.dir);
-    snprintf(key, sizeof(key), "%s/api.key", F.dir);
-    snprintf(cmd, sizeof(cmd),
-             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
-             "-addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s >/dev/null 2>&1",
-             key, cert);
-    assert_int_equal(system(cmd), 0);
-    snprintf(certenv, sizeof(certenv), "SENDAT_API_TLS_CERT=%s", cert);
-    snprintf(keyenv, sizeof(keyenv), "SENDAT_API_TLS_KEY=%s", key);
-    {
-        char *env[] = {
-            F.env_url, F.env_key, tokens_env, certenv, keyenv, "SENDAT_API_ADDR=127.0.0.1:0", NULL};
-        assert_int_equal(proc_spawn(&https, F.dir, "https", argv, env), 0);
-    }
-    assert_true(wait_until(tls_listening, https.err_path, 30000));
-    snprintf(url, sizeof(url), "https://127.0.0.1:%d/v1/openapi.json", tls_port(https.err_path));
-    c = curl_easy_init();
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CAINFO, cert);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fwrite);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    assert_int_equal(curl_easy_perform(c), CURLE_OK);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    assert_int_equal(tls_pair_make(&tls, F.dir, "api"), 0);
+    port = api_serve(&https, "https", tls.cert_env, tls.key_env, NULL);
+    assert_int_equal(
+        tls_get(port, "/v1/openapi.json", tls.cert, CURL_SSLVERSION_DEFAULT, &status, NULL),
+        CURLE_OK);
     assert_int_equal(status, 200);
-    curl_easy_cleanup(c);
-    fclose(sink);
     proc_signal(&https, SIGTERM);
     assert_int_equal(proc_wait(&https, 30000), 0);
 }

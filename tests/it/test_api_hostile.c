@@ -4,9 +4,7 @@
  * request rate, TLS is 1.2 at least with HSTS, every answer is logged once, and a reader sees
  * one class for every failed connection. Clients come from 127.0.0.1-3. */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,6 +20,8 @@
 
 #include "api_client.h"
 #include "check.h"
+#include "dial.h"
+#include "tls.h"
 
 #define SLOW 12 /* connections one address opens against a cap of 4 */
 
@@ -31,33 +30,6 @@ static int
 api_port_of(void)
 {
     return atoi(strrchr(base, ':') + 1);
-}
-
-/* A blocking TCP connection from src to 127.0.0.1:port, or -1. */
-static int
-dial(const char *src, int port)
-{
-    struct sockaddr_in from = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-
-    assert_true(s >= 0);
-    inet_pton(AF_INET, src, &from.sin_addr);
-    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    to.sin_port = htons((uint16_t)port);
-    assert_int_equal(bind(s, (struct sockaddr *)&from, sizeof(from)), 0);
-    if (connect(s, (struct sockaddr *)&to, sizeof(to)) != 0) {
-        close(s);
-        return -1;
-    }
-    return s;
-}
-
-static int
-readable(int s, int ms)
-{
-    struct pollfd p = {.fd = s, .events = POLLIN};
-
-    return poll(&p, 1, (int)(ms * test_timeout_multiplier())) == 1;
 }
 
 /* Sends text and waits up to ms for an answer: its HTTP status, 0 for none, -1 if the server
@@ -71,7 +43,7 @@ exchange(int s, const char *text, int ms)
 
     if (send(s, text, strlen(text), MSG_NOSIGNAL) < 0)
         return -1;
-    if (!readable(s, ms))
+    if (!dial_readable(s, ms))
         return 0;
     n = recv(s, resp, sizeof(resp) - 1, 0);
     if (n <= 0)
@@ -85,7 +57,7 @@ static int
 head_only(const char *method, const char *path, const char *token, long length)
 {
     char req[512], auth[128] = "";
-    int s = dial("127.0.0.1", api_port_of()), status;
+    int s = dial_from("127.0.0.1", api_port_of(), 0), status;
 
     if (token)
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", token);
@@ -273,33 +245,6 @@ test_task_list_reads_a_bounded_part(void **state)
     assert_true(pages > 1); /* 720 windows: more than one page reads */
 }
 
-static int
-port_in_log(void *arg)
-{
-    char *log = proc_read_file(((struct proc *)arg)->err_path), *at;
-    int port = 0;
-
-    if (log && (at = strstr(log, "event=api_listening")) && (at = strstr(at, " port=")))
-        port = atoi(at + 6);
-    free(log);
-    return port;
-}
-
-/* Another `sendat serve` on a free port with extra settings; its port. */
-static int
-serve_with(struct proc *p, const char *name, const char *e1, const char *e2, const char *e3)
-{
-    char tokens_env[340], *argv[] = {(char *)fx_sendat_bin(), "serve", NULL};
-    char *env[] = {F.env_url,  F.env_key,  tokens_env, "SENDAT_API_ADDR=127.0.0.1:0",
-                   (char *)e1, (char *)e2, (char *)e3, NULL};
-
-    snprintf(tokens_env, sizeof(tokens_env), "SENDAT_API_TOKENS_FILE=%s",
-             getenv("SENDAT_API_TOKENS_FILE"));
-    assert_int_equal(proc_spawn(p, F.dir, name, argv, env), 0);
-    assert_true(wait_until(port_in_log, p, 30000));
-    return port_in_log(p);
-}
-
 /* Drips a header line into each open slow connection every 300 ms until the server has
  * closed them all (1) or ms passed (0). */
 static int
@@ -315,7 +260,7 @@ drip_until_closed(int *slow, int ms)
             if (slow[i] < 0)
                 continue;
             if (send(slow[i], "X-Drip: 1\r\n", 11, MSG_NOSIGNAL) < 0 ||
-                (readable(slow[i], 0) && recv(slow[i], &c, 1, MSG_DONTWAIT) <= 0)) {
+                (dial_readable(slow[i], 0) && recv(slow[i], &c, 1, MSG_DONTWAIT) <= 0)) {
                 close(slow[i]);
                 slow[i] = -1;
             } else {
@@ -331,7 +276,7 @@ drip_until_closed(int *slow, int ms)
 static int
 answered_from_2(void *arg)
 {
-    int s = dial("127.0.0.2", *(int *)arg), status;
+    int s = dial_from("127.0.0.2", *(int *)arg, 0), status;
 
     if (s < 0)
         return 0;
@@ -346,24 +291,24 @@ static void
 test_connections_per_client_and_head_deadline(void **state)
 {
     struct proc tight = {0};
-    int port = serve_with(&tight, "tight", "SENDAT_API_CLIENT_CONNECTIONS=4",
-                          "SENDAT_API_REQUEST_TIMEOUT=3", NULL);
+    int port = api_serve(&tight, "tight", "SENDAT_API_CLIENT_CONNECTIONS=4",
+                         "SENDAT_API_REQUEST_TIMEOUT=3", NULL);
     const char *get = "GET /v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     int slow[SLOW], s;
 
     (void)state;
     for (int i = 0; i < SLOW; i++) {
-        slow[i] = dial("127.0.0.2", port);
+        slow[i] = dial_from("127.0.0.2", port, 0);
         if (slow[i] >= 0 && send(slow[i], "GET /v1/whoami HTTP/1.1\r\n", 25, MSG_NOSIGNAL) < 0) {
             close(slow[i]);
             slow[i] = -1;
         }
     }
-    s = dial("127.0.0.2", port); /* a fifth from the same address: closed unanswered */
+    s = dial_from("127.0.0.2", port, 0); /* a fifth from the same address: closed unanswered */
     assert_true(s < 0 || exchange(s, get, 2000) == -1);
     if (s >= 0)
         close(s);
-    s = dial("127.0.0.3", port); /* another address: answered */
+    s = dial_from("127.0.0.3", port, 0); /* another address: answered */
     assert_int_equal(exchange(s, get, 5000), 401);
     close(s);
     assert_true(drip_until_closed(slow, 20000));            /* the idle timeout is 60 s */
@@ -376,23 +321,6 @@ test_connections_per_client_and_head_deadline(void **state)
 #define SPREAD_ADDRS 40
 #define SPREAD_EACH 28 /* 1,120 in all, under each address's cap of 32, over the 1,024 */
 
-/* A non-blocking connection from src to 127.0.0.1:port (its handshake may still be going). */
-static int
-dial_nb(const char *src, int port)
-{
-    struct sockaddr_in from = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-
-    assert_true(s >= 0);
-    inet_pton(AF_INET, src, &from.sin_addr);
-    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    to.sin_port = htons((uint16_t)port);
-    assert_int_equal(bind(s, (struct sockaddr *)&from, sizeof(from)), 0);
-    if (connect(s, (struct sockaddr *)&to, sizeof(to)) != 0)
-        assert_int_equal(errno, EINPROGRESS);
-    return s;
-}
-
 /* Many addresses each under its cap holding idle connections past the server's 1,024: a new
  * client is still served at once (the oldest waiting connections make room), not after the
  * head deadline. */
@@ -401,24 +329,17 @@ test_many_addresses_cannot_fill_the_api(void **state)
 {
     static int spread[SPREAD_ADDRS * SPREAD_EACH];
     struct proc wide = {0};
-    struct rlimit rl;
-    char src[32];
     int port, s, answered = 0;
 
     (void)state;
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < SPREAD_ADDRS * SPREAD_EACH + 300)
+    if (!dial_raise_fd_limit(SPREAD_ADDRS * SPREAD_EACH + 300))
         skip(); /* this machine allows too few descriptors to stage it */
-    rl.rlim_cur = rl.rlim_max;
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
-    port = serve_with(&wide, "wide", NULL, NULL, NULL); /* inherits the descriptor limit */
-    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++) {
-        snprintf(src, sizeof(src), "127.0.2.%d", 1 + i / SPREAD_EACH);
-        spread[i] = dial_nb(src, port);
-    }
+    port = api_serve(&wide, "wide", NULL, NULL, NULL); /* inherits the descriptor limit */
+    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++)
+        assert_true((spread[i] = dial_spread("127.0.2", i, SPREAD_EACH, port)) >= 0);
     usleep(500000); /* the server takes them in */
     for (int i = 0; i < 3; i++) {
-        s = dial("127.0.0.3", port);
+        s = dial_from("127.0.0.3", port, 0);
         answered +=
             s >= 0 && exchange(s, "GET /v1/whoami HTTP/1.1\r\nHost: x\r\n\r\n", 3000) == 401;
         if (s >= 0)
@@ -464,7 +385,7 @@ static void
 test_rate_per_token(void **state)
 {
     struct proc tight = {0};
-    int port = serve_with(&tight, "rated", "SENDAT_API_RATE=1", NULL, NULL);
+    int port = api_serve(&tight, "rated", "SENDAT_API_RATE=1", NULL, NULL);
     long retry = 0, limited = 0;
 
     (void)state;
@@ -479,37 +400,11 @@ test_rate_per_token(void **state)
     assert_int_equal(proc_wait(&tight, 30000), 0);
 }
 
-static size_t
-find_hsts(char *line, size_t size, size_t n, void *arg)
-{
-    if (!strncasecmp(line, "Strict-Transport-Security: max-age=", 35))
-        *(int *)arg = 1;
-    return size * n;
-}
-
-/* An HTTPS request at TLS versions lo..hi (CURL_SSLVERSION_*): the curl code; *hsts set if
- * the answer had Strict-Transport-Security. */
+/* GET /v1/openapi.json over TLS at the versions of sslversion: the curl code. */
 static CURLcode
-https_get(int port, const char *cert, long lo, long hi, int *hsts)
+tls_at(int port, const char *cert, long sslversion, int *hsts)
 {
-    char url[128];
-    CURL *c = curl_easy_init();
-    FILE *sink = fopen("/dev/null", "w");
-    CURLcode cc;
-
-    snprintf(url, sizeof(url), "https://127.0.0.1:%d/v1/openapi.json", port);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CAINFO, cert);
-    curl_easy_setopt(c, CURLOPT_SSLVERSION, lo | hi);
-    curl_easy_setopt(c, CURLOPT_SSL_CIPHER_LIST, "DEFAULT:@SECLEVEL=0"); /* let 1.1 be tried */
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, find_hsts);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, hsts);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    cc = curl_easy_perform(c);
-    curl_easy_cleanup(c);
-    fclose(sink);
-    return cc;
+    return tls_get(port, "/v1/openapi.json", cert, sslversion, NULL, hsts);
 }
 
 /* TLS 1.0 and 1.1 are refused by default (SENDAT_API_TLS_PRIORITIES=NORMAL still lets this
@@ -517,35 +412,29 @@ https_get(int port, const char *cert, long lo, long hi, int *hsts)
 static void
 test_tls_12_at_least_and_hsts(void **state)
 {
-    char cmd[1024], cert[300], key[300], certenv[340], keyenv[340];
+    struct tls_pair tls;
     struct proc https = {0}, old = {0};
     int port, hsts = 0;
 
     (void)state;
-    snprintf(cert, sizeof(cert), "%s/hostile.crt", F.dir);
-    snprintf(key, sizeof(key), "%s/hostile.key", F.dir);
-    snprintf(cmd, sizeof(cmd),
-             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
-             "-addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s >/dev/null 2>&1",
-             key, cert);
-    assert_int_equal(system(cmd), 0);
-    snprintf(certenv, sizeof(certenv), "SENDAT_API_TLS_CERT=%s", cert);
-    snprintf(keyenv, sizeof(keyenv), "SENDAT_API_TLS_KEY=%s", key);
-    port = serve_with(&old, "tls-old", certenv, keyenv, "SENDAT_API_TLS_PRIORITIES=NORMAL");
+    assert_int_equal(tls_pair_make(&tls, F.dir, "hostile"), 0);
+    port =
+        api_serve(&old, "tls-old", tls.cert_env, tls.key_env, "SENDAT_API_TLS_PRIORITIES=NORMAL");
     assert_int_equal(
-        https_get(port, cert, CURL_SSLVERSION_TLSv1_1, CURL_SSLVERSION_MAX_TLSv1_1, &hsts),
+        tls_at(port, tls.cert, CURL_SSLVERSION_TLSv1_1 | CURL_SSLVERSION_MAX_TLSv1_1, &hsts),
         CURLE_OK); /* the client can speak 1.1 */
     proc_signal(&old, SIGTERM);
     assert_int_equal(proc_wait(&old, 30000), 0);
-    port = serve_with(&https, "tls", certenv, keyenv, NULL);
+    port = api_serve(&https, "tls", tls.cert_env, tls.key_env, NULL);
     assert_int_not_equal(
-        https_get(port, cert, CURL_SSLVERSION_TLSv1_1, CURL_SSLVERSION_MAX_TLSv1_1, &hsts),
+        tls_at(port, tls.cert, CURL_SSLVERSION_TLSv1_1 | CURL_SSLVERSION_MAX_TLSv1_1, &hsts),
         CURLE_OK);
     assert_int_not_equal(
-        https_get(port, cert, CURL_SSLVERSION_TLSv1, CURL_SSLVERSION_MAX_TLSv1_0, &hsts), CURLE_OK);
+        tls_at(port, tls.cert, CURL_SSLVERSION_TLSv1 | CURL_SSLVERSION_MAX_TLSv1_0, &hsts),
+        CURLE_OK);
     hsts = 0;
     assert_int_equal(
-        https_get(port, cert, CURL_SSLVERSION_TLSv1_2, CURL_SSLVERSION_MAX_DEFAULT, &hsts),
+        tls_at(port, tls.cert, CURL_SSLVERSION_TLSv1_2 | CURL_SSLVERSION_MAX_DEFAULT, &hsts),
         CURLE_OK);
     assert_true(hsts);
     proc_signal(&https, SIGTERM);

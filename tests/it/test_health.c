@@ -4,10 +4,6 @@
  * connection is closed after a while. Nor may many clients with a few idle connections each:
  * 40 addresses holding 8 each and reopening what is closed. The clients are loopback
  * addresses 127.0.0.1-3 and 127.0.1.1-40. */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,13 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "check.h"
+#include "dial.h"
 #include "fixture.h"
 
 #define FLOOD 1100
@@ -42,26 +38,10 @@ listening(void *arg)
 static int
 dial(const char *src)
 {
-    struct sockaddr_in from = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    int s = dial_from(src, port, DIAL_NONBLOCK);
 
     assert_true(s >= 0);
-    inet_pton(AF_INET, src, &from.sin_addr);
-    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    to.sin_port = htons((uint16_t)port);
-    assert_int_equal(bind(s, (struct sockaddr *)&from, sizeof(from)), 0);
-    if (connect(s, (struct sockaddr *)&to, sizeof(to)) != 0)
-        assert_int_equal(errno, EINPROGRESS);
     return s;
-}
-
-/* Waits up to ms (times the multiplier) for s to be readable; 1 if it is. */
-static int
-readable(int s, int ms)
-{
-    struct pollfd p = {.fd = s, .events = POLLIN};
-
-    return poll(&p, 1, (int)(ms * test_timeout_multiplier())) == 1;
 }
 
 /* GET path from src with a deadline of ms for the whole exchange; the HTTP status or 0. */
@@ -73,7 +53,7 @@ probe(const char *src, const char *path, int ms)
     int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path), status = 0;
 
     if (poll(&p, 1, (int)(ms * test_timeout_multiplier())) == 1 &&
-        write(p.fd, req, (size_t)n) == n && readable(p.fd, ms) &&
+        write(p.fd, req, (size_t)n) == n && dial_readable(p.fd, ms) &&
         read(p.fd, resp, sizeof(resp) - 1) > 0)
         sscanf(resp, "HTTP/1.%*d %d", &status);
     close(p.fd);
@@ -100,16 +80,12 @@ closed_by_server(void *arg)
 static void
 test_probes_answer_under_idle_flood(void **state)
 {
-    struct rlimit rl;
     int idle, most_closed = FLOOD - 16;
     char c;
 
     (void)state;
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < FLOOD + 200)
+    if (!dial_raise_fd_limit(FLOOD + 200))
         skip(); /* this machine allows too few descriptors to stage the flood */
-    rl.rlim_cur = rl.rlim_max;
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL); /* inherits our descriptor limit */
     assert_true(wait_until(listening, NULL, 20000));
@@ -121,7 +97,7 @@ test_probes_answer_under_idle_flood(void **state)
     assert_int_equal(probe("127.0.0.2", "/healthz", 3000), 200);
 
     idle = dial("127.0.0.3"); /* says nothing: closed after the idle timeout */
-    assert_true(readable(idle, 30000));
+    assert_true(dial_readable(idle, 30000));
     assert_true(recv(idle, &c, 1, MSG_DONTWAIT) <= 0);
     close(idle);
     for (int i = 0; i < FLOOD; i++)
@@ -138,14 +114,13 @@ test_probes_answer_under_idle_flood(void **state)
 static void
 reopen(int *spread)
 {
-    char src[32], c;
+    char c;
 
     for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++) {
         struct pollfd p = {.fd = spread[i], .events = POLLIN};
         if (poll(&p, 1, 0) == 1 && recv(spread[i], &c, 1, MSG_DONTWAIT) <= 0) {
             close(spread[i]);
-            snprintf(src, sizeof(src), "127.0.1.%d", 1 + i / SPREAD_EACH);
-            spread[i] = dial(src);
+            assert_true((spread[i] = dial_spread("127.0.1", i, SPREAD_EACH, port)) >= 0);
         }
     }
 }
@@ -154,17 +129,14 @@ static void
 test_probes_answer_under_many_idle_clients(void **state)
 {
     static int spread[SPREAD_ADDRS * SPREAD_EACH];
-    char src[32];
     int answered = 0;
 
     (void)state;
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
     assert_true(wait_until(listening, NULL, 20000));
-    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++) {
-        snprintf(src, sizeof(src), "127.0.1.%d", 1 + i / SPREAD_EACH);
-        spread[i] = dial(src);
-    }
+    for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++)
+        assert_true((spread[i] = dial_spread("127.0.1", i, SPREAD_EACH, port)) >= 0);
     for (int round = 0; round < 10; round++) {
         usleep(100000); /* the consumer takes in the spread */
         answered += probe("127.0.0.2", "/healthz", 3000) == 200;
