@@ -18,37 +18,6 @@
 
 static natsMsg **originals; /* repub phase: the pulled message to ack once its copy is stored */
 
-static struct rawpull *
-pull_sub(natsConnection *nc, jsCtx *js, const char *durable, const char *filter)
-{
-    jsConsumerConfig cc;
-    jsConsumerInfo *ci = NULL;
-    jsErrCode jerr = 0;
-    struct rawpull *sub = calloc(1, sizeof(*sub));
-    natsStatus s;
-
-    jsConsumerConfig_Init(&cc);
-    cc.Durable = durable;
-    cc.FilterSubject = filter;
-    cc.AckPolicy = js_AckExplicit;
-    cc.AckWait = 60LL * 1000000000LL;
-    cc.MaxAckPending = 100000; /* what sendat gives each level */
-    cc.MaxWaiting = 512;
-    if ((s = js_AddConsumer(&ci, js, RAWSTREAM_NAME, &cc, NULL, &jerr)) != NATS_OK)
-        rawjs_die("add consumer", s);
-    jsConsumerInfo_Destroy(ci);
-    if (!sub || rawpull_open(sub, nc, RAWSTREAM_NAME, durable) != 0)
-        rawjs_die("pull subscribe", NATS_ERR);
-    return sub;
-}
-
-static void
-pull_sub_free(struct rawpull *sub)
-{
-    rawpull_close(sub);
-    free(sub);
-}
-
 enum repub { NO_REPUB, REPUB_SYNC, REPUB_ASYNC };
 
 /* Pulls up to n messages (stops after max_secs), acks each, re-publishing it one level down
@@ -159,12 +128,12 @@ post_run(natsConnection *nc, jsCtx *js, const struct rawpost_run *run, const cha
     snprintf(durable, sizeof(durable), "rawjs_%s", level);
     snprintf(filter, sizeof(filter), "rawjs.*.%s.*", level);
     rawstream_publish(js, level, run->n, payload, size, 1);
-    sub = pull_sub(nc, js, durable, filter);
+    sub = rawpull_durable(nc, js, RAWSTREAM_NAME, durable, filter);
     rawmeter_mark();
     done = rawpost_consume(sub, run, &secs, &refused);
     rawmeter_report(name, done, secs, first);
     printf(",\"%s_refused\":%ld", name, refused);
-    pull_sub_free(sub);
+    rawpull_free(sub);
 }
 
 /* Stored messages delivered as webhooks with nothing else: pull, POST to the sink, ack; then,
@@ -211,12 +180,12 @@ rawjs_bench(const struct rawjs_opts *o)
     secs = rawstream_publish(js, "p", n, payload, o->size, 1);
     rawmeter_report("pub_async_msgid", n, secs, &first);
 
-    sub = pull_sub(nc, js, "rawjs_p", "rawjs.*.p.*");
+    sub = rawpull_durable(nc, js, RAWSTREAM_NAME, "rawjs_p", "rawjs.*.p.*");
     done = consume(nc, js, ajs, sub, n, o->batch, NO_REPUB, 120, &secs);
     rawmeter_report("pull_ack", done, secs, &first);
-    pull_sub_free(sub);
+    rawpull_free(sub);
 
-    sub = pull_sub(nc, js, "rawjs_w", "rawjs.*.w.*");
+    sub = rawpull_durable(nc, js, RAWSTREAM_NAME, "rawjs_w", "rawjs.*.w.*");
     /* half synchronously, the rest async */
     done = consume(nc, js, ajs, sub, n / 2, o->batch, REPUB_SYNC, o->sync_seconds, &secs);
     rawmeter_report("pull_repub_sync_ack", done, secs, &first);
@@ -225,7 +194,7 @@ rawjs_bench(const struct rawjs_opts *o)
     rawstream_ack_originals(nc, originals);
     done = consume(nc, js, ajs, sub, rest, o->batch, REPUB_ASYNC, 120, &secs);
     rawmeter_report("pull_repub_async_ack", done, secs, &first);
-    pull_sub_free(sub);
+    rawpull_free(sub);
     /* A PubAck handler may still be reading it: freed once the contexts are gone. */
     keep = originals;
     originals = NULL;

@@ -128,30 +128,6 @@ publish_all(jsCtx *js, const struct rawjs_opts *o, const char *payload)
     return rawpost_now_s() - t0;
 }
 
-static struct rawpull *
-fire_sub(natsConnection *nc, jsCtx *js)
-{
-    jsConsumerConfig cc;
-    jsConsumerInfo *ci = NULL;
-    jsErrCode jerr = 0;
-    struct rawpull *sub = calloc(1, sizeof(*sub));
-    natsStatus s;
-
-    jsConsumerConfig_Init(&cc);
-    cc.Durable = NATIVE_DURABLE;
-    cc.FilterSubject = NATIVE_FIRE;
-    cc.AckPolicy = js_AckExplicit;
-    cc.AckWait = 60LL * 1000000000LL;
-    cc.MaxAckPending = 100000;
-    cc.MaxWaiting = 512;
-    if ((s = js_AddConsumer(&ci, js, NATIVE_STREAM, &cc, NULL, &jerr)) != NATS_OK)
-        rawjs_die("add consumer", s);
-    jsConsumerInfo_Destroy(ci);
-    if (!sub || rawpull_open(sub, nc, NATIVE_STREAM, NATIVE_DURABLE) != 0)
-        rawjs_die("pull subscribe", NATS_ERR);
-    return sub;
-}
-
 /* Pulls what fires until all n were POSTed and acked or the last one is wait_seconds late. */
 static void
 deliver(natsConnection *nc, jsCtx *js, const struct rawjs_opts *o, int *first)
@@ -164,7 +140,7 @@ deliver(natsConnection *nc, jsCtx *js, const struct rawjs_opts *o, int *first)
                               .max_secs = (until_due > 0 ? until_due : 0) + o->wait_seconds,
                               .id_header = NATIVE_ID_HEADER,
                               .wait_first = 1};
-    struct rawpull *sub = fire_sub(nc, js);
+    struct rawpull *sub = rawpull_durable(nc, js, NATIVE_STREAM, NATIVE_DURABLE, NATIVE_FIRE);
     long done, refused = 0;
     double secs;
 
@@ -172,8 +148,7 @@ deliver(natsConnection *nc, jsCtx *js, const struct rawjs_opts *o, int *first)
     done = rawpost_consume(sub, &run, &secs, &refused);
     rawmeter_report("pull_post_ack", done, secs, first);
     printf(",\"refused\":%ld", refused);
-    rawpull_close(sub);
-    free(sub);
+    rawpull_free(sub);
 }
 
 /* With --due-in-ms, the first due time counts from when the stream is ready (a new cluster

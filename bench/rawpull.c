@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jspull.h"
+#include "rawjs.h"
 #include "rawpost.h"
 #include "rawpull.h"
 
@@ -71,4 +72,38 @@ rawpull_close(struct rawpull *r)
 {
     natsSubscription_Destroy(r->sub);
     r->sub = NULL;
+}
+
+struct rawpull *
+rawpull_durable(natsConnection *nc, jsCtx *js, const char *stream, const char *durable,
+                const char *filter)
+{
+    jsConsumerConfig cc;
+    jsConsumerInfo *ci = NULL;
+    jsErrCode jerr = 0;
+    struct rawpull *r = calloc(1, sizeof(*r));
+    natsStatus s;
+
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = durable;
+    cc.FilterSubject = filter;
+    cc.AckPolicy = js_AckExplicit;
+    cc.AckWait = 60LL * 1000000000LL;
+    cc.MaxAckPending = 100000; /* what sendat gives each level */
+    cc.MaxWaiting = 512;
+    if ((s = js_AddConsumer(&ci, js, stream, &cc, NULL, &jerr)) != NATS_OK)
+        rawjs_die("add consumer", s);
+    jsConsumerInfo_Destroy(ci);
+    if (!r || rawpull_open(r, nc, stream, durable) != 0)
+        rawjs_die("pull subscribe", NATS_ERR);
+    return r;
+}
+
+void
+rawpull_free(struct rawpull *r)
+{
+    if (!r)
+        return;
+    rawpull_close(r);
+    free(r);
 }

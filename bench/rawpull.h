@@ -22,4 +22,12 @@ int rawpull_get(struct rawpull *r, natsMsgList *list, int batch, int64_t expires
 
 void rawpull_close(struct rawpull *r);
 
+/* Adds durable on stream for filter (explicit acks, 60 s ack wait, up to 100,000 pending:
+ * what sendat gives each level) and opens a pull on it, freed with rawpull_free. Exits with
+ * the reason on failure, as every phase of the bench does. */
+struct rawpull *rawpull_durable(natsConnection *nc, jsCtx *js, const char *stream,
+                                const char *durable, const char *filter);
+/* Closes a pull of rawpull_durable and frees it. */
+void rawpull_free(struct rawpull *r);
+
 #endif

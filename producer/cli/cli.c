@@ -99,6 +99,21 @@ cli_close(struct sa_nats *n)
 }
 
 int
+cli_run(enum cli_opts_result r, const struct cli *c, cli_run_fn run, void *opts)
+{
+    struct sa_nats *n = NULL;
+    int code;
+
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if ((code = cli_connect(c, &n)) != EXIT_OK)
+        return code;
+    code = run(opts, n);
+    cli_close(n);
+    return code;
+}
+
+int
 cli_keyring(const struct cli *c, struct sa_keyring **ring)
 {
     struct sa_err err = {0};

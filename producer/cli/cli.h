@@ -55,6 +55,12 @@ int cli_connect(const struct cli *c, struct sa_nats **n);
  * first: the command's own error is then only a timeout, and this names the subject. */
 void cli_close(struct sa_nats *n);
 
+/* What a connecting command does once connected, with its own options: an exit code. */
+typedef int (*cli_run_fn)(void *opts, struct sa_nats *n);
+/* The rest of a connecting command once its parser returned r: the exit code for r unless it
+ * is CLI_OPTS_OK, else connects with c, returns run(opts, n)'s code and closes. */
+int cli_run(enum cli_opts_result r, const struct cli *c, cli_run_fn run, void *opts);
+
 /* Loads the key ring from --key-file or SENDAT_KEY_FILE; prints the reason on failure. */
 int cli_keyring(const struct cli *c, struct sa_keyring **ring);
 

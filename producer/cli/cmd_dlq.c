@@ -89,8 +89,9 @@ exit_for(enum sa_code rc, const struct sa_err *err)
 }
 
 static int
-run(struct dlq_opts *o, struct sa_nats *n)
+run(void *opts, struct sa_nats *n)
 {
+    struct dlq_opts *o = opts;
     struct sa_err err = {0};
 
     if (!strcmp(o->verb, "list"))
@@ -125,15 +126,6 @@ int
 cmd_dlq(int argc, char **argv)
 {
     struct dlq_opts o = {0};
-    struct sa_nats *n = NULL;
-    enum cli_opts_result r = parse(&o, argc, argv);
-    int code;
 
-    if (r != CLI_OPTS_OK)
-        return cli_opts_exit(r);
-    if ((code = cli_connect(&o.cli, &n)) != EXIT_OK)
-        return code;
-    code = run(&o, n);
-    cli_close(n);
-    return code;
+    return cli_run(parse(&o, argc, argv), &o.cli, run, &o);
 }

@@ -167,19 +167,19 @@ show(struct group_opts *o, struct sa_nats *n)
     return EXIT_OK;
 }
 
+/* list or show, as parse checked. */
+static int
+run(void *opts, struct sa_nats *n)
+{
+    struct group_opts *o = opts;
+
+    return !strcmp(o->verb, "list") ? list(o, n) : show(o, n);
+}
+
 int
 cmd_group(int argc, char **argv)
 {
     struct group_opts o = {0};
-    struct sa_nats *n = NULL;
-    enum cli_opts_result r = parse(&o, argc, argv);
-    int code;
 
-    if (r != CLI_OPTS_OK)
-        return cli_opts_exit(r);
-    if ((code = cli_connect(&o.cli, &n)) != EXIT_OK)
-        return code;
-    code = !strcmp(o.verb, "list") ? list(&o, n) : show(&o, n);
-    cli_close(n);
-    return code;
+    return cli_run(parse(&o, argc, argv), &o.cli, run, &o);
 }
