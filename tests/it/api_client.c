@@ -1,5 +1,6 @@
 /* The client side of the `sendat serve` tests: a fleet of one consumer, a server with a
- * reader, a producer and an admin token, and requests over one keep-alive connection. */
+ * reader, a producer and an admin token, requests over one keep-alive connection, and the
+ * check every test_api* program ends with (its answers as docs/openapi.yaml says). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -225,4 +227,75 @@ task_shows(const char *id, const char *name, int64_t timeout_ms)
     struct shows w = {id, name};
 
     return wait_until(shows_now, &w, timeout_ms);
+}
+
+void
+book(const char *body, char *id, size_t cap)
+{
+    json_t *doc = NULL;
+
+    if (call("POST", "/tasks", producer, body, &doc) != 201)
+        fail_msg("booking refused: %s", json_dumps(doc, 0));
+    snprintf(id, cap, "%s", json_string_value(json_object_get(doc, "id")));
+    json_decref(doc);
+}
+
+void
+all_pages(const char *first, const char *key, void (*check)(json_t *item), char *out, size_t cap)
+{
+    char path[512];
+    json_t *doc = NULL, *next, *item;
+    size_t used = 0, i;
+
+    assert_true(snprintf(path, sizeof(path), "%s", first) < (int)sizeof(path));
+    out[0] = '\0';
+    for (int pages = 0; pages < 50; pages++) {
+        assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+        json_array_foreach(json_object_get(doc, key), i, item)
+        {
+            if (check)
+                check(item);
+            used += (size_t)snprintf(out + used, cap - used, "%s ",
+                                     json_string_value(json_object_get(item, "id")));
+        }
+        next = json_object_get(doc, "next_cursor");
+        if (json_is_null(next)) {
+            json_decref(doc);
+            return;
+        }
+        assert_true(snprintf(path, sizeof(path), "%s&cursor=%s", first, json_string_value(next)) <
+                    (int)sizeof(path));
+        json_decref(doc);
+    }
+    fail_msg("the cursor never ended");
+}
+
+void
+test_openapi_served_and_answers_match(void **state)
+{
+    char source[600], served[600], cmd[2048];
+    json_t *doc = NULL, *file;
+    FILE *f;
+
+    (void)state;
+    snprintf(source, sizeof(source), "%s/../../producer/openapi.json", getenv("SENDAT_SUPPORT"));
+    file = json_load_file(source, 0, NULL);
+    assert_non_null(file);
+    assert_int_equal(call("GET", "/openapi.json", NULL, NULL, &doc), 200);
+    assert_true(json_equal(doc, file));
+    snprintf(served, sizeof(served), "%s/openapi-served.json", F.dir);
+    f = fopen(served, "w");
+    assert_non_null(f);
+    json_dumpf(doc, f, 0);
+    fclose(f);
+    json_decref(doc);
+    json_decref(file);
+    assert_int_equal(call("GET", "/nothing-here", reader, NULL, &doc), 404);
+    check_error(doc, 404, NULL);
+    snprintf(cmd, sizeof(cmd), "python3 %s/../openapi/check_responses.py %s %s",
+             getenv("SENDAT_SUPPORT"), served, api_answers_path());
+    int rc = system(cmd);
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
+        skip();
+    assert_int_equal(rc, 0);
 }

@@ -35,6 +35,17 @@ int api_serve(struct proc *p, const char *name, const char *e1, const char *e2, 
 /* The port a `sendat serve` logged as listening on (its event=api_listening line), or 0. */
 int api_port_in_log(const struct proc *p);
 
+/* Books body (JSON) as the producer, failing the test unless answered 201; the id into id. */
+void book(const char *body, char *id, size_t cap);
+/* Follows the pages of first (a path with a query) by their next_cursor: the ids of the
+ * items under key joined with ' ', each item checked by check (NULL: none), into out. */
+void all_pages(const char *first, const char *key, void (*check)(json_t *item), char *out,
+               size_t cap);
+/* The last test of a test_api* program: GET /v1/openapi.json needs no token and is
+ * docs/openapi.yaml (as producer/openapi.json), and every JSON answer the program got is as
+ * that document says (tests/openapi/check_responses.py; skipped without its Python modules). */
+void test_openapi_served_and_answers_match(void **state);
+
 /* cmocka group setup and teardown: the fleet, the tokens, `sendat serve` on a free port. */
 int api_setup(void **state);
 int api_teardown(void **state);

@@ -1,8 +1,9 @@
 /* Bad input never crashes and is never silently dropped (invariant 5). At the producer: one
- * line naming the problem, a non-zero exit, nothing published. At the consumer: garbage on a
- * task subject and a tampered envelope are dead-lettered with the reason while the consumer
- * goes on sending; a task sealed with a key id it does not hold is handed back to the fleet
- * (a member with that key may come, see it_keyrot), not dead-lettered yet. */
+ * line naming the problem, a non-zero exit, nothing published, and a number flag read alike by
+ * every command. At the consumer: garbage on a task subject and a tampered envelope are
+ * dead-lettered with the reason while the consumer goes on sending; a task sealed with a key
+ * id it does not hold is handed back to the fleet (a member with that key may come, see
+ * it_keyrot), not dead-lettered yet. Bad input in volume: test_badinput_park.c. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,28 +15,12 @@
 #include <cmocka.h>
 #include <sodium.h>
 
+#include "badinput.h"
 #include "check.h"
-#include "fixture.h"
 #include "envelope.h"
 #include "keyring.h"
 #include "layout.h"
 #include "task.h"
-
-static struct fx F;
-static natsConnection *nc;
-static jsCtx *js;
-
-static uint64_t
-stream_msgs(const char *stream)
-{
-    jsStreamInfo *si = NULL;
-    uint64_t n;
-
-    assert_int_equal(js_GetStreamInfo(&si, js, stream, NULL, NULL), NATS_OK);
-    n = si->State.Msgs;
-    jsStreamInfo_Destroy(si);
-    return n;
-}
 
 static void
 refused(const char *why, ...)
@@ -106,16 +91,6 @@ test_cli_refuses_bad_input(void **state)
     fx_stop(&F);
 }
 
-/* Publishes raw bytes on a task subject of the current window. */
-static void
-publish_raw(const char *id, const void *data, int len)
-{
-    char subject[SA_SUBJECT_MAX];
-
-    sa_layout_window_subject(subject, sizeof(subject), 0, test_now_ms() / 10000 * 10000, id);
-    assert_int_equal(js_Publish(NULL, js, subject, data, len, NULL, NULL), NATS_OK);
-}
-
 static void
 publish_foreign(const char *id, int tamper)
 {
@@ -150,29 +125,6 @@ publish_foreign(const char *id, int tamper)
     sa_keyring_free(ring);
 }
 
-static void
-dead_reason(const char *id, const char *want)
-{
-    char subject[SA_SUBJECT_MAX];
-    natsMsg *m = NULL;
-    const char *why = NULL;
-
-    snprintf(subject, sizeof(subject), "sendat.dlq.%s", id);
-    assert_int_equal(js_GetLastMsg(&m, js, SA_DLQ_STREAM, subject, NULL, NULL), NATS_OK);
-    assert_int_equal(natsMsgHeader_Get(m, "Sendat-Reason", &why), NATS_OK);
-    if (!strstr(why, want))
-        fail_msg("dead letter %s: reason \"%s\" lacks \"%s\"", id, why, want);
-    if (strstr(why, "mple.test"))
-        fail_msg("dead letter %s: reason \"%s\" names an address", id, why);
-    natsMsg_Destroy(m);
-}
-
-static int
-dlq_has(void *arg)
-{
-    return stream_msgs(SA_DLQ_STREAM) >= (uint64_t)(intptr_t)arg;
-}
-
 static int
 key_waited(void *arg)
 {
@@ -188,26 +140,6 @@ not_dead(const char *id)
 
     snprintf(subject, sizeof(subject), "sendat.dlq.%s", id);
     assert_int_equal(js_GetLastMsg(&m, js, SA_DLQ_STREAM, subject, NULL, NULL), NATS_NOT_FOUND);
-}
-
-static void
-start_with_consumer(void)
-{
-    static char *env[] = {"SENDAT_UNKNOWN_KEY_WAIT=2s", NULL}; /* a made-up key id: not an hour */
-
-    fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    fx_consumer(&F, 0, env);
-}
-
-static void
-stop_with_consumer(void)
-{
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    fx_stop(&F);
 }
 
 static void
@@ -340,159 +272,6 @@ test_dead_letters_without_id(void **state)
     stop_with_consumer();
 }
 
-static int
-tasks_gone(void *arg)
-{
-    (void)arg;
-    return stream_msgs(SA_TASKS_STREAM) == 0;
-}
-
-static int
-dlq_summarised(void *arg)
-{
-    (void)arg;
-    return proc_count_lines(F.consumers[0].err_path, "event=dead_letter_summary") > 0;
-}
-
-/* Garbage past the dead-letter budget (100 per member per 10 s) waits in the park and is
- * dead-lettered in a later interval: every message ends as its own dead letter, none twice,
- * and the lines are summarised. */
-static void
-test_dead_letters_over_budget_wait_in_the_park(void **state)
-{
-    enum { N = 130 };
-    char id[32];
-
-    (void)state;
-    start_with_consumer();
-    for (int k = 0; k < N; k++) {
-        snprintf(id, sizeof(id), "garbage-%d", k);
-        publish_raw(id, "this is not an envelope", 23);
-    }
-    assert_true(wait_until(dlq_has, (void *)(intptr_t)100, 30000));
-    assert_true(wait_until(dlq_has, (void *)(intptr_t)N, 60000));
-    assert_true(wait_until(dlq_summarised, NULL, 30000));
-    assert_int_equal(stream_msgs(SA_DLQ_STREAM), N);
-    assert_true(fx_consumer_metric(&F, 0, "sendat_parked_total") >= N - 100);
-    assert_true(wait_until(tasks_gone, NULL, 10000)); /* the park is empty again */
-    dead_reason("garbage-129", "envelope");
-    stop_with_consumer();
-}
-
-#define JUNK_N 1000
-#define JUNK_ACK_PENDING 200
-#define JUNK_VALID 10
-
-/* The level durable of window w as a member would make it with SENDAT_MAX_ACK_PENDING=200
- * (prepare.c), made here first so that a consumer without that setting uses it as well. */
-static void
-make_small_window_durable(int64_t w)
-{
-    jsConsumerConfig cc;
-    jsConsumerInfo *ci = NULL;
-    char durable[32], filter[SA_SUBJECT_MAX];
-
-    sa_layout_durable(durable, sizeof(durable), w, 0);
-    sa_layout_level_filter(filter, sizeof(filter), 0, w, 0);
-    jsConsumerConfig_Init(&cc);
-    cc.Durable = durable;
-    cc.FilterSubject = filter;
-    cc.AckPolicy = js_AckExplicit;
-    cc.DeliverPolicy = js_DeliverAll;
-    cc.AckWait = 5000 * 1000000LL;
-    cc.MaxDeliver = -1;
-    cc.MaxAckPending = JUNK_ACK_PENDING;
-    cc.MaxWaiting = 512;
-    cc.InactiveThreshold = 3600 * 1000000000LL;
-    assert_int_equal(js_AddConsumer(&ci, js, SA_TASKS_STREAM, &cc, NULL, NULL), NATS_OK);
-    jsConsumerInfo_Destroy(ci);
-}
-
-/* What a producer-role client can publish without a key: version byte, a made-up key id, a
- * nonce and random bytes, as if sealed under a key nobody has. */
-static void
-publish_junk(int64_t w, int n)
-{
-    char subject[SA_SUBJECT_MAX], id[32];
-    uint8_t junk[1 + SA_KID_BYTES + 24 + 64];
-    jsPubOptions po;
-
-    jsPubOptions_Init(&po);
-    po.MaxWait = 30000;
-    for (int k = 0; k < n; k++) {
-        randombytes_buf(junk, sizeof(junk));
-        junk[0] = SA_ENVELOPE_VERSION;
-        snprintf(id, sizeof(id), "junk-%d", k);
-        sa_layout_window_subject(subject, sizeof(subject), 0, w, id);
-        assert_int_equal(js_PublishAsync(js, subject, junk, (int)sizeof(junk), NULL), NATS_OK);
-    }
-    assert_int_equal(js_PublishAsyncComplete(js, &po), NATS_OK);
-}
-
-static int
-valid_arrived(void *arg)
-{
-    int seen[JUNK_VALID];
-
-    (void)arg;
-    return fx_arrivals(&F, "/valid/", seen, JUNK_VALID) == JUNK_VALID;
-}
-
-static int
-all_parked(void *arg)
-{
-    (void)arg;
-    return fx_consumer_metric(&F, 0, "sendat_parked_total") >= JUNK_N;
-}
-
-static int
-summarised(void *arg)
-{
-    (void)arg;
-    return proc_count_lines(F.consumers[0].err_path, "event=parked_summary") > 0;
-}
-
-/* Issue 24: junk in the window of valid tasks, more of it than the level's max-ack-pending,
- * held every place while it was handed round for an hour, and the valid tasks behind it
- * waited. It goes to the park now: the valid tasks are sent, and the junk's log lines are
- * summarised. */
-static void
-test_junk_does_not_hold_up_valid_tasks(void **state)
-{
-    static char *env[] = {"SENDAT_MAX_ACK_PENDING=200", NULL}; /* the junk waits its hour */
-    char path[32], id[80];
-    int64_t due = test_now_ms() + 3000, w;
-    long lines;
-
-    (void)state;
-    if (due / 10000 != (due + 20 * JUNK_VALID) / 10000)
-        due += 20 * JUNK_VALID; /* every valid task in the junk's window */
-    w = due / 10000 * 10000;
-    fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    make_small_window_durable(w);
-    fx_consumer(&F, 0, env);
-    publish_junk(w, JUNK_N);
-    for (int k = 0; k < JUNK_VALID; k++) {
-        snprintf(path, sizeof(path), "/valid/%d", k);
-        assert_int_equal(fx_schedule(&F, due + 20 * k, path, id, sizeof(id)), 0);
-    }
-    if (!wait_until(valid_arrived, NULL, 30000)) {
-        fx_print_log(&F, 0);
-        fail_msg("valid tasks behind %d junk messages were not sent", JUNK_N);
-    }
-    assert_true(wait_until(all_parked, NULL, 30000));
-    assert_true(wait_until(summarised, NULL, 30000));
-    lines = proc_count_lines(F.consumers[0].err_path, "event=parked ") +
-            proc_count_lines(F.consumers[0].err_path, "event=unknown_key ");
-    if (lines > JUNK_N / 10)
-        fail_msg("%ld lines for %d junk messages: not summarised", lines, JUNK_N);
-    assert_true(fx_consumer_metric(&F, 0, "sendat_unknown_key_total") >= JUNK_N);
-    assert_int_equal(receiver_count_path(F.recv, "/forged"), 0);
-    stop_with_consumer();
-}
-
 /* A number flag is read the same way by every command (issue 26: `dlq list --limit 10x` was
  * taken as 10, `preview -n 10x` and `init --replicas 3x` too): a trailing letter, an empty
  * value or one out of range exits 2 with one line on stderr and nothing on stdout. */
@@ -536,8 +315,6 @@ main(void)
         cmocka_unit_test(test_cli_refuses_bad_input),
         cmocka_unit_test(test_consumer_dead_letters_garbage),
         cmocka_unit_test(test_dead_letters_without_id),
-        cmocka_unit_test(test_junk_does_not_hold_up_valid_tasks),
-        cmocka_unit_test(test_dead_letters_over_budget_wait_in_the_park),
         cmocka_unit_test(test_numbers_checked_alike),
     };
 
