@@ -2,7 +2,7 @@
  * a byte of the body is read, each route has its own ceiling, a batch is read line by line,
  * one address holds a few connections and must finish a request head in time, a token has a
  * request rate, TLS is 1.2 at least with HSTS, every answer is logged once, and a reader sees
- * one class for every failed connection. Clients come from 127.0.0.1-3. */
+ * one class for every failed connection. Clients come from 127.0.0.1-3 and 127.0.2.1-40. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>

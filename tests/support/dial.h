@@ -7,7 +7,8 @@
 #define DIAL_NONBLOCK 1 /* dial_from: return while the handshake may still be going */
 
 /* A TCP connection from src (an address of 127/8) to 127.0.0.1:port; flags 0 or
- * DIAL_NONBLOCK. The socket, or -1 (the reason printed) if it could not be made. */
+ * DIAL_NONBLOCK. The socket, or -1 if it could not be made: the reason is printed, except
+ * for a blocking connect the server refused (an outcome some tests wait for). */
 int dial_from(const char *src, int port, int flags);
 /* The i-th non-blocking connection of a spread over the addresses NET.1, NET.2, ... holding
  * each connections apiece (the address is NET.(1 + i / each)); -1 as dial_from. */
