@@ -1,11 +1,15 @@
 /* The cancel race (see cancel.h). A claim left "retrying" or "dead" between attempts is taken
- * over on its revision; a claim "sending" is waited for, up to SENDING_WAIT_MS. */
+ * over on its revision; a claim "sending" is waited for, up to SENDING_WAIT_MS. On a server
+ * with per-message TTL (2.11+) a task's cancel record expires when its claim can (the claims
+ * TTL past its due time); series records are written elsewhere (series_status.c), for good. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "cancel.h"
 #include "claim.h"
+#include "dupcheck.h"
 #include "find.h"
 #include "series_status.h"
 #include "timeparse.h"
@@ -15,15 +19,77 @@
 
 enum round { ROUND_DECIDED, ROUND_AGAIN };
 
-static enum round
-decided(struct sa_nats *n, const char *id, struct cancel_result *out)
+/* The latest the copy of id waiting in msg can be due: the end of its slot, or of its
+ * window (a task waits in its window only until the window is pulled); 0 if msg says none. */
+static int64_t
+due_bound(const struct sa_nats *n, natsMsg *msg)
 {
-    char now[40];
+    struct sa_place p;
+
+    if (!msg || sa_layout_parse_subject(&p, natsMsg_GetSubject(msg), NULL) != SA_OK)
+        return 0;
+    return p.slot ? p.slot + n->layout.slot_ms : p.window + n->layout.window_ms;
+}
+
+/* The Nats-TTL of id's cancel record, in seconds: it lives as long as the task's claim can,
+ * the claims TTL past the task's due time (or past now, when the claim written now outlives
+ * that). 0: none (the server has no per-message TTL, claims kept for ever, due time unknown).
+ * msg is the task's copy if the caller has it; else one is looked up. */
+static int64_t
+record_ttl_s(struct sa_nats *n, const char *id, natsMsg *msg)
+{
+    natsMsg *found = NULL;
+    int64_t ttl = 0, due, now = sa_now_ms();
+
+    if (!(n->feat.have & SA_JSFEAT_MSG_TTL) || dupcheck_claims_ttl(n, id, &ttl, NULL) != SA_OK ||
+        ttl <= 0)
+        return 0;
+    if (!msg && find_task(n, id, &found, NULL) == SA_OK)
+        msg = found;
+    due = due_bound(n, msg);
+    natsMsg_Destroy(found);
+    if (!due)
+        due = sa_layout_id_due(id);
+    if (!due)
+        return 0;
+    return ((due > now ? due - now : 0) + ttl + 999) / 1000;
+}
+
+/* The cancel record of a task: with a Nats-TTL when it has one (record_ttl_s). A bucket whose
+ * stream does not allow per-message TTLs yet (`sendat init` not run again since the server's
+ * upgrade) refuses the header: then the record is written without it, for good as before. */
+static void
+put_record(struct sa_nats *n, const char *id, natsMsg *task)
+{
+    char now[40], subject[SA_SUBJECT_MAX], ttl[24];
+    int64_t ttl_s = record_ttl_s(n, id, task);
+    natsMsg *msg = NULL;
+    jsPubAck *pa = NULL;
+    natsStatus s = NATS_ERR;
     uint64_t rev;
 
-    /* The claim decided; the cancel map lets every consumer drop a held copy at once. */
     sa_time_format(now, sizeof(now), sa_now_ms());
-    kvStore_PutString(&rev, n->cancel, id, now);
+    if (ttl_s > 0) {
+        snprintf(subject, sizeof(subject), "$KV.%s.%s", SA_CANCEL_BUCKET, id);
+        snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_s);
+        s = natsMsg_Create(&msg, subject, NULL, now, (int)strlen(now));
+        if (s == NATS_OK)
+            s = natsMsgHeader_Set(msg, "Nats-TTL", ttl);
+        if (s == NATS_OK)
+            s = js_PublishMsg(&pa, n->js, msg, NULL, NULL);
+        jsPubAck_Destroy(pa);
+        natsMsg_Destroy(msg);
+    }
+    if (s != NATS_OK)
+        kvStore_PutString(&rev, n->cancel, id, now);
+}
+
+/* The claim decided; the cancel map lets every consumer drop a held copy at once. task: the
+ * task's copy waiting in the stream, if the caller has it. */
+static enum round
+decided(struct sa_nats *n, const char *id, natsMsg *task, struct cancel_result *out)
+{
+    put_record(n, id, task);
     out->outcome = CANCEL_DONE;
     out->at_ms = sa_now_ms();
     return ROUND_DECIDED;
@@ -55,7 +121,6 @@ unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine, uint64
     natsMsg *msg = NULL;
     enum sa_code rc = find_task(n, id, &msg, err);
 
-    natsMsg_Destroy(msg);
     *r = ROUND_DECIDED;
     if (rc == SA_ENOTFOUND) {
         sa_err_clear(err);
@@ -64,13 +129,12 @@ unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine, uint64
     if (rc == SA_OK)
         rc = marker ? sa_claim_update(sa_nats_claims(n, id), id, mine, marker, NULL, err)
                     : sa_claim_create(sa_nats_claims(n, id), id, mine, NULL, err);
-    if (rc == SA_EEXIST) {
+    if (rc == SA_EEXIST)
         *r = ROUND_AGAIN;
-        return SA_OK;
-    }
-    if (rc == SA_OK)
-        *r = decided(n, id, out);
-    return rc;
+    else if (rc == SA_OK)
+        *r = decided(n, id, msg, out);
+    natsMsg_Destroy(msg);
+    return rc == SA_EEXIST ? SA_OK : rc;
 }
 
 /* One round of the race; *r says whether to look again. */
@@ -96,7 +160,7 @@ one_round(struct sa_nats *n, const char *id, int64_t deadline, struct cancel_res
         *r = too_late(&c, out);
         return SA_OK;
     case SA_CLAIM_CANCELLED:
-        *r = decided(n, id, out);
+        *r = decided(n, id, NULL, out);
         return SA_OK;
     case SA_CLAIM_SENDING:
         if (sa_now_ms() > deadline) {
@@ -113,7 +177,7 @@ one_round(struct sa_nats *n, const char *id, int64_t deadline, struct cancel_res
             return SA_OK;
         }
         if (rc == SA_OK)
-            *r = decided(n, id, out);
+            *r = decided(n, id, NULL, out);
         return rc;
     }
 }

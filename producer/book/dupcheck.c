@@ -113,9 +113,8 @@ stored_at(struct sa_nats *n, const char *id, uint64_t seq, natsMsg **m, struct s
                : sa_nats_fail(err, s, 0, "read back the task stored under the same Msg-Id");
 }
 
-/* The claims bucket's TTL (every shard's alike), 0 for ever. */
-static enum sa_code
-claims_ttl(struct sa_nats *n, const char *id, int64_t *ttl_ms, struct sa_err *err)
+enum sa_code
+dupcheck_claims_ttl(struct sa_nats *n, const char *id, int64_t *ttl_ms, struct sa_err *err)
 {
     kvStatus *st = NULL;
     natsStatus s = kvStore_Status(&st, sa_nats_claims(n, id));
@@ -169,7 +168,7 @@ final_claim(struct sa_nats *n, const char *id, struct dupcheck_gone *gone, int *
     if (rc != SA_OK || (unsigned)c.state >= sizeof(finished) / sizeof(finished[0]) ||
         !finished[c.state])
         return rc; /* live (sending, retrying): a duplicate PubAck compares it */
-    if ((rc = claims_ttl(n, id, &ttl, err)) != SA_OK)
+    if ((rc = dupcheck_claims_ttl(n, id, &ttl, err)) != SA_OK)
         return rc;
     return refuse(id, finished[c.state], c.at_ms, ttl, gone, err);
 }
@@ -196,7 +195,7 @@ dupcheck_gone(struct sa_nats *n, const char *id, int64_t booked_ms, struct dupch
         return SA_OK;
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "read the cancel map");
-    if ((rc = claims_ttl(n, id, &ttl, err)) != SA_OK)
+    if ((rc = dupcheck_claims_ttl(n, id, &ttl, err)) != SA_OK)
         return rc;
     return sa_cancel_applies(at, booked_ms, ttl) ? refuse(id, "cancelled", at, ttl, gone, err)
                                                  : SA_OK;

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "jsfeat.h"
 #include "layout.h"
 
 #define N_RACE 20
@@ -180,6 +181,106 @@ test_forged_claim_records(void **state)
     fx_finish(&F);
 }
 
+/* The Nats-TTL header of the cancel record under key ("" if it has none): a direct get of the
+ * key's last message in the bucket's stream. */
+static void
+record_ttl(natsConnection *nc, const char *key, char *ttl, size_t cap)
+{
+    jsCtx *js = NULL;
+    jsDirectGetMsgOptions o;
+    char subject[160];
+    natsMsg *m = NULL;
+    const char *v = NULL;
+
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    snprintf(subject, sizeof(subject), "$KV.%s.%s", SA_CANCEL_BUCKET, key);
+    jsDirectGetMsgOptions_Init(&o);
+    o.LastBySubject = subject;
+    assert_int_equal(js_DirectGetMsg(&m, js, "KV_" SA_CANCEL_BUCKET, NULL, &o), NATS_OK);
+    snprintf(ttl, cap, "%s", natsMsgHeader_Get(m, "Nats-TTL", &v) == NATS_OK && v ? v : "");
+    natsMsg_Destroy(m);
+    jsCtx_Destroy(js);
+}
+
+/* Whether the cancel bucket's stream lets messages carry a Nats-TTL (its config, as JSON). */
+static int
+bucket_allows_ttl(natsConnection *nc)
+{
+    natsMsg *reply = NULL;
+    int yes;
+
+    assert_int_equal(natsConnection_RequestString(
+                         &reply, nc, "$JS.API.STREAM.INFO.KV_" SA_CANCEL_BUCKET, "", 5000),
+                     NATS_OK);
+    yes = strstr(natsMsg_GetData(reply), "\"allow_msg_ttl\":true") != NULL;
+    natsMsg_Destroy(reply);
+    return yes;
+}
+
+/* Schedules a task due at due, cancels it and returns its record's Nats-TTL in ttl. */
+static void
+cancel_and_read(natsConnection *nc, int64_t due, const char *path, char *ttl, size_t cap)
+{
+    char id[80], out[256];
+
+    assert_int_equal(fx_schedule(&F, due, path, id, sizeof(id)), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", id, NULL), 0);
+    assert_string_equal(out, "cancelled\n");
+    record_ttl(nc, id, ttl, cap);
+}
+
+/* Issue 24.1 / 25.3: on a server with per-message TTL (2.11+) `sendat init` lets the cancel
+ * bucket take them (run again on the deployment: fine), and a task's cancel record carries a
+ * Nats-TTL of its due time less now plus the claims TTL (7d); a series' pause and cancel
+ * records carry none, nor does anything with SENDAT_SERVER_FEATURES=none. On 2.9: no TTL. */
+static void
+test_cancel_record_ttl(void **state)
+{
+    char ttl[32], series[80], out[256], url[300], key[120];
+    natsConnection *nc = NULL;
+    struct sa_jsfeat feat;
+    int64_t before, due, v;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_init(&F); /* twice on the deployment, */
+    fx_init(&F); /* and once more */
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(sa_jsfeat_detect(nc, &feat, NULL), SA_OK);
+    fprintf(stderr, "api level %d\n", feat.api_level);
+    assert_int_equal(bucket_allows_ttl(nc), (feat.have & SA_JSFEAT_MSG_TTL) != 0);
+    before = test_now_ms();
+    due = before + 60000;
+    cancel_and_read(nc, due, "/ttl", ttl, sizeof(ttl));
+    if (feat.have & SA_JSFEAT_MSG_TTL) {
+        /* the bound of its due time is the end of its window (10 s) */
+        v = strtoll(ttl, NULL, 10) - 7 * 86400;
+        fprintf(stderr, "Nats-TTL %s: the claims TTL and %" PRId64 " s\n", ttl, v);
+        assert_true(v >= (due - test_now_ms()) / 1000 && v <= (due - before) / 1000 + 11);
+    } else {
+        assert_string_equal(ttl, "");
+    }
+    snprintf(url, sizeof(url), "%s/tick", receiver_url(F.recv));
+    assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
+                               "0 0 1 1 *", "--tz", "UTC", "--webhook", url, NULL),
+                     0);
+    series[strcspn(series, "\n")] = '\0';
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "pause", series, NULL), 0);
+    snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, series);
+    record_ttl(nc, key, ttl, sizeof(ttl));
+    assert_string_equal(ttl, "");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", series, NULL), 0);
+    record_ttl(nc, series, ttl, sizeof(ttl));
+    assert_string_equal(ttl, "");
+    setenv("SENDAT_SERVER_FEATURES", "none", 1);
+    fx_init(&F);
+    cancel_and_read(nc, test_now_ms() + 60000, "/none", ttl, sizeof(ttl));
+    unsetenv("SENDAT_SERVER_FEATURES");
+    assert_string_equal(ttl, "");
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
@@ -187,6 +288,7 @@ main(void)
         cmocka_unit_test(test_cancel_before_after_unknown),
         cmocka_unit_test(test_cancel_races_send),
         cmocka_unit_test(test_forged_claim_records),
+        cmocka_unit_test(test_cancel_record_ttl),
     };
 
     return FX_RUN(tests);
