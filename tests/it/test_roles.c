@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "jsfeat.h"
 #include "layout.h"
 #include "roles.h"
 
@@ -74,6 +75,32 @@ check_each_once(void)
     assert_int_equal(receiver_count(F.recv), N_TASKS); /* and nothing else, /never included */
 }
 
+/* On a server with per-message TTL the producer's cancel record of id carries a Nats-TTL (its
+ * role may write it, and ask what the server offers); read as admin. */
+static void
+cancel_record_has_ttl(const char *id)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsDirectGetMsgOptions o;
+    struct sa_jsfeat feat;
+    char subject[160];
+    natsMsg *m = NULL;
+    const char *v = NULL;
+
+    roles_connect_js("admin", &nc, &js);
+    assert_int_equal(sa_jsfeat_detect(nc, &feat, NULL), SA_OK);
+    snprintf(subject, sizeof(subject), "$KV.%s.%s", SA_CANCEL_BUCKET, id);
+    jsDirectGetMsgOptions_Init(&o);
+    o.LastBySubject = subject;
+    assert_int_equal(js_DirectGetMsg(&m, js, "KV_" SA_CANCEL_BUCKET, NULL, &o), NATS_OK);
+    if ((natsMsgHeader_Get(m, "Nats-TTL", &v) == NATS_OK) != !!(feat.have & SA_JSFEAT_MSG_TTL))
+        fail_msg("api level %d, cancel record's Nats-TTL %s", feat.api_level, v ? v : "none");
+    natsMsg_Destroy(m);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
 /* List, stats, cancel and status of a task due in a minute, as the producer. */
 static void
 producer_cancels(void)
@@ -91,6 +118,7 @@ producer_cancels(void)
     if (fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", id, NULL) != 0)
         fail_msg("cancel as producer: %s", err);
     assert_non_null(strstr(out, "cancelled"));
+    cancel_record_has_ttl(id);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", id, NULL), 0);
     assert_non_null(strstr(out, "cancelled"));
 }
