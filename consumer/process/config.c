@@ -68,6 +68,10 @@ static const char usage_smtp_on[] =
     "  SENDAT_SWEEP_INTERVAL      how often the fleet looks for tasks no level will read (bad\n"
     "                             subjects, windows behind the catch-up cursor) and dead-letters\n"
     "                             them; one member per turn (default 60s; off: never)\n"
+    "  SENDAT_LEADER_BALANCE      how often the fleet looks whether one server leads more of\n"
+    "                             the shards' task streams or claims buckets than its share\n"
+    "                             and moves one leader to a server leading fewer (a failover\n"
+    "                             moved them); one member per turn (default 60s; off: never)\n"
     "  SENDAT_SHARDS              the shards this consumer pulls and sweeps: numbers and ranges\n"
     "                             like \"0,2,4-7\" (default: every shard of `sendat init "
     "--shards`;\n"
@@ -209,6 +213,7 @@ config_load(struct config *cfg)
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
     bad |= env_dur_or_off("SENDAT_SWEEP_INTERVAL", 60000, &cfg->sweep_interval_ms);
+    bad |= env_dur_or_off("SENDAT_LEADER_BALANCE", 60000, &cfg->leader_balance_ms);
     bad |= env_dur("SENDAT_UNKNOWN_KEY_WAIT", KEYWAIT_GIVE_UP_MS, &cfg->key_wait_ms);
     bad |= env_shards(&cfg->shards);
     bad |= smtp_config_load(&cfg->smtp);

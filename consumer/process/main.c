@@ -1,8 +1,8 @@
 /* sendat-consumer: configuration, signals and orderly shutdown. Its own threads: the puller
  * (pull.c), the cancel watcher (cancel.c), the sweep for tasks nobody reads (sweep.c), the
- * health server's (health.c, libmicrohttpd), one that alone receives signals, and this one,
- * which fires and sends (deliver.c); nats.c's threads run the PubAck callbacks of mover.c and
- * claimq.c.
+ * leader balance (leaders.c), the health server's (health.c, libmicrohttpd), one that alone
+ * receives signals, and this one, which fires and sends (deliver.c); nats.c's threads run the
+ * PubAck callbacks of mover.c and claimq.c.
  * SIGTERM stops pulling, releases held tasks to the fleet and finishes sends in flight. */
 #include <inttypes.h>
 #include <pthread.h>
@@ -30,6 +30,7 @@
 #include "limits.h"
 #include "sign.h"
 #include "sweep.h"
+#include "leaders.h"
 #include "wheel.h"
 
 #define WAIT_FIRST_MS 250 /* backoff while waiting for the server: doubles up to */
@@ -257,6 +258,7 @@ run(struct consumer *c)
     struct puller p;
     struct health *http = NULL;
     struct sweep *sweep = NULL;
+    struct leaders *leaders = NULL;
     struct sa_err err = {0};
     char feats[64];
 
@@ -280,6 +282,8 @@ run(struct consumer *c)
     }
     if (sweep_start(&sweep, c, c->cfg.sweep_interval_ms, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "no_sweep", "error=\"%s\"", err.msg); /* sends go on without it */
+    if (leaders_start(&leaders, c, c->cfg.leader_balance_ms, &err) != SA_OK)
+        sa_log(SA_LOG_WARN, "no_leader_balance", "error=\"%s\"", err.msg);
     atomic_store(&c->started, 1);
     sa_log(SA_LOG_INFO, "started",
            "consumer=%s claims_ttl_ms=%" PRId64 " shards=%d serving=%d api_level=%d features=%s",
@@ -287,6 +291,7 @@ run(struct consumer *c)
            c->n->feat.api_level, sa_jsfeat_names(c->n->feat.have, feats, sizeof(feats)));
     notify_ready();
     deliver_run(the_deliver); /* returns once stopping and drained */
+    leaders_stop(leaders);
     sweep_stop(sweep);
     pull_join(&p);
     if (mover_wait(c->mover, c->cfg.drain_ms) > 0)

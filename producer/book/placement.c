@@ -11,6 +11,7 @@
 #include "layout.h"
 #include "natsconn.h"
 #include "placement.h"
+#include "stepdown.h"
 
 #define SERVERS_MAX 8
 #define NAME_MAX_LEN 64
@@ -76,19 +77,10 @@ await_group(jsCtx *js, const char *stream, const char *was, int want, struct gro
 static void
 step_down(natsConnection *nc, const char *stream, const char *to)
 {
-    char subject[128], body[160];
-    natsMsg *reply = NULL;
+    enum sa_code rc = sa_stepdown(nc, stream, to, WAIT_MS, NULL);
 
-    snprintf(subject, sizeof(subject), "$JS.API.STREAM.LEADER.STEPDOWN.%s", stream);
-    snprintf(body, sizeof(body), "{\"placement\":{\"preferred\":\"%s\"}}", to);
-    if (strpbrk(to, "\"\\") ||
-        (natsConnection_RequestString(&reply, nc, subject, body, WAIT_MS) == NATS_OK &&
-         strstr(natsMsg_GetData(reply), "\"error\""))) {
-        natsMsg_Destroy(reply);
-        reply = NULL;
-        natsConnection_Request(&reply, nc, subject, NULL, 0, WAIT_MS);
-    }
-    natsMsg_Destroy(reply);
+    if (rc == SA_ENATS || rc == SA_EINVAL) /* refused (2.9 takes no body): plainly */
+        rc = sa_stepdown(nc, stream, NULL, WAIT_MS, NULL);
 }
 
 /* Sets the stream's replicas; the server drops followers and keeps the leader. */
