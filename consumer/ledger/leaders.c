@@ -110,13 +110,14 @@ count(const struct asset *a, int n, struct tally *t)
 }
 
 /* A move among n assets of one kind: an asset led by a server over its share (ceil(n /
- * servers)) to the follower under it that leads fewest. 1 with *which and to set, 0 if the
- * leaders are spread. */
+ * servers)) to the follower under it that leads fewest, and of those one whose partner (the
+ * same shard's asset of the other kind) that follower leads, so a shard's stream and bucket
+ * come together again as init placed them. 1 with *which and to set, 0 if spread. */
 static int
-pick(const struct asset *a, int n, int *which, char *to)
+pick(const struct asset *a, const struct asset *partner, int n, int *which, char *to)
 {
     struct tally t;
-    int share, best = -1, best_leads = 0;
+    int share, best = -1, best_score = 0;
 
     count(a, n, &t);
     if (t.n < 2)
@@ -128,9 +129,10 @@ pick(const struct asset *a, int n, int *which, char *to)
             continue;
         for (int p = 0; p < a[i].peers; p++) {
             int s = server(&t, a[i].peer[p]);
-            if (s >= 0 && t.leads[s] < share && (best < 0 || t.leads[s] < best_leads)) {
+            int score = s < 0 ? 0 : 2 * t.leads[s] - !strcmp(partner[i].leader, a[i].peer[p]);
+            if (s >= 0 && t.leads[s] < share && (best < 0 || score < best_score)) {
                 best = i;
-                best_leads = t.leads[s];
+                best_score = score;
                 snprintf(to, NAME_LEN, "%s", a[i].peer[p]);
             }
         }
@@ -243,9 +245,9 @@ turn(struct leaders *l)
         sa_log(SA_LOG_DEBUG, "leader_balance_wait", "reason=\"a replica is offline or behind\"");
         return;
     }
-    if (pick(a, shards, &which, to))
+    if (pick(a, a + shards, shards, &which, to))
         move(l, &a[which], to);
-    else if (pick(a + shards, shards, &which, to))
+    else if (pick(a + shards, a, shards, &which, to))
         move(l, &a[shards + which], to);
 }
 

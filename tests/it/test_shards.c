@@ -4,7 +4,8 @@
  * over all of them and each delivered once (cancel and status reach every shard), then the
  * leader of one shard killed mid-run with nothing lost. On one server: the shard count is
  * written once and a different one is refused, and consumers split the shards between them
- * with SENDAT_SHARDS. */
+ * with SENDAT_SHARDS. After a node stopped and came back, the consumers spread the leaders
+ * again (one per server) with nothing lost. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -268,6 +269,127 @@ test_r1_shards_apart(void **state)
     fx_finish(&F);
 }
 
+/* Each node's leaderships of the shards' task streams (kind 0) or claims buckets (kind 1);
+ * 0 if one has no leader. */
+static int
+leaderships(jsCtx *js, int kind, int leads[3])
+{
+    memset(leads, 0, 3 * sizeof(int));
+    for (int k = 0; k < SHARDS; k++) {
+        char name[64], kv[80];
+        int replicas, node;
+        if (kind == 0) {
+            sa_layout_stream(kv, sizeof(kv), k);
+        } else {
+            sa_layout_claims_bucket(name, sizeof(name), k);
+            snprintf(kv, sizeof(kv), "KV_%s", name);
+        }
+        node = node_leading(js, kv, &replicas);
+        if (node < 0)
+            return 0;
+        leads[node]++;
+    }
+    return 1;
+}
+
+/* Prints the lines of the consumers' logs that say needle, and counts them. */
+static int
+show_lines(const char *needle)
+{
+    char line[1024];
+    int n = 0;
+
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(F.consumers[i].err_path, "r");
+        while (f && fgets(line, sizeof(line), f))
+            if (strstr(line, needle)) {
+                fprintf(stderr, "consumer %d: %s", i, line);
+                n++;
+            }
+        if (f)
+            fclose(f);
+    }
+    return n;
+}
+
+static jsCtx *spread_js;
+static int spread_victim;
+
+/* The victim leads none of the shards' streams and buckets (polled every 200 ms). */
+static int
+victim_leads_none(void *arg)
+{
+    int leads[3];
+
+    (void)arg;
+    usleep(200 * 1000);
+    for (int kind = 0; kind < 2; kind++)
+        if (!leaderships(spread_js, kind, leads) || leads[spread_victim])
+            return 0;
+    return 1;
+}
+
+/* Every node leads one task stream and one claims bucket. */
+static int
+one_each(void *arg)
+{
+    int leads[3];
+
+    (void)arg;
+    usleep(200 * 1000);
+    for (int kind = 0; kind < 2; kind++) {
+        if (!leaderships(spread_js, kind, leads))
+            return 0;
+        for (int i = 0; i < 3; i++)
+            if (leads[i] != 1)
+                return 0;
+    }
+    return 1;
+}
+
+/* Issue 25.4: init --shards 3 --replicas 3 spreads the leaders; a node stopped hands its
+ * leaderships to the others and, started again, leads nothing, until the consumers' leader
+ * balance (SENDAT_LEADER_BALANCE, a turn every 2 s here) moves one to it per turn. Tasks due
+ * all along are each delivered. */
+static void
+test_leaders_spread_again(void **state)
+{
+    char *balance[] = {"SENDAT_LEADER_BALANCE=2s", NULL};
+    natsConnection *nc = NULL;
+    int want = 150, moved = 0;
+    int64_t t0;
+
+    (void)state;
+    fx_shards = "3";
+    fx_start(&F, 1);
+    fx_shards = NULL;
+    connect_js(&nc, &spread_js);
+    assert_true(shards_apart(spread_js, 3));
+    memset(seen, 0, sizeof(seen));
+    book(0, 150, test_now_ms() + 4000, 40000); /* due during the failover and after */
+    fx_consumer(&F, 0, balance);
+    fx_consumer(&F, 1, balance);
+    spread_victim = leader_of(spread_js, 1);
+    assert_true(spread_victim >= 0);
+    fprintf(stderr, "stopping %s, the leader of shard 1\n", F.cluster.node[spread_victim].name);
+    natsd_term(&F.cluster.node[spread_victim]);
+    assert_true(wait_until(victim_leads_none, NULL, 60000));
+    fprintf(stderr, "its leaderships moved; starting it again\n");
+    assert_int_equal(natsd_restart(&F.cluster.node[spread_victim]), 0);
+    t0 = test_now_ms();
+    assert_true(wait_until(one_each, NULL, 90000));
+    fprintf(stderr, "leaders spread again %" PRId64 " ms after the restart\n", test_now_ms() - t0);
+    moved = show_lines("event=leader_moved ");
+    assert_true(moved >= 1); /* back, the node leads no task stream until a move gives it one */
+    assert_true(wait_until(arrived, &want, 120000));
+    count_distinct();
+    for (int i = 0; i < 150; i++)
+        assert_true(seen[i] >= 1); /* none lost; a resend keeps its webhook-id */
+    jsCtx_Destroy(spread_js);
+    natsConnection_Destroy(nc);
+    fx_finish(&F);
+}
+
 /* Consumers that split the shards between them: the one serving shards 0-1 sends none of
  * shard 2's tasks, the one serving shard 2 sends them. A shard count given again differently
  * is refused, and a consumer naming a shard that does not exist does not start. */
@@ -323,9 +445,9 @@ test_split_by_env(void **state)
 int
 main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_split_by_env),
-                                       cmocka_unit_test(test_three_shards_three_leaders),
-                                       cmocka_unit_test(test_r1_shards_apart)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_by_env), cmocka_unit_test(test_three_shards_three_leaders),
+        cmocka_unit_test(test_r1_shards_apart), cmocka_unit_test(test_leaders_spread_again)};
 
     return FX_RUN(tests);
 }
