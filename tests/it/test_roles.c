@@ -5,7 +5,8 @@
  * a schedule due soon (window levels are the producers' alone; one booked further ahead goes
  * into its slot, where consumers publish retries anyway), cancel, series and init, a consumer with
  * producer credentials stops with the refused subject in its log, and the consumer user can create,
- * purge and delete no stream. */
+ * purge and delete no stream; it may ask a shard's leader to step down (the leader balance),
+ * the producer may not. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -22,6 +24,7 @@
 #include "jsfeat.h"
 #include "layout.h"
 #include "roles.h"
+#include "stepdown.h"
 
 #define N_TASKS 12
 
@@ -426,6 +429,48 @@ test_producer_forges_no_member(void **state)
     natsConnection_Destroy(nc);
 }
 
+/* The consumers' leader balance (issue 25.4): the consumer user may ask a shard's claims
+ * bucket leader to step down (answered, a new leader elected); the producer may not. */
+static void
+test_consumer_may_move_a_leader(void **state)
+{
+    const char *stream = "KV_" SA_CLAIMS_BUCKET, *text = NULL;
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    struct sa_err err = {0};
+    int led = 0;
+
+    (void)state;
+    roles_start_once();
+    assert_int_equal(natsd_connect(&nc, F.cluster.urls, "consumer", roles_password("consumer")),
+                     NATS_OK);
+    if (sa_stepdown(nc, stream, NULL, (int)(10000 * test_timeout_multiplier()), &err) != SA_OK)
+        fail_msg("the consumer may not step down %s: %s", stream, err.msg);
+    natsConnection_Destroy(nc);
+    roles_connect_js("admin", &nc, &js);
+    for (int i = 0; i < 100 && !led; i++) { /* a leader again within 20 s */
+        if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK)
+            led = si->Cluster && si->Cluster->Leader && si->Cluster->Leader[0];
+        jsStreamInfo_Destroy(si);
+        si = NULL;
+        if (!led)
+            usleep(200 * 1000);
+    }
+    assert_true(led);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    assert_int_equal(natsd_connect(&nc, F.cluster.urls, "producer", roles_password("producer")),
+                     NATS_OK);
+    assert_int_equal(
+        natsConnection_PublishString(nc, "$JS.API.STREAM.LEADER.STEPDOWN.SENDAT_TASKS", ""),
+        NATS_OK);
+    natsConnection_Flush(nc); /* the server's -ERR comes before its PONG */
+    if (natsConnection_GetLastError(nc, &text) != NATS_NOT_PERMITTED)
+        fail_msg("a producer may step down the task stream's leader");
+    natsConnection_Destroy(nc);
+}
+
 int
 main(void)
 {
@@ -436,6 +481,7 @@ main(void)
         cmocka_unit_test(test_consumer_user_administers_no_stream),
         cmocka_unit_test(test_roles_read_only_their_own_inboxes),
         cmocka_unit_test(test_producer_forges_no_member),
+        cmocka_unit_test(test_consumer_may_move_a_leader),
     };
 
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), NULL, roles_stop);
