@@ -19,8 +19,8 @@
 #include "timeparse.h"
 
 #define LEADERS_KEY "leaders" /* the meta record: when the last turn started (ms) */
-#define SERVERS_MAX 16
-#define NAME_LEN 64
+#define SERVERS_MAX LEADERS_SERVERS_MAX
+#define NAME_LEN LEADERS_NAME_LEN
 #define ASSETS_MAX (2 * SA_SHARDS_MAX)
 #define ASK_MS 5000       /* one step-down request */
 #define ELECTION_MS 10000 /* a new leader after a step-down */
@@ -34,15 +34,6 @@ struct leaders {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     atomic_int stop;
-};
-
-/* A shard's task stream or claims bucket stream, as its info said. */
-struct asset {
-    char stream[80];
-    char leader[NAME_LEN];
-    int peers; /* followers */
-    char peer[SERVERS_MAX][NAME_LEN];
-    int settled; /* a leader, and every follower online and current */
 };
 
 /* Leaderships per server among assets of one kind. */
@@ -59,7 +50,7 @@ stopping(const struct leaders *l)
 }
 
 static int
-read_asset(jsCtx *js, const char *stream, struct asset *a)
+read_asset(jsCtx *js, const char *stream, struct leaders_asset *a)
 {
     jsStreamInfo *si = NULL;
     jsClusterInfo *ci;
@@ -97,7 +88,7 @@ server(struct tally *t, const char *name)
 }
 
 static void
-count(const struct asset *a, int n, struct tally *t)
+count(const struct leaders_asset *a, int n, struct tally *t)
 {
     memset(t, 0, sizeof(*t));
     for (int i = 0; i < n; i++) {
@@ -109,12 +100,9 @@ count(const struct asset *a, int n, struct tally *t)
     }
 }
 
-/* A move among n assets of one kind: an asset led by a server over its share (ceil(n /
- * servers)) to the follower under it that leads fewest, and of those one whose partner (the
- * same shard's asset of the other kind) that follower leads, so a shard's stream and bucket
- * come together again as init placed them. 1 with *which and to set, 0 if spread. */
-static int
-pick(const struct asset *a, const struct asset *partner, int n, int *which, char *to)
+int
+leaders_pick(const struct leaders_asset *a, const struct leaders_asset *partner, int n, int *which,
+             char *to)
 {
     struct tally t;
     int share, best = -1, best_score = 0;
@@ -144,7 +132,7 @@ pick(const struct asset *a, const struct asset *partner, int n, int *which, char
 /* Waits for stream's leader to be another than was: 1 with now's view in a, 0 after
  * ELECTION_MS. */
 static int
-await_leader(struct leaders *l, const char *was, struct asset *a)
+await_leader(struct leaders *l, const char *was, struct leaders_asset *a)
 {
     char stream[80];
 
@@ -159,7 +147,7 @@ await_leader(struct leaders *l, const char *was, struct asset *a)
 
 /* Moves a's leader towards `to`: by name from 2.11, by plain step-downs on 2.9. */
 static void
-move(struct leaders *l, struct asset *a, const char *to)
+move(struct leaders *l, struct leaders_asset *a, const char *to)
 {
     struct sa_nats *n = l->c->n;
     struct sa_err err = {0};
@@ -217,7 +205,7 @@ claim(struct leaders *l, int64_t now)
 /* Reads every shard's task stream (a[0..shards)) and claims bucket (a[shards..2 shards)):
  * 1 if all answered and are settled. */
 static int
-read_all(struct leaders *l, struct asset *a, int shards)
+read_all(struct leaders *l, struct leaders_asset *a, int shards)
 {
     for (int k = 0; k < shards; k++) {
         char stream[32], bucket[64], kv[80];
@@ -235,7 +223,7 @@ read_all(struct leaders *l, struct asset *a, int shards)
 static void
 turn(struct leaders *l)
 {
-    static struct asset a[ASSETS_MAX]; /* this thread only */
+    static struct leaders_asset a[ASSETS_MAX]; /* this thread only */
     int shards = l->c->n->layout.shards, which = -1;
     char to[NAME_LEN];
 
@@ -245,9 +233,9 @@ turn(struct leaders *l)
         sa_log(SA_LOG_DEBUG, "leader_balance_wait", "reason=\"a replica is offline or behind\"");
         return;
     }
-    if (pick(a, a + shards, shards, &which, to))
+    if (leaders_pick(a, a + shards, shards, &which, to))
         move(l, &a[which], to);
-    else if (pick(a + shards, a, shards, &which, to))
+    else if (leaders_pick(a + shards, a, shards, &which, to))
         move(l, &a[shards + which], to);
 }
 

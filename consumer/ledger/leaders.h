@@ -10,7 +10,28 @@
 
 #include "consumer.h"
 
+#define LEADERS_SERVERS_MAX 16
+#define LEADERS_NAME_LEN 64
+
 struct leaders;
+
+/* A shard's task stream or claims bucket stream, as its info said. */
+struct leaders_asset {
+    char stream[80];
+    char leader[LEADERS_NAME_LEN]; /* "" while it has none */
+    int peers;                     /* followers */
+    char peer[LEADERS_SERVERS_MAX][LEADERS_NAME_LEN];
+    int settled; /* a leader, and every follower online and current */
+};
+
+/* The move among n assets of one kind (a[k]: shard k's), partner[k] being shard k's asset of
+ * the other kind: an asset led by a server over its share (ceil(n / servers), servers: every
+ * leader and follower named) to its follower that leads fewest below the share, and of those
+ * one whose partner that follower leads (a shard's stream and bucket together, as `sendat init`
+ * placed them). 1 with *which and to (LEADERS_NAME_LEN) set; 0 if the leaders are spread or no
+ * follower can take one. */
+int leaders_pick(const struct leaders_asset *a, const struct leaders_asset *partner, int n,
+                 int *which, char *to);
 
 /* Starts the thread, which takes a turn every interval_ms (SENDAT_LEADER_BALANCE). interval_ms
  * 0: off, *out is NULL. SA_ENOMEM if the thread cannot start. */
