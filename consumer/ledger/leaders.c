@@ -171,6 +171,13 @@ move(struct leaders *l, struct leaders_asset *a, const char *to)
             return;
         }
     } while (!by_name && strcmp(a->leader, to) && ++tries < PLAIN_TRIES && !stopping(l));
+    if (!strcmp(a->leader, from)) {
+        sa_log(SA_LOG_WARN, "leader_move_failed",
+               "stream=%s from=%s to=%s error=\"back on %s after %d plain step-downs (2.9 picks "
+               "the next leader itself)\"",
+               a->stream, from, to, from, tries);
+        return;
+    }
     sa_log(SA_LOG_INFO, "leader_moved", "stream=%s from=%s to=%s%s%s", a->stream, from, a->leader,
            strcmp(a->leader, to) ? " wanted=" : "", strcmp(a->leader, to) ? to : "");
 }
