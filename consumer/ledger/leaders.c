@@ -34,6 +34,7 @@ struct leaders {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     atomic_int stop;
+    struct leaders_asset assets[ASSETS_MAX]; /* a turn's view (this thread only) */
 };
 
 /* Leaderships per server among assets of one kind. */
@@ -230,7 +231,7 @@ read_all(struct leaders *l, struct leaders_asset *a, int shards)
 static void
 turn(struct leaders *l)
 {
-    static struct leaders_asset a[ASSETS_MAX]; /* this thread only */
+    struct leaders_asset *a = l->assets;
     int shards = l->c->n->layout.shards, which = -1;
     char to[NAME_LEN];
 
