@@ -17,6 +17,7 @@ enum sa_code {
     SA_ENOTFOUND, /* no such thing (an id, a series, a dead letter) */
     SA_EEXIST,
     SA_ECONFLICT, /* the name is taken by something else */
+    SA_EFULL,     /* a task stream holds its size limit: nothing new is booked (issue 24.6) */
 };
 
 struct sa_err {

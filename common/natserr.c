@@ -19,6 +19,13 @@ last_error_text(natsStatus s)
     return *last && strcmp(last, natsStatus_GetText(s)) ? last : NULL;
 }
 
+int
+sa_nats_is_full(jsErrCode jerr, const char *text)
+{
+    return jerr == JSStreamStoreFailedErr && text &&
+           (strstr(text, "maximum messages exceeded") || strstr(text, "maximum bytes exceeded"));
+}
+
 enum sa_code
 sa_nats_fail(struct sa_err *err, natsStatus s, jsErrCode jerr, const char *what)
 {
@@ -30,6 +37,8 @@ sa_nats_fail(struct sa_err *err, natsStatus s, jsErrCode jerr, const char *what)
         code = SA_ERETRY;
     if (s == NATS_NOT_FOUND)
         code = SA_ENOTFOUND;
+    if (sa_nats_is_full(jerr, last))
+        code = SA_EFULL;
     if (jerr)
         return sa_fail(err, code, "%s: %s (JetStream error %d%s%s)", what, natsStatus_GetText(s),
                        (int)jerr, last ? ": " : "", last ? last : "");

@@ -54,6 +54,9 @@ struct histogram {
 struct counters {
     atomic_long pulled, held, moved, cancelled, duplicates, redelivered_held, key_waits;
     atomic_long parked, dead_deferred; /* park.h */
+    /* re-publishes (moves, retries, next occurrences) a full task stream refused: the
+     * original stays and comes again later (init --max-tasks) */
+    atomic_long stream_full;
     atomic_long sent[3], failed[3], retried[3], dead[3];
     struct histogram dispatch; /* the first attempt's start minus the due time */
     struct histogram delivery; /* the receiver's acceptance minus the first due time */

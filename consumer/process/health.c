@@ -263,6 +263,11 @@ metrics(struct consumer *c, char *buf)
             "# TYPE sendat_dead_letter_deferred_total counter\nsendat_dead_letter_deferred_total "
             "%ld\n",
             atomic_load(&k->dead_deferred));
+    n = put(buf, n,
+            "# HELP sendat_stream_full_total Moves, retries and next occurrences a full task "
+            "stream refused (each original stays and comes again later).\n"
+            "# TYPE sendat_stream_full_total counter\nsendat_stream_full_total %ld\n",
+            atomic_load(&k->stream_full));
     n = put(buf, n, "# TYPE sendat_republished_total counter\nsendat_republished_total %ld\n",
             atomic_load(&k->moved));
     n = put(buf, n, "# TYPE sendat_pulled_total counter\nsendat_pulled_total %ld\n",

@@ -22,6 +22,8 @@ settle(struct consumer *c, struct held *h)
     struct sa_err err = {0};
 
     if (series_continue(c, h, &err) != SA_OK) {
+        if (err.code == SA_EFULL) /* the task stream is full past the headroom */
+            atomic_fetch_add(&c->counters.stream_full, 1);
         sa_log(SA_LOG_WARN, "next_occurrence_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
         /* again later: the claim keeps it from a resend */
         sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
@@ -66,6 +68,14 @@ ack_only(struct consumer *c, struct held *h)
 {
     (void)c;
     sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_ACK, 0);
+    held_free(h);
+}
+
+/* Handed back to the stream, to come again in a second (a retry that could not be stored). */
+static void
+nak_later(struct consumer *c, struct held *h)
+{
+    sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
     held_free(h);
 }
 
@@ -147,9 +157,14 @@ finish_retry(struct consumer *c, struct held *h, uint64_t rev, const struct tran
             outcome_dead(c, h, rev, err.msg, status);
             return;
         }
+        if (err.code == SA_EFULL) /* the task stream is full past the headroom */
+            atomic_fetch_add(&c->counters.stream_full, 1);
         sa_log(SA_LOG_WARN, "retry_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK, 1000);
-        held_free(h);
+        /* given back: "sending" by nobody, so its redelivery (here or elsewhere) takes it
+         * over and sends again, instead of waiting for this live process for ever */
+        claims_outcome(&rec, c, h, SA_CLAIM_SENDING, status, error, 0);
+        rec.consumer[0] = rec.instance[0] = '\0';
+        record(c, h, rev, &rec, nak_later);
         return;
     }
     sa_log(SA_LOG_INFO, "retry", "task=%s attempt=%d next_in_ms=%" PRId64 " error=\"%s\"",

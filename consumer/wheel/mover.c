@@ -14,6 +14,7 @@
 #define MOVE_ACK_WAIT_MS 10000
 #define STALL_WAIT_MS 5000
 #define MOVES_IN_FLIGHT 4096
+#define FULL_NAK_MS 5000 /* a full stream frees room only as tasks are sent: not at once */
 
 struct mover {
     struct consumer *c;
@@ -31,7 +32,13 @@ on_done(void *arg, void *val, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae)
     natsMsg *orig = val;
 
     (void)pa;
-    if (pae) {
+    if (pae && sa_nats_is_full(pae->ErrCode, pae->ErrText)) {
+        /* the stream is past even the consumers' headroom: the original stays, unacked */
+        atomic_fetch_add(&m->k->stream_full, 1);
+        sa_log(SA_LOG_WARN, "move_refused_full", "subject=%s error=\"%s\" again_in_ms=%d",
+               natsMsg_GetSubject(msg), pae->ErrText, FULL_NAK_MS);
+        sa_jspull_ack(m->nc, orig, SA_JSPULL_NAK, FULL_NAK_MS);
+    } else if (pae) {
         sa_log(SA_LOG_WARN, "move_failed", "subject=%s error=\"%s\"", natsMsg_GetSubject(msg),
                pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
         sa_jspull_ack(m->nc, orig, SA_JSPULL_NAK, 0);

@@ -80,11 +80,16 @@ serve_error_object(int status, const struct sa_err *err)
 }
 
 /* The HTTP status for a booking that failed: bad input 400; an id taken by other content, or
- * used by a task no longer stored (it cannot be compared), 409; a broker error 503. */
+ * used by a task no longer stored (it cannot be compared), 409; a full task stream 507 (it
+ * takes work again only as tasks are sent, so there is no time to give a Retry-After); a
+ * broker error 503. */
 int
 serve_status_for(enum sa_code rc)
 {
-    return rc == SA_EINVAL ? 400 : rc == SA_ECONFLICT || rc == SA_ENOTFOUND ? 409 : 503;
+    return rc == SA_EINVAL                            ? 400
+           : rc == SA_ECONFLICT || rc == SA_ENOTFOUND ? 409
+           : rc == SA_EFULL                           ? 507
+                                                      : 503;
 }
 
 void

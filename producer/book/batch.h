@@ -56,6 +56,7 @@ struct batch {
     size_t n_kept, cap_kept;
     char *flat; /* INPUT_LINE_MAX + 1 bytes: the strings of a line batch_line_flat took */
     int tty;
+    int full; /* the batch stopped at a full task stream (tasklimit.h) */
     int64_t started_ms, shown_ms;
 };
 

@@ -10,15 +10,17 @@
 #include "group.h"
 #include "publish.h"
 #include "series.h"
+#include "tasklimit.h"
 #include "timeparse.h"
 
 enum sa_code
 book_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t, int id_given,
           char id[SA_ID_MAX + 1], struct dupcheck_gone *gone, struct sa_err *err)
 {
-    enum sa_code rc = SA_OK;
+    /* a full task stream takes nothing new, checked before a series or group is recorded */
+    enum sa_code rc = tasklimit_admit(n, sa_layout_shard_of(&n->layout, t->id), 0, err);
 
-    if (id_given && !t->cron)
+    if (rc == SA_OK && id_given && !t->cron)
         rc = dupcheck_gone(n, t->id, t->created_ms, gone, err);
     if (rc == SA_OK)
         rc = t->cron ? series_register(n, t, err) : group_record(n, t, err);

@@ -18,6 +18,7 @@
 #include "group.h"
 #include "publish.h"
 #include "shutdown.h"
+#include "tasklimit.h"
 #include "timeparse.h"
 
 #define FAILURES_KEPT 100
@@ -306,7 +307,12 @@ publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env,
 {
     natsMsg *msg = NULL, *member = NULL;
     jsPubOptions po;
-    enum sa_code rc = build_msg(&msg, p->n, t, env, len, now, err); /* its level's mark first */
+    enum sa_code rc = SA_OK;
+
+    if (!t->cron) /* a full task stream takes nothing new; a series was admitted before */
+        rc = tasklimit_admit(p->n, sa_layout_shard_of(&p->n->layout, t->id), len, err);
+    if (rc == SA_OK) /* its level's mark first */
+        rc = build_msg(&msg, p->n, t, env, len, now, err);
 
     /* A grouped task's membership goes before the task, so a group cancel that finds the task
      * stored finds its membership too. Ungrouped tasks pay nothing. */

@@ -66,7 +66,10 @@ cli_bad(const char *fmt, ...)
 int
 cli_exit_for(enum sa_code rc)
 {
-    return rc == SA_EINVAL ? EXIT_USAGE : rc == SA_ECONFLICT ? EXIT_TAKEN : EXIT_FAIL;
+    return rc == SA_EINVAL      ? EXIT_USAGE
+           : rc == SA_ECONFLICT ? EXIT_TAKEN
+           : rc == SA_EFULL     ? EXIT_FULL
+                                : EXIT_FAIL;
 }
 
 int

@@ -17,6 +17,7 @@ enum {
      * gone, so there is nothing to compare with (UNVERIFIED) */
     EXIT_TAKEN = 5,
     EXIT_UNVERIFIED = 6,
+    EXIT_FULL = 7, /* schedule: a task stream holds its limit (init --max-tasks): nothing booked */
 };
 
 /* Prints "sendat: <message>" on stderr and returns code. */

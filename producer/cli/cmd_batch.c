@@ -14,6 +14,7 @@
 #include "publish.h"
 #include "schedule.h"
 #include "series.h"
+#include "tasklimit.h"
 #include "timeparse.h"
 
 int
@@ -52,6 +53,8 @@ prepare(struct batch *b, const struct book_req *o, struct prepared *p, struct sa
     if (rc == SA_OK)
         rc = schedule_build_task(p->t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0,
                                  now, err);
+    if (rc == SA_OK && p->t->cron) /* room first: a series registered stays registered */
+        rc = tasklimit_admit(b->n, sa_layout_shard_of(&b->n->layout, p->t->id), 0, err);
     if (rc == SA_OK && p->t->cron)
         rc = series_register(b->n, p->t, err); /* SA_EEXIST: scheduled already, publish nothing */
     if (rc == SA_EEXIST && batch_booked(b, b->line, p->t->series_id, err) != SA_OK)
@@ -245,7 +248,7 @@ one_line(struct batch *b, char *line, struct sa_err *fatal)
         b->series_again++;
         return SA_OK;
     }
-    if (rc == SA_ENOMEM)
+    if (rc == SA_ENOMEM || rc == SA_EFULL)
         return sa_fail(fatal, rc, "line %ld: %s", b->line, err.msg);
     if (rc != SA_OK) {
         refuse(b, err.msg);
@@ -286,6 +289,7 @@ run(struct batch *b)
     rc = publish_kept(b, rc, &err); /* what is kept is freed in any case */
     if (rc == SA_OK)
         rc = publisher_finish(b->pub, 60000, &err);
+    b->full = rc == SA_EFULL; /* the lines before were booked; this one and the rest were not */
     check_dups(b);
     batch_progress(b, 1);
     return batch_summary(b, rc == SA_OK ? NULL : err.msg);

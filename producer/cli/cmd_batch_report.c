@@ -138,7 +138,7 @@ static int
 exit_code(const struct batch *b, long failed, const char *fatal)
 {
     if (fatal)
-        return cli_error(EXIT_FAIL, "schedule: %s", fatal);
+        return cli_error(b->full ? EXIT_FULL : EXIT_FAIL, "schedule: %s", fatal);
     if (failed)
         return EXIT_FAIL;
     if (b->taken)

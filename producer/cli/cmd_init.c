@@ -13,6 +13,7 @@
 #include "claim.h"
 #include "cli.h"
 #include "placement.h"
+#include "tasklimit.h"
 #include "timeparse.h"
 
 struct init_opts {
@@ -25,41 +26,64 @@ struct init_opts {
     int64_t claims_ttl_ms;
     int64_t dlq_age_ms;
     int64_t dlq_bytes;
+    long max_tasks;         /* --max-tasks: the producers' limit per task stream; 0: none */
+    int64_t max_task_bytes; /* --max-task-bytes; 0: none */
+    int limits_given;       /* either flag: existing task streams get the limits */
 };
 
 static const char usage[] =
     "usage: sendat init [--server URL] [--replicas N] [--shards N] [--window DUR] [--slot DUR]\n"
     "                   [--ack-wait DUR] [--lead DUR] [--dedupe-window DUR]\n"
     "                   [--claims-ttl DUR] [--dlq-max-age DUR] [--dlq-max-bytes SIZE]\n"
+    "                   [--max-tasks N] [--max-task-bytes SIZE]\n"
     "  creates streams and buckets; idempotent. DUR is like 250ms, 10s, 10m, 2h, 7d.\n"
     "  defaults: replicas 1, shards 1 (1-64 task streams, each with its claims bucket;\n"
     "            JetStream places their leaders), window 10m, slot 10s, ack-wait 30s, lead 2s,\n"
     "            dedupe-window 1h, claims-ttl 7d (at least 1h; 0s: for ever), dlq-max-age 30d,\n"
     "            dlq-max-bytes 1G\n"
     "  SIZE is bytes, or with K, M or G (1024-based); a full dead-letter stream drops its oldest.\n"
+    "  --max-tasks N, --max-task-bytes SIZE: producers refuse new tasks (exit 7, HTTP 507)\n"
+    "            once a task stream (each shard) holds that many; waiting tasks are never\n"
+    "            deleted. Default none; a later init sets or changes them, 0 removes them.\n"
     "  the layout (shards, window, slot, ack-wait, lead) is written once; later runs keep it\n"
     "  and refuse different numbers (a task's shard follows from its id: no resharding).\n";
 
-/* --dlq-max-bytes: "1G", "512M", "65536": at least 1 MiB, so a typo does not make every dead
- * letter drop. 0, or -1 after saying what is wrong. */
+/* A size flag: "1G", "512M", "65536": at least 1 MiB, so a typo does not make every dead
+ * letter drop (or every booking fail); 0 only where zero is allowed (zero_ok). 0, or -1 after
+ * saying what is wrong. */
 static int
-parse_size(void *to, const char *text)
+parse_size_named(int64_t *out, const char *text, const char *flag, int zero_ok)
 {
     char *end = NULL;
     long long v = strtoll(text, &end, 10);
     int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    int64_t *out = to;
 
+    if (zero_ok && !strcmp(text, "0")) {
+        *out = 0;
+        return 0;
+    }
     if (end == text || v < 1 || v > (1LL << 40) || (shift && end[1]) || (!shift && *end)) {
-        cli_error(EXIT_USAGE, "init: --dlq-max-bytes: want a size like 1G, 512M or 1048576");
+        cli_error(EXIT_USAGE, "init: --%s: want a size like 1G, 512M or 1048576", flag);
         return -1;
     }
     *out = (int64_t)v << shift;
     if (*out < (1 << 20) || *out > (1LL << 50)) {
-        cli_error(EXIT_USAGE, "init: --dlq-max-bytes: want 1M to 1024T");
+        cli_error(EXIT_USAGE, "init: --%s: want 1M to 1024T%s", flag, zero_ok ? " (0: none)" : "");
         return -1;
     }
     return 0;
+}
+
+static int
+parse_size(void *to, const char *text)
+{
+    return parse_size_named(to, text, "dlq-max-bytes", 0);
+}
+
+static int
+parse_task_bytes(void *to, const char *text)
+{
+    return parse_size_named(to, text, "max-task-bytes", 1);
 }
 
 /* A layout duration: written once, so init notes that one was given. */
@@ -90,6 +114,17 @@ parse_opts(struct init_opts *o, int argc, char **argv)
         {.name = "claims-ttl", .kind = CLI_OPT_DURATION, .to = &o->claims_ttl_ms},
         {.name = "dlq-max-age", .kind = CLI_OPT_DURATION, .to = &o->dlq_age_ms},
         {.name = "dlq-max-bytes", .kind = CLI_OPT_CALL, .to = &o->dlq_bytes, .call = parse_size},
+        {.name = "max-tasks",
+         .kind = CLI_OPT_LONG,
+         .to = &o->max_tasks,
+         .lo = 0,
+         .hi = 1000000000000L,
+         .given = &o->limits_given},
+        {.name = "max-task-bytes",
+         .kind = CLI_OPT_CALL,
+         .to = &o->max_task_bytes,
+         .call = parse_task_bytes,
+         .given = &o->limits_given},
         {0},
     };
     int rest = 0;
@@ -111,8 +146,19 @@ parse_opts(struct init_opts *o, int argc, char **argv)
 
 #undef LAYOUT
 
+/* A task stream's limits (tasklimit.h): the producers' limit plus the consumers' headroom,
+ * discard new, so a full stream refuses a publish and deletes nothing; none: -1. */
+static void
+task_limits(jsStreamConfig *sc, const struct init_opts *o)
+{
+    sc->MaxMsgs = o->max_tasks > 0 ? tasklimit_hard(o->max_tasks, 0) : -1;
+    sc->MaxBytes = o->max_task_bytes > 0 ? tasklimit_hard(o->max_task_bytes, 1) : -1;
+    sc->Discard = js_DiscardNew;
+}
+
 /* Takes si. An existing stream is kept as it is, except that a dead-letter stream made
- * before it had a byte limit gets one (once: a limit set since is never changed). */
+ * before it had a byte limit gets one (once: a limit set since is never changed), and a task
+ * stream gets the limits given (--max-tasks, --max-task-bytes; one not given stays). */
 static enum sa_code
 keep_stream(jsCtx *js, jsStreamInfo *si, int workqueue, const struct init_opts *o,
             struct sa_err *err)
@@ -120,7 +166,17 @@ keep_stream(jsCtx *js, jsStreamInfo *si, int workqueue, const struct init_opts *
     jsStreamInfo *up = NULL;
     jsErrCode jerr = 0;
     natsStatus s = NATS_OK;
+    struct init_opts keep = *o;
 
+    if (workqueue && o->limits_given) {
+        if (o->max_tasks < 0) /* not given: the stream's stays */
+            keep.max_tasks = (long)tasklimit_of(si->Config->MaxMsgs, 0);
+        if (o->max_task_bytes < 0)
+            keep.max_task_bytes = tasklimit_of(si->Config->MaxBytes, 1);
+        task_limits(si->Config, &keep);
+        s = js_UpdateStream(&up, js, si->Config, NULL, &jerr);
+        jsStreamInfo_Destroy(up);
+    }
     if (!workqueue && si->Config->MaxBytes <= 0) {
         si->Config->MaxBytes = o->dlq_bytes;
         si->Config->Discard = js_DiscardOld;
@@ -128,7 +184,10 @@ keep_stream(jsCtx *js, jsStreamInfo *si, int workqueue, const struct init_opts *
         jsStreamInfo_Destroy(up);
     }
     jsStreamInfo_Destroy(si);
-    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, jerr, "dead-letter stream byte limit");
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, jerr,
+                            workqueue ? "task stream limits" : "dead-letter stream byte limit");
+    return SA_OK;
 }
 
 static enum sa_code
@@ -154,6 +213,8 @@ add_stream(jsCtx *js, const char *name, const char *subject, int workqueue,
     sc.MaxAge = workqueue ? 0 : o->dlq_age_ms * 1000000LL;
     sc.MaxBytes = workqueue ? -1 : o->dlq_bytes;
     sc.Discard = js_DiscardOld; /* the dead-letter stream drops its oldest, as with its max age */
+    if (workqueue && o->limits_given)
+        task_limits(&sc, o); /* a full task stream refuses, never drops (discard new) */
     sc.AllowDirect = true;
     s = js_AddStream(&si, js, &sc, NULL, &jerr);
     jsStreamInfo_Destroy(si);
@@ -410,7 +471,9 @@ cmd_init(int argc, char **argv)
                           .dedupe_ms = 3600000,
                           .claims_ttl_ms = 7 * 86400000LL,
                           .dlq_age_ms = 30 * 86400000LL,
-                          .dlq_bytes = 1LL << 30};
+                          .dlq_bytes = 1LL << 30,
+                          .max_tasks = -1,
+                          .max_task_bytes = -1};
     struct sa_nats *n = NULL;
     struct sa_err err = {0};
     enum sa_code rc;

@@ -1,6 +1,8 @@
 /* Provider limits: "the provider accepts 3 concurrent calls in total" expressed as
  * SENDAT_HOST_LIMITS=<host>=fleet:3 holds across two consumers with a burst due at once; a
- * rate limit spaces the sends of one consumer. */
+ * rate limit spaces the sends of one consumer. And the task stream's size limit (issue 24.6):
+ * `sendat init --max-tasks 50` makes producers refuse the 51st task (exit 7, HTTP 507) while
+ * everything booked is still sent, and a retry the full stream refuses is not lost. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,12 +13,11 @@
 
 #include <cmocka.h>
 
+#include "api_client.h"
 #include "check.h"
 #include "fixture.h"
 
 #define N 15
-
-static struct fx F;
 
 static int
 all_arrived(void *arg)
@@ -77,12 +78,135 @@ test_rate(void **state)
     fx_finish(&F);
 }
 
+/* Sets the task stream's max msgs straight on the broker (what init would never do: below
+ * the headroom), so the consumer's own re-publish meets a full stream. */
+static void
+set_max_msgs(int64_t max_msgs)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL, *up = NULL;
+
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_GetStreamInfo(&si, js, "SENDAT_TASKS", NULL, NULL), NATS_OK);
+    assert_int_equal(si->Config->Discard, js_DiscardNew); /* full refuses, never drops */
+    si->Config->MaxMsgs = max_msgs;
+    assert_int_equal(js_UpdateStream(&up, js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(up);
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
+static int
+stream_full_seen(void *arg)
+{
+    (void)arg;
+    return fx_consumer_metric(&F, 0, "sendat_stream_full_total") >= 1;
+}
+
+static int
+soon_all_sent(void *arg)
+{
+    int seen[5] = {0};
+
+    (void)arg;
+    return fx_arrivals(&F, "/soon/", seen, 5) == 5;
+}
+
+static int
+api_books_again(void *arg)
+{
+    json_t *doc = NULL;
+    long status = call("POST", "/tasks", producer, arg, &doc);
+
+    json_decref(doc);
+    return status == 201;
+}
+
+/* Writes n NDJSON lines due at due_ms to path under name; returns path. */
+static const char *
+batch_file(char *path, size_t cap, const char *name, int n, int64_t due_ms)
+{
+    FILE *f;
+
+    snprintf(path, cap, "%s/%s.ndjson", F.dir, name);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/%s/%d\"}\n", due_ms / 1000,
+                receiver_url(F.recv), name, i);
+    fclose(f);
+    return path;
+}
+
+static void
+test_stream_size_limit(void **state)
+{
+    char out[8192], err[2048], id[80], path[32], file[320], body[512];
+    int64_t far = test_now_ms() + 2 * 86400000LL, soon = test_now_ms() + 20000;
+    json_t *doc = NULL;
+    (void)state;
+    /* init again on a running deployment sets the limit */
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--max-tasks", "50", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch",
+                               batch_file(file, sizeof(file), "far", 45, far), NULL),
+                     0);
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof(path), "/soon/%d", i);
+        assert_int_equal(fx_schedule(&F, soon, path, id, sizeof(id)), 0);
+    }
+    /* the 51st: refused by every producer, naming the limit and the count */
+    snprintf(body, sizeof(body), "@%" PRId64, far / 1000);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", body,
+                               "--webhook", "http://127.0.0.1:1/over", NULL),
+                     7);
+    fprintf(stderr, "51st: %s", err);
+    assert_non_null(strstr(err, "is full: it holds 50 tasks, the limit is 50"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch",
+                               batch_file(file, sizeof(file), "over", 1, far), NULL),
+                     7);
+    assert_non_null(strstr(err, "is full"));
+    snprintf(body, sizeof(body), "{\"at\":\"@%" PRId64 "\",\"webhook\":\"%s/api\"}", far / 1000,
+             receiver_url(F.recv));
+    assert_int_equal(call("POST", "/tasks", producer, body, &doc), 507);
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(doc, "error"), "message")), "full"));
+    check_error(doc, 507, NULL);
+    assert_int_equal(call("POST", "/batches", producer, body, &doc), 200);
+    check_error(json_incref(json_array_get(json_object_get(doc, "results"), 0)), 507, NULL);
+    json_decref(doc);
+
+    /* what was booked is all there: the soon ones are sent, and then there is room again */
+    assert_true(wait_until(soon_all_sent, NULL, 120000));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", "+1d",
+                               "--webhook", "http://127.0.0.1:1/room", NULL),
+                     0);
+    assert_true(wait_until(api_books_again, body, 30000)); /* 47 waiting now */
+    assert_int_equal(fx_consumer_metric(&F, 0, "sendat_stream_full_total"), 0);
+
+    /* a retry the broker itself refuses (the stream at its hard limit): the original stays */
+    receiver_respond(F.recv, "/retry", 500, 1, NULL);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 3000, "/retry", id, sizeof(id)), 0);
+    set_max_msgs(48); /* full with the task above: its retry has no room */
+    assert_true(wait_until(stream_full_seen, NULL, 60000));
+    assert_true(proc_count_lines(F.consumers[0].err_path, "retry_failed") >= 1);
+    set_max_msgs(50 + 10000); /* as init made it: 50 plus the headroom */
+    if (!receiver_wait(F.recv, "/retry", 2, 120000)) {
+        fx_print_log(&F, 0);
+        fail_msg("the refused retry was not sent again");
+    }
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fleet_concurrency),
         cmocka_unit_test(test_rate),
+        cmocka_unit_test_setup_teardown(test_stream_size_limit, api_setup, api_teardown),
     };
 
     return FX_RUN(tests);
