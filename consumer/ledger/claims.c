@@ -83,6 +83,8 @@ claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h)
 static int
 holder_alive(struct consumer *c, const struct sa_claim *cur)
 {
+    if (!cur->consumer[0] && !cur->instance[0])
+        return 0; /* given back by its holder (a retry a full stream refused, outcome.c) */
     if (cur->instance[0] && !strcmp(cur->instance, c->instance))
         return 1; /* this very process: another copy of the task is in flight here */
     if (!c->members || (!cur->instance[0] && !strcmp(cur->consumer, c->cfg.name)))
