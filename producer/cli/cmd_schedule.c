@@ -38,6 +38,8 @@ static const char usage[] =
     "  --id ID (1-64 of A-Z a-z 0-9 _ -): scheduling the same task again schedules it once\n"
     "  (\"already scheduled\" on stderr, exit 0); another task under an id that is taken exits\n"
     "  5, and one whose task is no longer stored (sent, cancelled) exits 6: nothing is scheduled.\n"
+    "  A task stream that holds its limit (set by sendat init, see its --help) takes nothing\n"
+    "  new: exit 7 (a batch stops there; the lines before were booked).\n"
     "  --not-after TIME: dead-letter the task as expired instead of sending it later.\n"
     "  --at-most-once: if a consumer dies mid-send, dead-letter instead of sending again.\n"
     "  --group NAME (1-64 of A-Z a-z 0-9 _ -, not with --cron): `sendat cancel --group NAME`\n"
