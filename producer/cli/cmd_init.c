@@ -156,6 +156,34 @@ task_limits(jsStreamConfig *sc, const struct init_opts *o)
     sc->Discard = js_DiscardNew;
 }
 
+/* Whether si's new limits are below what it holds: nats-server 2.9 applies a lower limit by
+ * deleting the oldest messages whatever the discard policy, so init refuses it (err). */
+static int
+below_count(const jsStreamInfo *si, struct sa_err *err)
+{
+    const jsStreamConfig *c = si->Config;
+
+    if (c->MaxMsgs > 0 && (uint64_t)c->MaxMsgs < si->State.Msgs) {
+        sa_fail(err, SA_EINVAL,
+                "%s holds %" PRIu64 " tasks, more than --max-tasks %" PRId64
+                " allows with its headroom (%" PRId64 "): a lower limit is refused, as the "
+                "broker would delete the oldest to apply it; wait until it has drained or "
+                "give a higher one",
+                c->Name, si->State.Msgs, tasklimit_of(c->MaxMsgs, 0), c->MaxMsgs);
+        return 1;
+    }
+    if (c->MaxBytes > 0 && (uint64_t)c->MaxBytes < si->State.Bytes) {
+        sa_fail(err, SA_EINVAL,
+                "%s holds %" PRIu64 " bytes, more than --max-task-bytes %" PRId64
+                " allows with its headroom (%" PRId64 "): a lower limit is refused, as the "
+                "broker would delete the oldest to apply it; wait until it has drained or "
+                "give a higher one",
+                c->Name, si->State.Bytes, tasklimit_of(c->MaxBytes, 1), c->MaxBytes);
+        return 1;
+    }
+    return 0;
+}
+
 /* Takes si. An existing stream is kept as it is, except that a dead-letter stream made
  * before it had a byte limit gets one (once: a limit set since is never changed), and a task
  * stream gets the limits given (--max-tasks, --max-task-bytes; one not given stays). */
@@ -174,6 +202,10 @@ keep_stream(jsCtx *js, jsStreamInfo *si, int workqueue, const struct init_opts *
         if (o->max_task_bytes < 0)
             keep.max_task_bytes = tasklimit_of(si->Config->MaxBytes, 1);
         task_limits(si->Config, &keep);
+        if (below_count(si, err)) {
+            jsStreamInfo_Destroy(si);
+            return SA_EINVAL;
+        }
         s = js_UpdateStream(&up, js, si->Config, NULL, &jerr);
         jsStreamInfo_Destroy(up);
     }
@@ -492,7 +524,7 @@ cmd_init(int argc, char **argv)
         rc = sa_fail(&err, SA_ENATS, "bucket %s cannot be bound", SA_META_BUCKET);
     code = rc == SA_OK ? settle_layout(n, &o) : cli_error(EXIT_FAIL, "init: %s", err.msg);
     if (code == EXIT_OK && add_all(n, &o, &err) != SA_OK)
-        code = cli_error(EXIT_FAIL, "init: %s", err.msg);
+        code = cli_error(cli_exit_for(err.code), "init: %s", err.msg);
     cli_close(n);
     if (code == EXIT_OK)
         puts("ok");

@@ -99,6 +99,30 @@ set_max_msgs(int64_t max_msgs)
     natsConnection_Destroy(nc);
 }
 
+static uint64_t
+stream_msgs(void)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    uint64_t msgs;
+
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_GetStreamInfo(&si, js, "SENDAT_TASKS", NULL, NULL), NATS_OK);
+    msgs = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return msgs;
+}
+
+static int
+stream_holds(void *arg)
+{
+    return stream_msgs() == (uint64_t)(intptr_t)arg;
+}
+
 static int
 stream_full_seen(void *arg)
 {
@@ -189,7 +213,8 @@ test_stream_size_limit(void **state)
 
     /* a retry the broker itself refuses (the stream at its hard limit): the original stays */
     receiver_respond(F.recv, "/retry", 500, 1, NULL);
-    assert_int_equal(fx_schedule(&F, test_now_ms() + 3000, "/retry", id, sizeof(id)), 0);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 6000, "/retry", id, sizeof(id)), 0);
+    assert_true(fx_status_says(&F, id, "level=\"slot\"", 30000)); /* no move under way */
     set_max_msgs(48); /* full with the task above: its retry has no room */
     assert_true(wait_until(stream_full_seen, NULL, 60000));
     assert_true(proc_count_lines(F.consumers[0].err_path, "retry_failed") >= 1);
@@ -198,6 +223,14 @@ test_stream_size_limit(void **state)
         fx_print_log(&F, 0);
         fail_msg("the refused retry was not sent again");
     }
+    /* the sent one is acked just after its answer: then 45 + 2 far-future tasks, none dropped */
+    assert_true(wait_until(stream_holds, (void *)(intptr_t)47, 30000));
+
+    /* a limit below what the stream holds is refused (2.9 would delete the oldest) */
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--max-tasks", "5", NULL),
+        0); /* 5 + 10,000 of headroom is above 47 */
+    assert_int_equal(stream_msgs(), 47);
 }
 
 int
