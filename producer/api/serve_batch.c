@@ -15,6 +15,7 @@
 
 #include "book.h"
 #include "dupcheck.h"
+#include "group.h"
 #include "publish.h"
 #include "serve.h"
 #include "timeparse.h"
@@ -40,6 +41,7 @@ struct serve_batch {
     size_t part_len, part_cap;
     struct held run[RUN_MAX];
     size_t n_run;
+    int64_t groups_ttl_ms; /* group_ttl, read at the first grouped line; -1 before */
 };
 
 static json_t *
@@ -71,6 +73,10 @@ one_line(struct request *r, struct serve_batch *b, long line, const char *text)
     rc = book_build_json(obj, &t, &err);
     id_given = json_object_get(obj, "id") != NULL;
     json_decref(obj);
+    if (rc == SA_OK && t->group[0] && b->groups_ttl_ms < 0)
+        rc = group_ttl(r->s->n, &b->groups_ttl_ms, &err);
+    if (rc == SA_OK)
+        rc = group_fits(t, sa_now_ms(), b->groups_ttl_ms, &err);
     pthread_rwlock_rdlock(&r->s->ring_lock);
     if (rc == SA_OK && t->cron) /* a series: its registry record first, then its first task */
         rc = book_task(r->s->n, r->s->ring, t, 0, id, NULL, &err);
@@ -226,6 +232,7 @@ serve_batch_begin(struct request *r)
     if (!b)
         return serve_fail(r, 503, NULL, "no memory for a batch");
     r->batch = b;
+    b->groups_ttl_ms = -1;
     if (publisher_new(&b->pub, r->s->n, IN_FLIGHT, &err) != SA_OK)
         return serve_fail(r, 503, NULL, "%s", err.msg);
     b->results = json_array();

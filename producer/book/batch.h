@@ -58,6 +58,8 @@ struct batch {
     int tty;
     int full; /* the batch stopped at a full task stream (tasklimit.h) */
     int64_t started_ms, shown_ms;
+    int64_t groups_ttl_ms; /* group_ttl, read at the first grouped line */
+    int groups_ttl_known;
 };
 
 /* batch_json.c */

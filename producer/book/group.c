@@ -34,17 +34,50 @@ group_member_msg(natsMsg **out, const struct sa_task *t, struct sa_err *err)
 }
 
 enum sa_code
+group_ttl(struct sa_nats *n, int64_t *ttl_ms, struct sa_err *err)
+{
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_GetStreamInfo(&si, n->js, "KV_" SA_GROUPS_BUCKET, NULL, &jerr);
+
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, jerr, "read the groups bucket's TTL");
+    *ttl_ms = si->Config->MaxAge / 1000000; /* nanoseconds */
+    jsStreamInfo_Destroy(si);
+    return SA_OK;
+}
+
+enum sa_code
+group_fits(const struct sa_task *t, int64_t now, int64_t ttl_ms, struct sa_err *err)
+{
+    char due[40], until[40];
+
+    if (!t->group[0] || ttl_ms <= 0 || t->due_ms <= now + ttl_ms)
+        return SA_OK;
+    sa_time_format(due, sizeof(due), t->due_ms);
+    sa_time_format(until, sizeof(until), now + ttl_ms);
+    return sa_fail_field(err, SA_EINVAL, "group",
+                         "a task in group %s is due %s, after its membership expires (%s: the "
+                         "claims TTL from now), so cancel --group could not reach it; book it "
+                         "due by then, or without a group",
+                         t->group, due, until);
+}
+
+enum sa_code
 group_record(struct sa_nats *n, const struct sa_task *t, struct sa_err *err)
 {
     natsMsg *msg = NULL;
     jsPubAck *pa = NULL;
     jsErrCode jerr = 0;
+    int64_t ttl = 0;
     enum sa_code rc;
     natsStatus s;
 
     if (!t->group[0])
         return SA_OK;
-    if ((rc = group_member_msg(&msg, t, err)) != SA_OK)
+    if ((rc = group_ttl(n, &ttl, err)) != SA_OK ||
+        (rc = group_fits(t, sa_now_ms(), ttl, err)) != SA_OK ||
+        (rc = group_member_msg(&msg, t, err)) != SA_OK)
         return rc;
     s = js_PublishMsg(&pa, n->js, msg, NULL, &jerr);
     if (s != NATS_OK)

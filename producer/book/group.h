@@ -13,7 +13,17 @@
 enum sa_code group_member_msg(natsMsg **out, const struct sa_task *t,
                               struct sa_err *err) SA_MUST_CHECK;
 
-/* Writes t's membership and waits for the PubAck (nothing to do if t has no group). */
+/* How long a membership lives (the groups bucket's max age: the claims TTL), 0 for ever; one
+ * stream info request. */
+enum sa_code group_ttl(struct sa_nats *n, int64_t *ttl_ms, struct sa_err *err) SA_MUST_CHECK;
+
+/* SA_EINVAL (field "group") if t, booked at now, is due after its membership would expire
+ * (ttl_ms from now; 0: never): `cancel --group` could not reach it. SA_OK without a group. */
+enum sa_code group_fits(const struct sa_task *t, int64_t now, int64_t ttl_ms,
+                        struct sa_err *err) SA_MUST_CHECK;
+
+/* Writes t's membership and waits for the PubAck (nothing to do if t has no group), once
+ * group_fits. */
 enum sa_code group_record(struct sa_nats *n, const struct sa_task *t,
                           struct sa_err *err) SA_MUST_CHECK;
 

@@ -10,6 +10,7 @@
 
 #include "batch.h"
 #include "dupcheck.h"
+#include "group.h"
 #include "input.h"
 #include "publish.h"
 #include "schedule.h"
@@ -53,6 +54,11 @@ prepare(struct batch *b, const struct book_req *o, struct prepared *p, struct sa
     if (rc == SA_OK)
         rc = schedule_build_task(p->t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0,
                                  now, err);
+    if (rc == SA_OK && p->t->group[0] && !b->groups_ttl_known &&
+        (rc = group_ttl(b->n, &b->groups_ttl_ms, err)) == SA_OK)
+        b->groups_ttl_known = 1;
+    if (rc == SA_OK)
+        rc = group_fits(p->t, now, b->groups_ttl_ms, err);
     if (rc == SA_OK && p->t->cron) /* room first: a series registered stays registered */
         rc = tasklimit_admit(b->n, sa_layout_shard_of(&b->n->layout, p->t->id), 0, err);
     if (rc == SA_OK && p->t->cron)

@@ -1,7 +1,8 @@
 /* Groups (issue 13): `sendat cancel --group` cancels 5,000 tasks while part of the group is
  * being sent to a slow receiver; each task is sent exactly once or never, and the counts the
  * cancel answers match what the receiver saw. Another group is left alone; a group nobody
- * booked answers 0 and 0. */
+ * booked answers 0 and 0. A grouped task due after its membership would expire (the claims
+ * TTL from now) is refused, alone and as a batch line: a group cancel could not reach it. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,11 +100,46 @@ test_group_cancel_races_sends(void **state)
     fx_finish(&F);
 }
 
+static void
+test_group_due_past_its_membership(void **state)
+{
+    char path[300], out[4096], err[4096], at[40];
+    int64_t far = test_now_ms() / 1000 + 8 * 86400, near = test_now_ms() / 1000 + 86400;
+    FILE *f;
+
+    (void)state;
+    fx_start(&F, 0); /* the claims TTL, and so a membership's life: the default 7 days */
+    snprintf(at, sizeof(at), "@%" PRId64, far);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at", at,
+                               "--webhook", "https://example.com/x", "--group", "far", NULL),
+                     2);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(err, "cancel --group could not reach it"));
+    snprintf(path, sizeof(path), "%s/far.ndjson", F.dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f,
+            "{\"at\":\"@%" PRId64 "\",\"webhook\":\"https://example.com/x\",\"group\":\"far\"}\n",
+            far);
+    fprintf(f,
+            "{\"at\":\"@%" PRId64 "\",\"webhook\":\"https://example.com/x\",\"group\":\"far\"}\n",
+            near);
+    fclose(f);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path, NULL), 2);
+    assert_non_null(strstr(err, "line 1"));
+    assert_non_null(strstr(err, "membership expires"));
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "show", "far", NULL), 0);
+    assert_non_null(strstr(out, "tasks=1"));
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group_cancel_races_sends),
+        cmocka_unit_test(test_group_due_past_its_membership),
     };
 
     return FX_RUN(tests);
