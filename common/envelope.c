@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include "envelope.h"
+#include "layout.h"
 #include "random.h"
 
 #define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
@@ -24,12 +25,16 @@ _Static_assert(SA_ENVELOPE_HEADER == NONCE_AT + NONCE_BYTES &&
                    SA_ENVELOPE_OVERHEAD == SA_ENVELOPE_HEADER + TAG_BYTES,
                "envelope.h's sizes must match libsodium's");
 
-/* AD = header || id. Returns NULL when out of memory. */
+#define AD_ROOM (SA_ENVELOPE_HEADER + SA_ID_MAX) /* the AD of any valid id fits a stack room */
+
+/* AD = header || id, in room (AD_ROOM bytes) when it fits, else allocated (the caller frees
+ * what is not room). Returns NULL when out of memory. */
 static uint8_t *
-make_ad(const uint8_t *header, const char *id, size_t *ad_len)
+make_ad(const uint8_t *header, const char *id, uint8_t *room, size_t *ad_len)
 {
     size_t id_len = strlen(id);
-    uint8_t *ad = malloc(SA_ENVELOPE_HEADER + id_len);
+    uint8_t *ad =
+        SA_ENVELOPE_HEADER + id_len <= AD_ROOM ? room : malloc(SA_ENVELOPE_HEADER + id_len);
 
     if (!ad)
         return NULL;
@@ -46,7 +51,7 @@ sa_envelope_seal_nonce(const struct sa_keyring *ring, const char *id, const uint
 {
     const uint8_t *kid = NULL, *key = NULL;
     unsigned long long clen = 0;
-    uint8_t *env = NULL, *ad = NULL;
+    uint8_t *env = NULL, *ad = NULL, room[AD_ROOM];
     size_t ad_len = 0;
     enum sa_code rc = SA_OK;
 
@@ -62,7 +67,7 @@ sa_envelope_seal_nonce(const struct sa_keyring *ring, const char *id, const uint
     env[0] = SA_ENVELOPE_VERSION;
     memcpy(env + KID_AT, kid, SA_KID_BYTES);
     memcpy(env + NONCE_AT, nonce, NONCE_BYTES);
-    ad = make_ad(env, id, &ad_len);
+    ad = make_ad(env, id, room, &ad_len);
     if (!ad) {
         rc = sa_fail(err, SA_ENOMEM, "no memory to seal %zu bytes", len);
         goto out;
@@ -76,7 +81,8 @@ sa_envelope_seal_nonce(const struct sa_keyring *ring, const char *id, const uint
     *out_len = SA_ENVELOPE_HEADER + (size_t)clen;
     env = NULL;
 out:
-    free(ad);
+    if (ad != room)
+        free(ad);
     free(env);
     return rc;
 }
@@ -115,7 +121,7 @@ sa_envelope_open(const struct sa_keyring *ring, const char *id, const uint8_t *e
 {
     const uint8_t *key = NULL;
     unsigned long long mlen = 0;
-    uint8_t *ad = NULL, *buf = NULL;
+    uint8_t *ad = NULL, *buf = NULL, room[AD_ROOM];
     size_t ad_len = 0, cap;
     enum sa_code rc;
 
@@ -126,7 +132,7 @@ sa_envelope_open(const struct sa_keyring *ring, const char *id, const uint8_t *e
         return rc;
     cap = len - SA_ENVELOPE_OVERHEAD;
     buf = malloc(cap ? cap : 1);
-    ad = make_ad(env, id, &ad_len);
+    ad = make_ad(env, id, room, &ad_len);
     if (!buf || !ad) {
         rc = sa_fail(err, SA_ENOMEM, "no memory to open %zu bytes", len);
         goto out;
@@ -142,7 +148,8 @@ sa_envelope_open(const struct sa_keyring *ring, const char *id, const uint8_t *e
     *plain_len = (size_t)mlen;
     buf = NULL;
 out:
-    free(ad);
+    if (ad != room)
+        free(ad);
     free(buf); /* NULL on success; else never written (tag checked first) */
     return rc;
 }

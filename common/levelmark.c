@@ -197,18 +197,28 @@ sa_marks_before_publish(struct sa_marks *m, const struct sa_layout *l, const cha
                         int64_t now_ms, int *made, struct sa_err *err)
 {
     struct sa_place place;
-    enum sa_code rc;
-    int created = 0;
 
     if (made)
         *made = 0;
     if (!m || sa_layout_parse_subject(&place, subject, NULL) != SA_OK || !place.slot)
         return SA_OK; /* a window level; a subject no level reads is the sweep's */
-    if (made_sure(m, l, place.shard, place.slot, now_ms))
+    return sa_marks_before_publish_at(m, l, place.shard, place.slot, now_ms, made, err);
+}
+
+enum sa_code
+sa_marks_before_publish_at(struct sa_marks *m, const struct sa_layout *l, int shard, int64_t slot,
+                           int64_t now_ms, int *made, struct sa_err *err)
+{
+    enum sa_code rc;
+    int created = 0;
+
+    if (made)
+        *made = 0;
+    if (!m || !slot || made_sure(m, l, shard, slot, now_ms))
         return SA_OK;
-    rc = ensure(m, place.shard, place.slot, &created, err);
+    rc = ensure(m, shard, slot, &created, err);
     if (rc == SA_OK)
-        remember(m, l, place.shard, place.slot);
+        remember(m, l, shard, slot);
     if (made)
         *made = created;
     return rc;

@@ -37,6 +37,11 @@ void sa_marks_close(struct sa_marks *m);
 enum sa_code sa_marks_before_publish(struct sa_marks *m, const struct sa_layout *l,
                                      const char *subject, int64_t now_ms, int *made,
                                      struct sa_err *err) SA_MUST_CHECK;
+/* The same for a subject the caller just wrote from (shard, slot), slot 0 a window level:
+ * the producer's booking, which need not read its own subject back. */
+enum sa_code sa_marks_before_publish_at(struct sa_marks *m, const struct sa_layout *l, int shard,
+                                        int64_t slot, int64_t now_ms, int *made,
+                                        struct sa_err *err) SA_MUST_CHECK;
 
 /* Whether (shard, slot) has a mark: SA_OK, SA_ENOTFOUND, or the broker's failure. */
 enum sa_code sa_marks_exists(struct sa_marks *m, int shard, int64_t slot,

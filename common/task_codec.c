@@ -11,6 +11,9 @@
 #include "sendat.pb-c.h"
 #include "task.h"
 
+#define FEW 8              /* headers or attempts encoded without an allocation */
+#define SEAL_ON_STACK 4096 /* a task that packs into this many bytes is sealed from the stack */
+
 struct pb_task {
     Sendat__Task t;
     Sendat__Webhook wh;
@@ -20,6 +23,11 @@ struct pb_task {
     Sendat__Header **hdr_ptrs;
     Sendat__Attempt *atts;
     Sendat__Attempt **att_ptrs;
+    /* where a task with few headers and attempts keeps them: no allocation per encode */
+    Sendat__Header few_hdrs[FEW];
+    Sendat__Header *few_hdr_ptrs[FEW];
+    Sendat__Attempt few_atts[FEW];
+    Sendat__Attempt *few_att_ptrs[FEW];
 };
 
 static char *
@@ -59,10 +67,20 @@ fill_pb(struct pb_task *p, const struct sa_task *t, struct sa_err *err)
     p->t.first_started_ms = t->first_started_ms;
     p->t.delivery = t->at_most_once ? SENDAT__TASK__DELIVERY__AT_MOST_ONCE
                                     : SENDAT__TASK__DELIVERY__AT_LEAST_ONCE;
-    p->hdrs = calloc(t->n_headers + 1, sizeof(*p->hdrs));
-    p->hdr_ptrs = calloc(t->n_headers + 1, sizeof(*p->hdr_ptrs));
-    p->atts = calloc(t->n_attempts + 1, sizeof(*p->atts));
-    p->att_ptrs = calloc(t->n_attempts + 1, sizeof(*p->att_ptrs));
+    if (t->n_headers < FEW) {
+        p->hdrs = p->few_hdrs;
+        p->hdr_ptrs = p->few_hdr_ptrs;
+    } else {
+        p->hdrs = calloc(t->n_headers + 1, sizeof(*p->hdrs));
+        p->hdr_ptrs = calloc(t->n_headers + 1, sizeof(*p->hdr_ptrs));
+    }
+    if (t->n_attempts < FEW) {
+        p->atts = p->few_atts;
+        p->att_ptrs = p->few_att_ptrs;
+    } else {
+        p->atts = calloc(t->n_attempts + 1, sizeof(*p->atts));
+        p->att_ptrs = calloc(t->n_attempts + 1, sizeof(*p->att_ptrs));
+    }
     if (!p->hdrs || !p->hdr_ptrs || !p->atts || !p->att_ptrs)
         return sa_fail(err, SA_ENOMEM, "no memory to encode a task");
     for (size_t i = 0; i < t->n_headers; i++) {
@@ -111,10 +129,14 @@ fill_pb(struct pb_task *p, const struct sa_task *t, struct sa_err *err)
 static void
 free_pb(struct pb_task *p)
 {
-    free(p->hdrs);
-    free(p->hdr_ptrs);
-    free(p->atts);
-    free(p->att_ptrs);
+    if (p->hdrs != p->few_hdrs) {
+        free(p->hdrs);
+        free(p->hdr_ptrs);
+    }
+    if (p->atts != p->few_atts) {
+        free(p->atts);
+        free(p->att_ptrs);
+    }
 }
 
 enum sa_code
@@ -265,17 +287,28 @@ enum sa_code
 sa_task_seal(const struct sa_keyring *ring, const struct sa_task *t, uint8_t **env, size_t *env_len,
              struct sa_err *err)
 {
-    uint8_t *plain = NULL;
+    uint8_t stack[SEAL_ON_STACK], *plain = NULL;
+    struct pb_task p;
     size_t len = 0;
     enum sa_code rc;
 
     *env = NULL;
-    rc = sa_task_encode(t, &plain, &len, err);
-    if (rc != SA_OK)
-        return rc;
-    rc = sa_envelope_seal(ring, t->id, plain, len, env, env_len, err);
-    sodium_memzero(plain, len);
-    free(plain);
+    memset(&p, 0, sizeof(p));
+    rc = fill_pb(&p, t, err);
+    if (rc == SA_OK) {
+        len = sendat__task__get_packed_size(&p.t);
+        plain = len <= sizeof(stack) ? stack : malloc(len ? len : 1);
+        if (!plain)
+            rc = sa_fail(err, SA_ENOMEM, "no memory to encode a task of %zu bytes", len);
+    }
+    if (rc == SA_OK) {
+        sendat__task__pack(&p.t, plain);
+        rc = sa_envelope_seal(ring, t->id, plain, len, env, env_len, err);
+        sodium_memzero(plain, len);
+    }
+    if (plain != stack)
+        free(plain);
+    free_pb(&p);
     return rc;
 }
 
