@@ -174,10 +174,16 @@ check_dups(struct batch *b)
 static long
 drop_gone(struct batch *b, enum sa_code *rc, struct sa_err *err)
 {
-    struct gone_ask *asks = calloc(b->n_kept ? b->n_kept : 1, sizeof(*asks));
-    size_t *at = calloc(b->n_kept ? b->n_kept : 1, sizeof(*at)), count = 0;
+    struct gone_ask *asks = NULL;
+    size_t *at = NULL, count = 0, named = 0;
     long dropped = 0;
 
+    for (size_t i = 0; i < b->n_kept; i++)
+        named += !b->kept[i].no_id && !b->kept[i].t->cron;
+    if (!named) /* nothing to ask: no allocation (a large one consolidates the heap each run) */
+        return 0;
+    asks = calloc(named, sizeof(*asks));
+    at = calloc(named, sizeof(*at));
     if (!asks || !at) {
         *rc = sa_fail(err, SA_ENOMEM, "no memory to check %zu ids", b->n_kept);
         goto out;

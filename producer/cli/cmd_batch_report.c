@@ -13,11 +13,16 @@
 void
 batch_progress(struct batch *b, int last)
 {
-    int64_t now = sa_now_ms(), ms = now - b->started_ms;
-    double rate = ms > 0 ? (double)b->line * 1000.0 / (double)ms : 0;
+    int64_t now, ms;
+    double rate;
     char bar[31] = "";
 
-    if (!b->tty || (!last && now - b->shown_ms < 100))
+    if (!b->tty) /* before the clock: this is asked after every line */
+        return;
+    now = sa_now_ms();
+    ms = now - b->started_ms;
+    rate = ms > 0 ? (double)b->line * 1000.0 / (double)ms : 0;
+    if (!last && now - b->shown_ms < 100)
         return;
     b->shown_ms = now;
     if (b->total > 0) {
@@ -63,6 +68,23 @@ line_failed(struct batch *b, long line)
     return 0;
 }
 
+/* n in decimal on stdout: once or twice per booked line, so without printf. */
+static void
+put_long(long n)
+{
+    char digits[24];
+    size_t at = sizeof(digits);
+    unsigned long u = n < 0 ? 0 - (unsigned long)n : (unsigned long)n;
+
+    do {
+        digits[--at] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (n < 0)
+        digits[--at] = '-';
+    fwrite(digits + at, 1, sizeof(digits) - at, stdout);
+}
+
 /* One {"line":N,"id":"..."} entry; generated ids need no escaping, so most skip jansson. An id
  * jansson refuses (not UTF-8) is left out, as it was when the summary was one jansson tree. */
 static int
@@ -73,11 +95,16 @@ put_id(long line, const char *id, int first)
     if (id[strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")] &&
         !(str = json_string(id)))
         return 0;
-    printf("%s{\"line\":%ld,\"id\":", first ? "" : ",", line);
-    if (str)
+    fputs(first ? "{\"line\":" : ",{\"line\":", stdout);
+    put_long(line);
+    fputs(",\"id\":", stdout);
+    if (str) {
         json_dumpf(str, stdout, JSON_ENCODE_ANY);
-    else
-        printf("\"%s\"", id);
+    } else {
+        putchar('"');
+        fputs(id, stdout);
+        putchar('"');
+    }
     putchar('}');
     json_decref(str);
     return 1;
@@ -94,9 +121,12 @@ booked_ids(struct batch *b, int json)
     for (size_t i = 0; i < b->n_booked; i++) {
         if (line_failed(b, b->booked[i].line))
             continue;
-        if (!json)
-            printf("%ld %s\n", b->booked[i].line, b->booked[i].id);
-        else if (put_id(b->booked[i].line, b->booked[i].id, first))
+        if (!json) {
+            put_long(b->booked[i].line);
+            putchar(' ');
+            fputs(b->booked[i].id, stdout);
+            putchar('\n');
+        } else if (put_id(b->booked[i].line, b->booked[i].id, first))
             first = 0;
     }
 }
