@@ -375,10 +375,12 @@ static int
 canonical_ms(const char *s, size_t n, int64_t *out)
 {
     char buf[24];
+    struct put b = {buf, sizeof(buf), 0};
 
     if (parse_ms(s, n, out) != 0)
         return -1;
-    return (size_t)snprintf(buf, sizeof(buf), "%" PRId64, *out) == n ? 0 : -1;
+    put_i64(&b, *out);
+    return b.len == n ? 0 : -1;
 }
 
 enum sa_code

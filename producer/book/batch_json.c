@@ -248,19 +248,13 @@ flat_string(struct flat *f)
 
     if (*f->r++ != '"')
         return NULL;
-    for (;;) {
-        const char *run = f->r;
-
-        /* a run of plain bytes, copied at once: most strings have no escape */
-        while ((unsigned char)(*f->r - 0x20) < 0x60 && *f->r != '"' && *f->r != '\\')
-            f->r++;
-        memmove(f->w, run, (size_t)(f->r - run)); /* w never passes r */
-        f->w += f->r - run;
-        c = (unsigned char)*f->r++;
-        if (c == '"')
-            break;
-        if (c != '\\') /* a control byte, not ASCII, or the NUL: not terminated */
+    while ((c = (unsigned char)*f->r++) != '"') {
+        if (c < 0x20 || c >= 0x80) /* the NUL too: not terminated */
             return NULL;
+        if (c != '\\') {
+            *f->w++ = (char)c;
+            continue;
+        }
         c = (unsigned char)*f->r++;
         if (c == 'u') {
             if (unicode_escape(f))

@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "batch.h"
 #include "dupcheck.h"
@@ -321,11 +318,6 @@ batch_run(const struct sched_cmd *o)
     struct sa_err err = {0};
     int code;
 
-#ifdef M_MXFAST
-    /* glibc: small frees to the thread cache and bins, not fastbins that each larger request
-     * consolidates (docs/design-notes.md, "Producer CPU per task on a faster server") */
-    mallopt(M_MXFAST, 0);
-#endif
     b.total = o->batch ? input_count_lines(o->batch) : -1;
     if (o->template_file && b.total > 0)
         b.total--; /* the CSV header row is no task */
