@@ -70,6 +70,7 @@ struct puller {
     struct recent recent;  /* the last hour minute by minute, for the beats */
     struct park park;      /* messages that do not open (park.h) */
     int64_t level_task_ms; /* the last task a level (not the park) brought: asks.c */
+    int no_reset;          /* a consumer reset failed once: levels are made anew (targets.c) */
     pthread_t thread;
 };
 
@@ -93,8 +94,9 @@ void targets_reap(struct puller *p, int64_t now_ms);
 /* Whether t is pulled: a slot found empty is once its durable is made (prepare.h). */
 int targets_wake(struct puller *p, struct target *t, int64_t now);
 void targets_close(struct puller *p);
-/* A member died: every level of shard sv with unacked tasks is made anew (same durable, same
- * settings), so the server delivers them again now instead of after the ack wait. Live members'
+/* A member died: every level of shard sv with unacked tasks is reset to its ack floor (a server
+ * with consumer reset) or made anew (same durable, same settings), so the server delivers them
+ * again now instead of after the ack wait. Live members'
  * held copies come back too and are settled by their holders. Returns how many levels. */
 int targets_redeliver(struct puller *p, const struct served *sv);
 /* The same for the shard's park, once a new key is loaded: 1 if it was handed out again. */

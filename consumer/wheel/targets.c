@@ -8,12 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "log.h"
 #include "lookup.h"
 #include "members.h"
 #include "prepare.h"
 #include "pull.h"
 #include "timeparse.h"
+
+#define RESET_WAIT_MS 5000 /* nats.c's own wait for a JetStream API answer */
 
 int
 targets_find(const struct puller *p, const struct served *sv, int64_t window, int64_t slot)
@@ -24,11 +28,40 @@ targets_find(const struct puller *p, const struct served *sv, int64_t window, in
     return -1;
 }
 
-/* Deletes and makes t's durable again if anything of it is unacked: 1 if it did. */
+/* Hands t's unacked tasks out again by a consumer reset to its ack floor ($JS.API.CONSUMER.RESET,
+ * ADR-60, nats-server 2.14+): the durable stays, and so do the fleet's requests open on it.
+ * SA_OK if the server did it; on any failure the caller makes the durable anew instead. */
+static enum sa_code
+reset_level(struct puller *p, const struct target *t, struct sa_err *err)
+{
+    char subject[SA_SUBJECT_MAX];
+    natsMsg *reply = NULL;
+    json_t *doc = NULL;
+    enum sa_code rc = SA_OK;
+    natsStatus s;
+
+    snprintf(subject, sizeof(subject), "$JS.API.CONSUMER.RESET.%s.%s", t->sv->stream, t->durable);
+    s = natsConnection_RequestString(&reply, p->c->n->nc, subject, "", RESET_WAIT_MS);
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, subject);
+    doc = json_loadb(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply), 0, NULL);
+    if (!json_is_object(doc) || json_object_get(doc, "error"))
+        rc = sa_fail(err, SA_ENATS, "%s: %.*s", subject,
+                     natsMsg_GetDataLength(reply) > 200 ? 200 : natsMsg_GetDataLength(reply),
+                     natsMsg_GetData(reply));
+    json_decref(doc);
+    natsMsg_Destroy(reply);
+    return rc;
+}
+
+/* Makes the server deliver t's unacked tasks again if it has any: 1 if it did. With consumer
+ * reset (jsfeat.h) the durable is reset to its ack floor; without it, or if a reset fails (a
+ * role not allowed to ask: then not tried again by this process), deleted and made again. */
 static int
 redeliver_one(struct puller *p, struct target *t)
 {
     jsConsumerInfo *ci = NULL;
+    struct sa_err err = {0};
     int unacked = 0;
     natsStatus s;
 
@@ -39,6 +72,15 @@ redeliver_one(struct puller *p, struct target *t)
     jsConsumerInfo_Destroy(ci);
     if (!unacked)
         return 0;
+    if ((p->c->n->feat.have & SA_JSFEAT_RESET) && !p->no_reset) {
+        if (reset_level(p, t, &err) == SA_OK) {
+            sa_log(SA_LOG_INFO, "level_reset", "stream=%s durable=%s", t->sv->stream, t->durable);
+            return 1; /* open requests live on: nothing to ask again */
+        }
+        p->no_reset = 1;
+        sa_log(SA_LOG_WARN, "level_reset_failed", "stream=%s durable=%s error=\"%s\" then=remade",
+               t->sv->stream, t->durable, err.msg);
+    }
     js_DeleteConsumer(p->c->n->js, t->sv->stream, t->durable, NULL, NULL);
     s = prepare_durable(p->c, t->sv->shard, t->sv->stream, t->window, t->slot);
     if (s != NATS_OK) /* the next refresh makes it; its tasks wait in the stream */

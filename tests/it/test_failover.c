@@ -3,7 +3,8 @@
  * because the survivor finds it dead (the server answers "no responders" on its liveness
  * subject) and has its levels delivered again. All arrive; at-least-once resends keep their
  * webhook-id; an at-most-once task is never sent twice. A member stopped with SIGSTOP is found
- * hung by its silence. And a living member is never taken for dead, whatever a client writes
+ * hung by its silence. On a server with consumer reset (2.14+) the levels are reset, not made
+ * anew. And a living member is never taken for dead, whatever a client writes
  * into the members bucket (issue 24.2). */
 #include <inttypes.h>
 #include <pthread.h>
@@ -175,6 +176,31 @@ print_log(int i)
     free(log);
 }
 
+/* How the survivor i handed the dead member's levels back: by a consumer reset where its start
+ * line names the feature (nats-server 2.14+, SENDAT_SERVER_FEATURES not none), each level
+ * reset and none made anew; else by deleting and making the durables, never a reset. */
+static void
+check_rescue_way(int i)
+{
+    char *log = proc_read_file(F.consumers[i].err_path);
+    const char *start = log ? strstr(log, "event=started ") : NULL;
+    const char *feats = start ? strstr(start, " features=") : NULL;
+    char names[64] = "";
+    int reset;
+
+    assert_non_null(feats);
+    assert_int_equal(sscanf(feats, " features=%63s", names), 1);
+    reset = strstr(names, "reset") != NULL;
+    assert_non_null(strstr(log, "event=member_rescued "));
+    if (reset)
+        assert_non_null(strstr(log, "event=level_reset "));
+    else
+        assert_null(strstr(log, "event=level_reset"));
+    assert_null(strstr(log, "event=level_reset_failed"));
+    fprintf(stderr, "the dead member's levels were %s\n", reset ? "reset" : "made anew");
+    free(log);
+}
+
 static void
 test_kill9_while_holding(void **state)
 {
@@ -194,6 +220,7 @@ test_kill9_while_holding(void **state)
     fprintf(stderr, "kill -9 while holding: worst lateness %" PRId64 " ms (ack wait %d ms)\n",
             worst, ACK_WAIT_MS);
     assert_true(worst <= lateness_bound_ms());
+    check_rescue_way(1);
     fx_finish(&F);
 }
 
