@@ -12,6 +12,7 @@
 #include "cancel.h"
 #include "envelope.h"
 #include "jspull.h"
+#include "liveness.h"
 #include "log.h"
 #include "members.h"
 #include "mover.h"
@@ -33,6 +34,7 @@
 /* A rescue also covers the levels this member takes up in the next seconds: one found dead at
  * start is rescued before this member pulls a level whose durable is still being made. */
 #define RESCUE_LATE_MS 5000
+#define GONE_WAIT_MS 250   /* is a dead member still connected: "no responders" comes at once */
 #define CLOSE_WAIT_MS 2000 /* the drain's flush: a round trip, unless the server is gone */
 #define CLOSE_POLL_MS 50
 
@@ -205,6 +207,24 @@ members_facts(struct puller *p, int64_t now, char *out, size_t n)
         strcat(out, "}");
 }
 
+/* Whether the dead instance is gone from the server: its liveness subject has no listener, so
+ * its connection, and with it every pull request it left open, is gone. A member found dead by
+ * its silence (hung, SIGSTOP) may still be connected with requests open: a reset would leave
+ * them in place and the server would hand the tasks straight back to it (it_failover saw them
+ * 79 s late), so its levels are made anew, which drops those requests. */
+static int
+gone_from_server(struct puller *p, const char *instance)
+{
+    char subject[96];
+    natsMsg *reply = NULL;
+    natsStatus s;
+
+    liveness_subject(subject, sizeof(subject), instance);
+    s = natsConnection_Request(&reply, p->c->n->nc, subject, "", 0, GONE_WAIT_MS);
+    natsMsg_Destroy(reply);
+    return s == NATS_NO_RESPONDERS;
+}
+
 /* Says "alive", probes the others, and hands back at once what a member found dead held: for
  * each shard, the one member serving it that wins the shard's rescue makes the server deliver
  * that shard's levels' unacked tasks again (members may serve different shards). */
@@ -215,13 +235,18 @@ beat(struct puller *p, int64_t now)
 
     members_facts(p, now, facts, sizeof(facts));
     members_beat(p->members, now, facts);
-    while (members_take_dead(p->members, dead, sizeof(dead))) /* also those found at start */
+    while (members_take_dead(p->members, dead, sizeof(dead))) { /* also those found at start */
+        int gone = -1;                                          /* asked once it is needed */
         for (int k = 0; k < p->nsv; k++)
             if (members_won_rescue(p->members, dead, p->sv[k].shard)) {
+                if (gone < 0)
+                    gone = (p->c->n->feat.have & SA_JSFEAT_RESET) && gone_from_server(p, dead);
                 p->sv[k].rescue_until_ms = now + RESCUE_LATE_MS;
+                p->sv[k].rescue_reset = gone;
                 sa_log(SA_LOG_WARN, "member_rescued", "instance=%s stream=%s levels_redelivered=%d",
                        dead, p->sv[k].stream, targets_redeliver(p, &p->sv[k]));
             }
+    }
 }
 
 static void

@@ -28,6 +28,7 @@ struct served {
     int64_t quiet[PULL_QUIET_WINDOWS]; /* windows over and seen empty: not looked at again */
     int quiet_next;
     int64_t rescue_until_ms; /* a dead member's levels taken up before this are handed back too */
+    int rescue_reset;        /* and may be reset: the dead one is gone from the server (pull.c) */
 };
 
 /* One level being pulled: a window's window level (slot 0) or one slot of one shard, through
@@ -95,8 +96,8 @@ void targets_reap(struct puller *p, int64_t now_ms);
 int targets_wake(struct puller *p, struct target *t, int64_t now);
 void targets_close(struct puller *p);
 /* A member died: every level of shard sv with unacked tasks is reset to its ack floor (a server
- * with consumer reset) or made anew (same durable, same settings), so the server delivers them
- * again now instead of after the ack wait. Live members'
+ * with consumer reset, sv->rescue_reset) or made anew (same durable, same settings), so the
+ * server delivers them again now instead of after the ack wait. Live members'
  * held copies come back too and are settled by their holders. Returns how many levels. */
 int targets_redeliver(struct puller *p, const struct served *sv);
 /* The same for the shard's park, once a new key is loaded: 1 if it was handed out again. */

@@ -55,10 +55,11 @@ reset_level(struct puller *p, const struct target *t, struct sa_err *err)
 }
 
 /* Makes the server deliver t's unacked tasks again if it has any: 1 if it did. With consumer
- * reset (jsfeat.h) the durable is reset to its ack floor; without it, or if a reset fails (a
- * role not allowed to ask: then not tried again by this process), deleted and made again. */
+ * reset (jsfeat.h) and may_reset the durable is reset to its ack floor; else, or if a reset
+ * fails (a role not allowed to ask: then not tried again by this process), it is deleted and
+ * made again, which also drops every request open on it. */
 static int
-redeliver_one(struct puller *p, struct target *t)
+redeliver_one(struct puller *p, struct target *t, int may_reset)
 {
     jsConsumerInfo *ci = NULL;
     struct sa_err err = {0};
@@ -72,7 +73,7 @@ redeliver_one(struct puller *p, struct target *t)
     jsConsumerInfo_Destroy(ci);
     if (!unacked)
         return 0;
-    if ((p->c->n->feat.have & SA_JSFEAT_RESET) && !p->no_reset) {
+    if (may_reset && (p->c->n->feat.have & SA_JSFEAT_RESET) && !p->no_reset) {
         if (reset_level(p, t, &err) == SA_OK) {
             sa_log(SA_LOG_INFO, "level_reset", "stream=%s durable=%s", t->sv->stream, t->durable);
             return 1; /* open requests live on: nothing to ask again */
@@ -96,7 +97,7 @@ targets_redeliver_park(struct puller *p, const struct served *sv)
 {
     int i = targets_find(p, sv, PULL_PARK, PULL_PARK);
 
-    return i >= 0 ? redeliver_one(p, &p->t[i]) : 0;
+    return i >= 0 ? redeliver_one(p, &p->t[i], 1) : 0;
 }
 
 int
@@ -106,7 +107,7 @@ targets_redeliver(struct puller *p, const struct served *sv)
 
     for (int i = 0; i < p->n; i++)
         if (p->t[i].sv == sv)
-            n += redeliver_one(p, &p->t[i]);
+            n += redeliver_one(p, &p->t[i], sv->rescue_reset);
     return n;
 }
 
@@ -193,7 +194,8 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
     arm(p, t, now);
     t->empty = st == PREPARE_EMPTY || st == PREPARE_EMPTY_FOR_GOOD;
     p->n++;
-    if (sa_now_ms() < sv->rescue_until_ms && redeliver_one(p, t)) /* see RESCUE_LATE_MS */
+    if (sa_now_ms() < sv->rescue_until_ms &&
+        redeliver_one(p, t, sv->rescue_reset)) /* see RESCUE_LATE_MS */
         sa_log(SA_LOG_WARN, "member_rescued_late", "stream=%s durable=%s", sv->stream, durable);
     sa_log(SA_LOG_DEBUG, "pull_level", "stream=%s durable=%s empty=%d", sv->stream, durable,
            t->empty);
