@@ -11,7 +11,7 @@
  *   info          a consumer info (sendat asks one before making a durable)
  *   create        a new durable on a slot holding N/K messages, and its first pull of one
  *   create_empty  a new durable on a slot holding nothing
- *   update        one durable's filter moved to the next slot (2.10+)
+ *   update        one durable's filter moved to the next slot (2.9.10 takes it as well)
  *   update_reset  and its start reset to the stream's first message (2.14+: without it a filter
  *                 moved onto a slot booked long ago starts past that slot's messages)
  *   rescue_delete what a rescue does today: delete a durable whose slot's messages are all
