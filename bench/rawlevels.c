@@ -30,6 +30,7 @@
 #include <nats/nats.h>
 
 #include "jspull.h"
+#include "rawjs.h"
 #include "rawmeter.h"
 #include "rawpull.h"
 
@@ -53,6 +54,15 @@ now_s(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* rawpull.c's helpers end through this, as in sendat-rawjs (rawjs.h) */
+void
+rawjs_die(const char *what, natsStatus s)
+{
+    fprintf(stderr, "sendat-rawlevels: %s: %s (%s)\n", what, natsStatus_GetText(s),
+            nats_GetLastError(NULL));
+    exit(1);
 }
 
 static void
