@@ -24,6 +24,7 @@
 #include "rawjs.h"
 #include "rawmeter.h"
 #include "rawpost.h"
+#include "rawstream.h"
 
 #define BATCH_BUCKET "rawjs_batch"
 #define BATCH_STREAM "KV_rawjs_batch"
@@ -130,18 +131,6 @@ create_msg(long key, const char *reply)
     return m;
 }
 
-static void
-wait_acks(jsCtx *js)
-{
-    jsPubOptions po;
-    natsStatus s;
-
-    jsPubOptions_Init(&po);
-    po.MaxWait = 120000;
-    if ((s = js_PublishAsyncComplete(js, &po)) != NATS_OK)
-        rawjs_die("waiting for PubAcks", s);
-}
-
 /* n creates from key base on, one PubAck each. */
 static double
 one_by_one(natsConnection *nc, long n, long base)
@@ -157,7 +146,7 @@ one_by_one(natsConnection *nc, long n, long base)
         if (s != NATS_OK)
             rawjs_die("async create", s);
     }
-    wait_acks(js);
+    rawstream_wait(js);
     jsCtx_Destroy(js);
     return rawpost_now_s() - t0;
 }
@@ -190,7 +179,7 @@ atomic_batches(natsConnection *nc, long n, long base, long size, const char *run
                 rawjs_die("batch publish", s);
         }
     }
-    wait_acks(js);
+    rawstream_wait(js);
     jsCtx_Destroy(js);
     return rawpost_now_s() - t0;
 }

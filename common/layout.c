@@ -198,20 +198,30 @@ put_str(struct put *b, const char *s)
     put_mem(b, s, strlen(s));
 }
 
-static void
-put_i64(struct put *b, int64_t v)
+size_t
+sa_layout_i64(char out[SA_I64_TEXT], int64_t v)
 {
-    char digits[24];
-    size_t at = sizeof(digits);
+    char digits[SA_I64_TEXT];
+    size_t at = sizeof(digits) - 1;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
 
+    digits[at] = '\0';
     do {
         digits[--at] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
     if (v < 0)
         digits[--at] = '-';
-    put_mem(b, digits + at, sizeof(digits) - at);
+    memcpy(out, digits + at, sizeof(digits) - at);
+    return sizeof(digits) - 1 - at;
+}
+
+static void
+put_i64(struct put *b, int64_t v)
+{
+    char digits[SA_I64_TEXT];
+
+    put_mem(b, digits, sa_layout_i64(digits, v));
 }
 
 /* "<prefix>.<window>.<level>.<id>", level "w" or the slot's start (shard_subject's prefix). */

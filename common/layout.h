@@ -151,4 +151,9 @@ int sa_layout_is_park(const char *subject, char *id);
  * soon are held straight from it). */
 int64_t sa_layout_book_slot(const struct sa_layout *l, int64_t due_ms, int64_t now_ms);
 
+/* v in decimal into out, NUL-terminated, as "%" PRId64 writes it but without printf (subjects
+ * and headers are written once per task); returns its length. */
+#define SA_I64_TEXT 24
+size_t sa_layout_i64(char out[SA_I64_TEXT], int64_t v);
+
 #endif

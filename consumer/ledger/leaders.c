@@ -17,6 +17,7 @@
 #include "log.h"
 #include "stepdown.h"
 #include "timeparse.h"
+#include "turns.h"
 
 #define LEADERS_KEY "leaders" /* the meta record: when the last turn started (ms) */
 #define SERVERS_MAX LEADERS_SERVERS_MAX
@@ -29,11 +30,7 @@
 
 struct leaders {
     struct consumer *c;
-    int64_t interval_ms;
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    atomic_int stop;
+    struct turns turns;
     struct leaders_asset assets[ASSETS_MAX]; /* a turn's view (this thread only) */
 };
 
@@ -47,7 +44,7 @@ struct tally {
 static int
 stopping(const struct leaders *l)
 {
-    return atomic_load(&l->stop) || atomic_load(&l->c->stopping);
+    return turns_stopping(&l->turns);
 }
 
 static int
@@ -202,7 +199,7 @@ claim(struct leaders *l, int64_t now)
     kvEntry_Destroy(e);
     if (s != NATS_OK && s != NATS_NOT_FOUND)
         return -1;
-    if (last && now < last + l->interval_ms * 9 / 10 && now >= last)
+    if (last && now < last + l->turns.interval_ms * 9 / 10 && now >= last)
         return -1; /* taken lately by another member */
     snprintf(text, sizeof(text), "%" PRId64, now);
     s = rev ? kvStore_UpdateString(&wrote, meta, LEADERS_KEY, text, rev)
@@ -247,31 +244,10 @@ turn(struct leaders *l)
         move(l, &a[shards + which], to);
 }
 
-static void *
-leaders_loop(void *arg)
+static void
+leaders_turn(void *arg)
 {
-    struct leaders *l = arg;
-    struct timespec at;
-
-    pthread_mutex_lock(&l->lock);
-    while (!stopping(l)) {
-        clock_gettime(CLOCK_REALTIME, &at);
-        at.tv_sec += l->interval_ms / 1000;
-        at.tv_nsec += (l->interval_ms % 1000) * 1000000L;
-        if (at.tv_nsec >= 1000000000L) {
-            at.tv_sec++;
-            at.tv_nsec -= 1000000000L;
-        }
-        while (!stopping(l) && pthread_cond_timedwait(&l->wake, &l->lock, &at) == 0)
-            ; /* woken early: only leaders_stop signals */
-        if (stopping(l))
-            break;
-        pthread_mutex_unlock(&l->lock);
-        turn(l);
-        pthread_mutex_lock(&l->lock);
-    }
-    pthread_mutex_unlock(&l->lock);
-    return NULL;
+    turn(arg);
 }
 
 enum sa_code
@@ -286,14 +262,10 @@ leaders_start(struct leaders **out, struct consumer *c, int64_t interval_ms, str
     if (!l)
         return sa_fail(err, SA_ENOMEM, "no memory for the leader balance");
     l->c = c;
-    l->interval_ms = interval_ms;
-    pthread_mutex_init(&l->lock, NULL);
-    pthread_cond_init(&l->wake, NULL);
-    if (pthread_create(&l->thread, NULL, leaders_loop, l) != 0) {
-        pthread_mutex_destroy(&l->lock);
-        pthread_cond_destroy(&l->wake);
+    if (turns_start(&l->turns, interval_ms, &c->stopping, leaders_turn, l, "leader balance", err) !=
+        SA_OK) {
         free(l);
-        return sa_fail(err, SA_ENOMEM, "cannot start the leader balance thread");
+        return err ? err->code : SA_ENOMEM;
     }
     *out = l;
     return SA_OK;
@@ -304,12 +276,6 @@ leaders_stop(struct leaders *l)
 {
     if (!l)
         return;
-    pthread_mutex_lock(&l->lock);
-    atomic_store(&l->stop, 1);
-    pthread_cond_signal(&l->wake);
-    pthread_mutex_unlock(&l->lock);
-    pthread_join(l->thread, NULL);
-    pthread_mutex_destroy(&l->lock);
-    pthread_cond_destroy(&l->wake);
+    turns_stop(&l->turns);
     free(l);
 }

@@ -18,6 +18,7 @@
 #include "sweepread.h"
 #include "sweeprec.h"
 #include "timeparse.h"
+#include "turns.h"
 
 #define SWEEP_MAX_PER_RUN 20000 /* the rest next time */
 /* Dead letters per shard and turn: 100,000 junk messages on subjects no level reads reach the
@@ -27,10 +28,7 @@
 struct sweep {
     struct consumer *c;
     int64_t interval_ms;
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    atomic_int stop;
+    struct turns turns;
     struct logsum lines; /* unread_task lines, summarised (sweep thread only) */
 };
 
@@ -54,7 +52,7 @@ enum verdict { READ_LATER, UNDECIDED, UNREAD };
 static int
 stopping(const struct sweep *s)
 {
-    return atomic_load(&s->stop) || atomic_load(&s->c->stopping);
+    return turns_stopping(&s->turns);
 }
 
 /* A turn ends early while due tasks wait for a send slot: the sends get the CPU, the rest of
@@ -292,31 +290,10 @@ turn(struct sweep *s)
     }
 }
 
-static void *
-sweep_loop(void *arg)
+static void
+sweep_turn(void *arg)
 {
-    struct sweep *s = arg;
-    struct timespec at;
-
-    pthread_mutex_lock(&s->lock);
-    while (!stopping(s)) {
-        clock_gettime(CLOCK_REALTIME, &at);
-        at.tv_sec += s->interval_ms / 1000;
-        at.tv_nsec += (s->interval_ms % 1000) * 1000000L;
-        if (at.tv_nsec >= 1000000000L) {
-            at.tv_sec++;
-            at.tv_nsec -= 1000000000L;
-        }
-        while (!stopping(s) && pthread_cond_timedwait(&s->wake, &s->lock, &at) == 0)
-            ; /* woken early: only sweep_stop signals */
-        if (stopping(s))
-            break;
-        pthread_mutex_unlock(&s->lock);
-        turn(s);
-        pthread_mutex_lock(&s->lock);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return NULL;
+    turn(arg);
 }
 
 enum sa_code
@@ -333,11 +310,9 @@ sweep_start(struct sweep **out, struct consumer *c, int64_t interval_ms, struct 
     s->c = c;
     s->interval_ms = interval_ms;
     s->lines.event = "unread_task";
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->wake, NULL);
-    if (pthread_create(&s->thread, NULL, sweep_loop, s) != 0) {
+    if (turns_start(&s->turns, interval_ms, &c->stopping, sweep_turn, s, "sweep", err) != SA_OK) {
         free(s);
-        return sa_fail(err, SA_ENOMEM, "cannot start the sweep thread");
+        return err ? err->code : SA_ENOMEM;
     }
     *out = s;
     return SA_OK;
@@ -348,12 +323,6 @@ sweep_stop(struct sweep *s)
 {
     if (!s)
         return;
-    pthread_mutex_lock(&s->lock);
-    atomic_store(&s->stop, 1);
-    pthread_cond_signal(&s->wake);
-    pthread_mutex_unlock(&s->lock);
-    pthread_join(s->thread, NULL);
-    pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->wake);
+    turns_stop(&s->turns);
     free(s);
 }

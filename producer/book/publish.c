@@ -48,31 +48,13 @@ struct publisher {
     int published; /* a publish went out (publishing thread only) */
 };
 
-/* v in decimal into out (24 bytes), as "%" PRId64 writes it: once per task, without printf. */
-static void
-ms_text(char out[24], int64_t v)
-{
-    char digits[24];
-    size_t at = sizeof(digits);
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-
-    do {
-        digits[--at] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        digits[--at] = '-';
-    memcpy(out, digits + at, sizeof(digits) - at);
-    out[sizeof(digits) - at] = '\0';
-}
-
 /* The task's message, once its level may take it: a slot level's mark exists first. */
 static enum sa_code
 build_msg(natsMsg **msg, struct sa_nats *n, const struct sa_task *t, const uint8_t *env, size_t len,
           int64_t now, struct sa_err *err)
 {
     const struct sa_layout *l = &n->layout;
-    char subject[SA_SUBJECT_MAX], sched[24];
+    char subject[SA_SUBJECT_MAX], sched[SA_I64_TEXT];
     int64_t at = t->due_ms > now ? t->due_ms : now, slot = sa_layout_book_slot(l, t->due_ms, now);
     int shard = sa_layout_shard_of(l, t->id);
     enum sa_code rc;
@@ -86,7 +68,7 @@ build_msg(natsMsg **msg, struct sa_nats *n, const struct sa_task *t, const uint8
         sa_layout_window_subject(subject, sizeof(subject), shard, sa_layout_window(l, at), t->id);
     if ((rc = sa_marks_before_publish_at(n->marks, l, shard, slot, now, NULL, err)) != SA_OK)
         return rc;
-    ms_text(sched, now);
+    sa_layout_i64(sched, now);
     s = natsMsg_Create(msg, subject, NULL, (const char *)env, (int)len);
     if (s == NATS_OK)
         s = natsMsgHeader_Set(*msg, "Sendat-Scheduled", sched);
