@@ -159,29 +159,26 @@ task_limits(jsStreamConfig *sc, const struct init_opts *o)
 /* Whether si's new limits are below what it holds: nats-server 2.9 applies a lower limit by
  * deleting the oldest messages whatever the discard policy, so init refuses it (err). */
 static int
+below(const char *stream, const char *unit, const char *flag, uint64_t held, int64_t max, int bytes,
+      struct sa_err *err)
+{
+    if (max <= 0 || (uint64_t)max >= held)
+        return 0;
+    sa_fail(err, SA_EINVAL,
+            "%s holds %" PRIu64 " %s, more than %s %" PRId64 " allows with its headroom (%" PRId64
+            "): a lower limit is refused, as the broker would delete the oldest to apply it; "
+            "wait until it has drained or give a higher one",
+            stream, held, unit, flag, tasklimit_of(max, bytes), max);
+    return 1;
+}
+
+static int
 below_count(const jsStreamInfo *si, struct sa_err *err)
 {
     const jsStreamConfig *c = si->Config;
 
-    if (c->MaxMsgs > 0 && (uint64_t)c->MaxMsgs < si->State.Msgs) {
-        sa_fail(err, SA_EINVAL,
-                "%s holds %" PRIu64 " tasks, more than --max-tasks %" PRId64
-                " allows with its headroom (%" PRId64 "): a lower limit is refused, as the "
-                "broker would delete the oldest to apply it; wait until it has drained or "
-                "give a higher one",
-                c->Name, si->State.Msgs, tasklimit_of(c->MaxMsgs, 0), c->MaxMsgs);
-        return 1;
-    }
-    if (c->MaxBytes > 0 && (uint64_t)c->MaxBytes < si->State.Bytes) {
-        sa_fail(err, SA_EINVAL,
-                "%s holds %" PRIu64 " bytes, more than --max-task-bytes %" PRId64
-                " allows with its headroom (%" PRId64 "): a lower limit is refused, as the "
-                "broker would delete the oldest to apply it; wait until it has drained or "
-                "give a higher one",
-                c->Name, si->State.Bytes, tasklimit_of(c->MaxBytes, 1), c->MaxBytes);
-        return 1;
-    }
-    return 0;
+    return below(c->Name, "tasks", "--max-tasks", si->State.Msgs, c->MaxMsgs, 0, err) ||
+           below(c->Name, "bytes", "--max-task-bytes", si->State.Bytes, c->MaxBytes, 1, err);
 }
 
 /* Takes si. An existing stream is kept as it is, except that a dead-letter stream made
