@@ -357,20 +357,10 @@ rawjs_batch(const struct rawjs_opts *o)
     long n = o->kv_n - o->kv_n % (64 * clients), base = 0;
     struct client cl[8];
     uint64_t msgs;
-    kvStore *kv = NULL;
-    kvConfig kc;
+    kvStore *kv = rawstream_bucket(js, BATCH_BUCKET, o->replicas);
     char run[24];
     int first = 1;
-    natsStatus s;
 
-    kvConfig_Init(&kc);
-    kc.Bucket = BATCH_BUCKET;
-    kc.History = 1;
-    kc.Replicas = o->replicas;
-    kc.StorageType = js_FileStorage;
-    js_DeleteKeyValue(js, BATCH_BUCKET);
-    if ((s = js_CreateKeyValue(&kv, js, &kc)) != NATS_OK)
-        rawjs_die("create bucket", s);
     allow_batches(nc, o->fast);
     snprintf(run, sizeof(run), "r%lld", (long long)(rawpost_now_s() * 1000));
     printf("{\"n\":%ld,\"replicas\":%d,\"clients\":%d,\"in_flight\":%d", n, o->replicas, clients,

@@ -163,11 +163,9 @@ rawjs_bench(const struct rawjs_opts *o)
     struct rawpull *sub;
     natsMsg **keep;
     kvStore *kv = NULL;
-    kvConfig kc;
     double secs;
     long n = o->n, done, rest;
     int first = 1;
-    natsStatus s;
 
     randombytes_buf(payload, (size_t)o->size); /* sealed tasks are incompressible too */
     rawstream_make(js, o->replicas);
@@ -202,14 +200,7 @@ rawjs_bench(const struct rawjs_opts *o)
     if (o->sink)
         post_phase(nc, js, o, payload, &first);
 
-    kvConfig_Init(&kc);
-    kc.Bucket = KV_BUCKET;
-    kc.History = 1;
-    kc.Replicas = o->replicas;
-    kc.StorageType = js_FileStorage;
-    js_DeleteKeyValue(js, KV_BUCKET);
-    if ((s = js_CreateKeyValue(&kv, js, &kc)) != NATS_OK)
-        rawjs_die("create bucket", s);
+    kv = rawstream_bucket(js, KV_BUCKET, o->replicas);
     done = kv_create(ajs, kv, o->kv_n, 0, 0, o->sync_seconds, &secs);
     rawmeter_report("kv_create_sync", done, secs, &first);
     done = kv_create(ajs, kv, o->kv_n, o->kv_n, 1, 120, &secs);

@@ -156,3 +156,21 @@ rawstream_js(natsConnection *nc)
         rawjs_die("JetStream context", s);
     return js;
 }
+
+kvStore *
+rawstream_bucket(jsCtx *js, const char *name, int replicas)
+{
+    kvStore *kv = NULL;
+    kvConfig kc;
+    natsStatus s;
+
+    kvConfig_Init(&kc);
+    kc.Bucket = name;
+    kc.History = 1;
+    kc.Replicas = replicas;
+    kc.StorageType = js_FileStorage;
+    js_DeleteKeyValue(js, name);
+    if ((s = js_CreateKeyValue(&kv, js, &kc)) != NATS_OK)
+        rawjs_die("create bucket", s);
+    return kv;
+}

@@ -13,6 +13,8 @@
 /* Replaces the stream RAWJS (a leftover of an interrupted run) by an empty one; exits if it
  * cannot. */
 void rawstream_make(jsCtx *js, int replicas);
+/* Replaces KV bucket name (history 1, file storage) by an empty one; exits if it cannot. */
+kvStore *rawstream_bucket(jsCtx *js, const char *name, int replicas);
 /* A JetStream context whose async publishes report to this file's PubAck handler. */
 jsCtx *rawstream_js(natsConnection *nc);
 /* Waits (up to 2 min) until every async publish of js has its PubAck; exits if not. */
