@@ -119,7 +119,7 @@ stored(jsCtx *js)
 static void
 fill(jsCtx *js, const struct opts *o)
 {
-    char payload[SIZE], subject[96], f[96];
+    char payload[SIZE], subject[128], f[96];
     double t0 = now_s();
 
     memset(payload, 'x', sizeof(payload));
