@@ -8,12 +8,13 @@
 #include <sodium.h>
 
 #include "claim.h"
+#include "claimmac.h"
 #include "layout.h"
 #include "natsconn.h"
 #include "random.h"
 
-static const char *state_names[] = {"none",      "sending", "sent",   "retrying",
-                                    "cancelled", "dead",    "skipped"};
+static const char *state_names[] = {"none",      "sending", "sent",    "retrying",
+                                    "cancelled", "dead",    "skipped", "junk"};
 
 int64_t
 sa_claim_memory_ms(int64_t ttl_ms)
@@ -213,7 +214,7 @@ sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
 static enum sa_claim_state
 state_from(const char *name)
 {
-    for (size_t i = 1; i < sizeof(state_names) / sizeof(state_names[0]); i++)
+    for (size_t i = 1; i < SA_CLAIM_JUNK; i++) /* junk is never a stored state */
         if (name && !strcmp(name, state_names[i]))
             return (enum sa_claim_state)i;
     return SA_CLAIM_NONE;
@@ -261,6 +262,77 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     return rc;
 }
 
+/* The MAC member closing a stored record: `,"mac":"<SA_CLAIMMAC_LEN characters>"}`. */
+#define MAC_OPEN ",\"mac\":\""
+#define MAC_TAIL (sizeof(MAC_OPEN) - 1 + SA_CLAIMMAC_LEN + 2)
+
+/* Encodes c for key with its MAC into out; *len its length. */
+static enum sa_code
+encode_signed(const struct sa_claim *c, const char *key, char *out, size_t cap, int *len,
+              struct sa_err *err)
+{
+    char mac[SA_CLAIMMAC_LEN + 1];
+    int n = sa_claim_encode(c, out, cap);
+    enum sa_code rc;
+
+    if (n < 0 || (size_t)n + MAC_TAIL >= cap)
+        return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
+    if ((rc = sa_claimmac_make(mac, SA_CLAIMMAC_CLAIM, key, out, (size_t)n, err)) != SA_OK)
+        return rc;
+    n--; /* over the closing brace */
+    snprintf(out + n, cap - (size_t)n, MAC_OPEN "%s\"}", mac);
+    *len = n + (int)MAC_TAIL;
+    return SA_OK;
+}
+
+/* Where the MAC text sits in a stored record, or NULL if it has no MAC member at its end. */
+static const char *
+mac_of(const char *data, size_t len)
+{
+    const char *at = data + len - MAC_TAIL;
+
+    if (len <= MAC_TAIL || memcmp(at, MAC_OPEN, sizeof(MAC_OPEN) - 1) ||
+        memcmp(data + len - 2, "\"}", 2))
+        return NULL;
+    return at + sizeof(MAC_OPEN) - 1;
+}
+
+enum sa_code
+sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len, struct sa_err *err)
+{
+    const char *mac = data ? mac_of(data, len) : NULL;
+    char body[1024];
+    size_t body_len = mac ? (size_t)(mac - data) - (sizeof(MAC_OPEN) - 1) : 0;
+    struct sa_err why = {0};
+    enum sa_code rc;
+
+    memset(c, 0, sizeof(*c));
+    if (mac && body_len + 1 <= sizeof(body)) { /* the record without its MAC member */
+        memcpy(body, data, body_len);
+        body[body_len++] = '}';
+    } else if (mac) {
+        mac = NULL; /* longer than any record we write */
+    }
+    if (!sa_claimmac_ready()) { /* cannot check: read what it says, marked so */
+        rc = mac ? sa_claim_decode(c, body, body_len, err)
+                 : sa_claim_decode(c, data ? data : "", data ? len : 0, err);
+        c->unverified = 1;
+        return rc;
+    }
+    if (!mac)
+        sa_fail(&why, SA_ECRYPTO, "claim record of %s carries no MAC", key);
+    else
+        (void)!sa_claimmac_check(mac, SA_CLAIMMAC_LEN, SA_CLAIMMAC_CLAIM, key, body, body_len,
+                                 &why);
+    if (why.code != SA_OK) {
+        memset(c, 0, sizeof(*c));
+        c->state = SA_CLAIM_JUNK;
+        snprintf(c->error, sizeof(c->error), "%.190s", why.msg);
+        return sa_fail(err, SA_ECRYPTO, "%s", why.msg);
+    }
+    return sa_claim_decode(c, body, body_len, err);
+}
+
 void
 sa_claim_stamp(struct sa_claim *c)
 {
@@ -281,9 +353,9 @@ sa_claim_message(natsMsg **out, const char *bucket, const char *key, struct sa_c
     *out = NULL;
     if (!c->write_id[0])
         sa_claim_stamp(c);
-    n = sa_claim_encode(c, buf, sizeof(buf));
-    if (n < 0)
-        return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
+    enum sa_code rc = encode_signed(c, key, buf, sizeof(buf), &n, err);
+    if (rc != SA_OK)
+        return rc;
     snprintf(subject, sizeof(subject), "$KV.%s.%s", bucket, key);
     snprintf(expect, sizeof(expect), "%llu", (unsigned long long)last);
     s = natsMsg_Create(out, subject, NULL, buf, n);
@@ -308,16 +380,16 @@ write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create,
 
     if (!mine.write_id[0])
         sa_claim_stamp(&mine);
-    n = sa_claim_encode(&mine, buf, sizeof(buf));
-    if (n < 0)
-        return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
+    enum sa_code rc = encode_signed(&mine, key, buf, sizeof(buf), &n, err);
+    if (rc != SA_OK)
+        return rc;
     s = create ? kvStore_Create(rev, kv, key, buf, n) : kvStore_Update(rev, kv, key, buf, n, last);
     if (s == NATS_OK)
         return SA_OK;
     /* A refused write and a lost answer look alike: read back to tell them apart. A record
-     * that does not decode is not ours (ours do): someone else wrote it. */
+     * that does not decode or is junk is not ours (ours are neither): someone else wrote it. */
     enum sa_code got = sa_claim_get(kv, key, &cur, NULL);
-    if (got == SA_OK || got == SA_EINVAL) {
+    if (got == SA_OK || got == SA_EINVAL || got == SA_ECRYPTO) {
         if (got == SA_OK && !strcmp(cur.write_id, mine.write_id)) {
             if (rev)
                 *rev = cur.revision;
@@ -351,7 +423,9 @@ from_entry(struct sa_claim *c, kvEntry *e, struct sa_err *err)
 
     if (kvEntry_Operation(e) != kvOp_Put)
         return sa_fail(err, SA_ENOTFOUND, "claim %s was deleted", kvEntry_Key(e));
-    rc = sa_claim_decode(c, kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), err);
+    rc = sa_claim_read(c, kvEntry_Key(e), kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), err);
+    if (rc == SA_ECRYPTO) /* junk says nothing true: when the server stored it, for status */
+        c->at_ms = kvEntry_Created(e) / 1000000;
     c->revision = kvEntry_Revision(e);
     return rc;
 }
@@ -372,20 +446,50 @@ sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *er
     return rc;
 }
 
-/* The newest put below the marker at l's end, decoded into c with the marker's revision. */
-static enum sa_code
-under_marker(struct sa_claim *c, const kvEntryList *l, struct sa_err *err)
+/* Whether the history l may have lost older entries: it holds as many as the bucket keeps. */
+static int
+history_full(kvStore *kv, const kvEntryList *l)
 {
-    uint64_t marker = kvEntry_Revision(l->Entries[l->Count - 1]);
+    kvStatus *st = NULL;
+    int full = 1; /* unknown: assume the worst */
+
+    if (kvStore_Status(&st, kv) == NATS_OK)
+        full = (int64_t)l->Count >= kvStatus_History(st);
+    kvStatus_Destroy(st);
+    return full;
+}
+
+/* The newest authentic record in l (markers and junk passed over, junk counted), decoded into c
+ * with the revision of l's last entry. None: state SA_CLAIM_NONE, unless junk filled the whole
+ * history the bucket keeps (SA_EINVAL: what it pushed out may have been a send's record). */
+static enum sa_code
+beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, struct sa_err *err)
+{
+    uint64_t last = kvEntry_Revision(l->Entries[l->Count - 1]);
     enum sa_code rc = SA_OK;
+    int junk = 0;
 
     memset(c, 0, sizeof(*c));
-    for (int i = l->Count - 2; i >= 0; i--)
-        if (kvEntry_Operation(l->Entries[i]) == kvOp_Put) {
-            rc = from_entry(c, l->Entries[i], err);
+    for (int i = l->Count - 1; i >= 0; i--) {
+        if (kvEntry_Operation(l->Entries[i]) != kvOp_Put)
+            continue;
+        rc = from_entry(c, l->Entries[i], NULL);
+        if (rc != SA_ECRYPTO)
             break;
-        }
-    c->revision = marker;
+        junk++;
+        memset(c, 0, sizeof(*c));
+        rc = SA_OK;
+    }
+    if (rc == SA_EINVAL)
+        sa_fail(err, SA_EINVAL, "claim record of %s under %d junk does not decode",
+                kvEntry_Key(l->Entries[0]), junk);
+    else if (c->state == SA_CLAIM_NONE && junk && history_full(kv, l))
+        rc = sa_fail(err, SA_EINVAL,
+                     "junk fills the claim history of %s: what it pushed out "
+                     "is unknown",
+                     kvEntry_Key(l->Entries[0]));
+    c->revision = last;
+    c->junk_above = junk;
     return rc;
 }
 
@@ -418,13 +522,13 @@ sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c, 
 {
     kvEntryList l = {0};
     enum sa_code rc = sa_claim_get(kv, key, c, err);
-    natsStatus s;
+    natsStatus s = NATS_OK;
     int marker = 0;
 
-    if (rc != SA_ENOTFOUND)
+    if (rc != SA_ENOTFOUND && rc != SA_ECRYPTO)
         return rc;
-    if ((s = marked(js, kv, key, &marker)) != NATS_OK || !marker) /* the common case: nothing */
-        return s == NATS_OK ? rc : sa_nats_fail(err, s, 0, "read claim");
+    if (rc == SA_ENOTFOUND && ((s = marked(js, kv, key, &marker)) != NATS_OK || !marker))
+        return s == NATS_OK ? rc : sa_nats_fail(err, s, 0, "read claim"); /* commonly nothing */
     sa_err_clear(err); /* sa_fail keeps the first failure: say what the history says */
     s = kvStore_History(&l, kv, key, NULL); /* markers included */
     if (s == NATS_NOT_FOUND || (s == NATS_OK && l.Count == 0)) {
@@ -433,10 +537,7 @@ sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c, 
     }
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "read claim history");
-    if (kvEntry_Operation(l.Entries[l.Count - 1]) == kvOp_Put) /* written since: read it */
-        rc = from_entry(c, l.Entries[l.Count - 1], err);
-    else
-        rc = under_marker(c, &l, err);
+    rc = beneath(kv, c, &l, err); /* an authentic record written since is the last: read it */
     kvEntryList_Destroy(&l);
     return rc;
 }
@@ -458,9 +559,12 @@ sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n
     *list = calloc((size_t)l.Count + 1, sizeof(**list));
     if (!*list)
         rc = sa_fail(err, SA_ENOMEM, "no memory for a claim history");
-    for (int i = 0; rc == SA_OK && i < l.Count; i++)
-        if (from_entry(&(*list)[*n], l.Entries[i], NULL) == SA_OK)
+    for (int i = 0; rc == SA_OK && i < l.Count; i++) {
+        enum sa_code got = from_entry(&(*list)[*n], l.Entries[i], NULL);
+
+        if (got == SA_OK || got == SA_ECRYPTO) /* junk shown as junk */
             (*n)++;
+    }
     kvEntryList_Destroy(&l);
     return rc;
 }

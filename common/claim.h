@@ -20,6 +20,9 @@ enum sa_claim_state {
     /* dead-lettered (permanent error, last attempt, expired, unknown outcome) */
     SA_CLAIM_DEAD,
     SA_CLAIM_SKIPPED, /* not sent on purpose: an occurrence due while its series was paused */
+    /* read only, never written: a record that fails the key ring's MAC (claimmac.h), whatever
+     * it claims; it stops no send and is no outcome */
+    SA_CLAIM_JUNK,
 };
 
 /* The error text of a "skipped" claim: its series was paused when it fell due. */
@@ -43,6 +46,8 @@ struct sa_claim {
     char error[200];
     char write_id[SA_CLAIM_WRITE_ID_LEN]; /* tells our own write from another's */
     uint64_t revision;                    /* filled by get/history, not stored */
+    int junk_above; /* sa_claim_get_under: junk records lying over this one (not stored) */
+    int unverified; /* read by a process without a key: the MAC was not checked (not stored) */
 };
 
 /* The ledger forgets: each claim record goes the claims bucket's TTL (`sendat init
@@ -74,10 +79,20 @@ const char *sa_claim_state_name(enum sa_claim_state s);
  * because its series was paused. */
 const char *sa_claim_state_text(const struct sa_claim *c);
 
-/* JSON text of a claim (no revision). Returns the length, -1 if cap is short. */
+/* JSON text of a claim (no revision, no MAC). Returns the length, -1 if cap is short. */
 int sa_claim_encode(const struct sa_claim *c, char *out, size_t cap);
 enum sa_code sa_claim_decode(struct sa_claim *c, const char *json, size_t len,
                              struct sa_err *err) SA_MUST_CHECK;
+
+/* A claim record as stored under key: its JSON carries a last member "mac" (claimmac.h) made
+ * with the key ring over the rest of the record and key. SA_OK: c is the record. SA_ECRYPTO:
+ * junk (no MAC, a wrong one, or one under a key the ring lacks), c->state SA_CLAIM_JUNK and
+ * c->error why. SA_EINVAL: authentic but not a claim this version reads. A process without a
+ * key (claimmac.h) cannot check: c is the record as it says, c->unverified set. Every read
+ * below and claimscan go through it; every write (create, update, message) adds the MAC, and
+ * fails with SA_ECRYPTO in a process without a key. */
+enum sa_code sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len,
+                           struct sa_err *err) SA_MUST_CHECK;
 
 /* Creates the claim only if the key holds nothing. SA_EEXIST if it does (read it with
  * sa_claim_get), SA_ERETRY/SA_ENATS if the broker did not answer. Each write carries a random
@@ -101,21 +116,24 @@ enum sa_code sa_claim_message(natsMsg **out, const char *bucket, const char *key
 enum sa_code sa_claim_update(kvStore *kv, const char *key, const struct sa_claim *c, uint64_t last,
                              uint64_t *rev, struct sa_err *err) SA_MUST_CHECK;
 
-/* Reads the current claim; SA_ENOTFOUND if there is none. */
+/* Reads the current claim; SA_ENOTFOUND if there is none, SA_ECRYPTO for junk (sa_claim_read). */
 enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c,
                           struct sa_err *err) SA_MUST_CHECK;
 
-/* Like sa_claim_get, but reads past a DEL or PURGE marker (a write any client allowed to write
- * the bucket can make; sendat itself never deletes a claim): c is then the newest record the
- * key's history still holds under the marker (state SA_CLAIM_NONE if none, as after a PURGE),
- * with revision the marker's own, the one an update must expect. SA_EINVAL if that record does
- * not decode (its revision filled), SA_ENOTFOUND if the key holds nothing at all. Only a marker
- * costs more than sa_claim_get: one direct get, then the history (an ordered consumer). */
+/* Like sa_claim_get, but reads past DEL or PURGE markers and junk records (writes any client
+ * allowed to write the bucket can make, with or without the key; sendat itself never deletes a
+ * claim): c is then the newest authentic record the key's history still holds under them
+ * (state SA_CLAIM_NONE if none, as after a PURGE), with revision the last entry's own, the one
+ * an update must expect, and junk_above the junk records passed. SA_EINVAL if that record does
+ * not decode, or if junk fills the whole history the bucket keeps (what it pushed out is
+ * unknown; revision filled), SA_ENOTFOUND if the key holds nothing at all. Only a marker or
+ * junk costs more than sa_claim_get: a direct get, then the history (an ordered consumer). */
 enum sa_code sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c,
                                 struct sa_err *err) SA_MUST_CHECK;
 
 /* The revisions the bucket still keeps (its history, `sendat init` makes it 32), oldest first,
- * leaving out those that do not decode (a delete, a record that is not a claim). *list is
+ * leaving out deletes and authentic records that do not decode; junk is kept, as state
+ * SA_CLAIM_JUNK with the reason in error. *list is
  * malloc'd, possibly with *n 0; NULL and 0 when the key was never written. SA_ENOMEM, or the
  * broker's failure. */
 enum sa_code sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n,

@@ -404,6 +404,13 @@ sa_keyring_count(const struct sa_keyring *ring)
 }
 
 void
+sa_keyring_at(const struct sa_keyring *ring, size_t i, const uint8_t **kid, const uint8_t **key)
+{
+    *kid = ring->kid[i];
+    *key = ring->key[i];
+}
+
+void
 sa_keyring_free(struct sa_keyring *ring)
 {
     sodium_free(ring); /* accepts NULL; wipes the keys before unmapping */

@@ -43,6 +43,10 @@ const uint8_t *sa_keyring_find(const struct sa_keyring *ring, const uint8_t kid[
 
 size_t sa_keyring_count(const struct sa_keyring *ring);
 
+/* The i-th key (oldest first, i < sa_keyring_count): for deriving subkeys from every key. */
+void sa_keyring_at(const struct sa_keyring *ring, size_t i, const uint8_t **kid,
+                   const uint8_t **key);
+
 /* 1 if ring holds a key id that before does not (a reload brought a new key); before may be
  * NULL. */
 int sa_keyring_gained(const struct sa_keyring *before, const struct sa_keyring *ring);

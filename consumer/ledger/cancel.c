@@ -1,7 +1,9 @@
 /* Watcher thread + hash set of cancelled ids, each with the time its record was written.
  * Deletes in the bucket remove ids; the set only grows with cancels, which are rare next to
- * sends. A record applies only to tasks sealed before it (sa_cancel_applies): producers free an
- * id once its cancelled claim expired, and a task booked under it then is not dropped. */
+ * sends. Only a record the key ring authenticates (claimmac.h) enters the set; a keyless
+ * writer's is logged as junk and changes nothing. A record applies only to tasks sealed before it
+ * (sa_cancel_applies): producers free an id once its cancelled claim expired, and a task booked
+ * under it then is not dropped. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +12,8 @@
 
 #include "cancel.h"
 #include "claim.h"
+#include "claimmac.h"
+#include "log.h"
 
 struct entry {
     int64_t at_ms; /* when the record was written (server time) */
@@ -147,11 +151,20 @@ cancel_applies(struct cancel_set *s, const char *id, int64_t sealed_ms)
 static void
 apply(struct cancel_set *s, kvEntry *e)
 {
+    struct sa_err why = {0};
+    int put = e && kvEntry_Operation(e) == kvOp_Put;
+
+    if (put && sa_cancelrec_check(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), kvEntry_Key(e),
+                                  &why) != SA_OK) {
+        /* a keyless writer's: it cancels nothing, and unsets nothing the set holds */
+        sa_log(SA_LOG_WARN, "junk_cancel_record", "id=%s error=\"%s\"", kvEntry_Key(e), why.msg);
+        return;
+    }
     pthread_mutex_lock(&s->lock);
     if (!e) {
         s->ready = 1; /* initial values done */
         pthread_cond_broadcast(&s->ready_cv);
-    } else if (kvEntry_Operation(e) == kvOp_Put) {
+    } else if (put) {
         set_add(s, kvEntry_Key(e), kvEntry_Created(e) / 1000000);
     } else {
         set_remove(s, kvEntry_Key(e));

@@ -133,10 +133,13 @@ take_marked(struct consumer *c, struct held *h, const struct sa_claim *marker, u
 }
 
 /* The claim exists: ours if it carries our write id (a write whose answer was lost), else
- * the rules of who may take it over. A DEL or PURGE marker hides nothing it did not hide
- * before: the record under it (from the key's history) decides, and with none the task is
- * free. A record that does not decode, or whose state this version does not know, is
- * dead-lettered: it may lie over a member's real send, so sending could repeat it. */
+ * the rules of who may take it over. A DEL or PURGE marker, or junk (a record the key ring
+ * does not authenticate, claimmac.h), hides nothing it did not hide before: the authentic
+ * record under it (from the key's history) decides, and with none the task is free: it is
+ * taken over by an update on the last revision, and the junk logged (junk_claim). An authentic
+ * record that does not decode, a state this version does not know, or junk filling the whole
+ * history the bucket keeps is dead-lettered: it may lie over a member's real send, so sending
+ * could repeat it. */
 enum take
 claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_t *rev,
                struct sa_claim *seen)
@@ -157,6 +160,9 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
                h->task->id, err.msg);
         return TAKE_AGAIN;
     }
+    if (seen->junk_above) /* a keyless writer's records: what lies under them decides */
+        sa_log(SA_LOG_WARN, "junk_claim", "task=%s junk=%d under=%s", h->task->id, seen->junk_above,
+               sa_claim_state_name(seen->state));
     if (write_id && write_id[0] && !strcmp(seen->write_id, write_id)) {
         *rev = seen->revision;
         return TAKE_SEND;

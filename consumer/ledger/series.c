@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cancel.h"
+#include "claimmac.h"
 #include "cron.h"
 #include "log.h"
 #include "relay.h"
@@ -33,14 +34,11 @@ series_paused(struct consumer *c, const struct sa_task *t)
 static int
 series_stopped(struct consumer *c, const struct sa_task *t)
 {
-    kvEntry *e = NULL;
-    natsStatus s;
+    int64_t at = 0;
 
     if (cancel_contains(c->cancels, t->series_id))
         return 1;
-    s = kvStore_Get(&e, c->n->cancel, t->series_id);
-    kvEntry_Destroy(e);
-    return s == NATS_OK;
+    return sa_cancelrec_get(c->n->cancel, t->series_id, &at, NULL) == SA_OK;
 }
 
 enum sa_code

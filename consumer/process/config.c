@@ -7,6 +7,7 @@
 
 #include <sodium.h>
 
+#include "claimmac.h"
 #include "consumer.h"
 #include "keywait.h"
 #include "sign.h"
@@ -298,8 +299,9 @@ consumer_reload(struct consumer *c)
     struct sa_err err = {0};
 
     if (sa_keyring_load(&ring, c->cfg.key_file, &err) != SA_OK ||
-        consumer_load_signer(&signer, &err) != SA_OK) {
+        consumer_load_signer(&signer, &err) != SA_OK || sa_claimmac_use(ring, &err) != SA_OK) {
         sa_keyring_free(ring);
+        signer_free(signer);
         sa_log(SA_LOG_ERROR, "reload_failed", "error=\"%s\" (the old keys stay)", err.msg);
         return;
     }

@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "cancel.h"
+#include "claimmac.h"
 #include "claimq.h"
 #include "claims.h"
 #include "consumer.h"
@@ -147,7 +148,8 @@ setup_local(struct consumer *c, struct sa_err *err)
     pthread_cond_init(&c->makers_wake, &attr);
     pthread_condattr_destroy(&attr);
     if (consumer_load_signer(&c->signer, err) != SA_OK ||
-        sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK)
+        sa_keyring_load(&c->ring, c->cfg.key_file, err) != SA_OK ||
+        sa_claimmac_use(c->ring, err) != SA_OK) /* claim and cancel records' MACs */
         return -1;
     return 0;
 }
@@ -220,6 +222,7 @@ teardown(struct consumer *c)
     mover_free(c->mover);
     sa_nats_close(c->n);
     sa_keyring_free(c->ring);
+    sa_claimmac_forget();
     signer_free(c->signer);
     limits_free(c->limits);
     kvStore_Destroy(c->leases);

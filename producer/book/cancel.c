@@ -9,6 +9,7 @@
 
 #include "cancel.h"
 #include "claim.h"
+#include "claimmac.h"
 #include "dupcheck.h"
 #include "find.h"
 #include "series_status.h"
@@ -61,7 +62,7 @@ record_ttl_s(struct sa_nats *n, const char *id, natsMsg *msg)
 static void
 put_record(struct sa_nats *n, const char *id, natsMsg *task)
 {
-    char now[40], subject[SA_SUBJECT_MAX], ttl[24];
+    char now[40], value[40 + SA_CLAIMMAC_LEN + 2], subject[SA_SUBJECT_MAX], ttl[24];
     int64_t ttl_s = record_ttl_s(n, id, task);
     natsMsg *msg = NULL;
     jsPubAck *pa = NULL;
@@ -69,10 +70,12 @@ put_record(struct sa_nats *n, const char *id, natsMsg *task)
     uint64_t rev;
 
     sa_time_format(now, sizeof(now), sa_now_ms());
+    if (sa_cancelrec_make(value, sizeof(value), id, now) < 0)
+        return; /* no key (cli_claim_keys loads it first): the claim alone decides */
     if (ttl_s > 0) {
         snprintf(subject, sizeof(subject), "$KV.%s.%s", SA_CANCEL_BUCKET, id);
         snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_s);
-        s = natsMsg_Create(&msg, subject, NULL, now, (int)strlen(now));
+        s = natsMsg_Create(&msg, subject, NULL, value, (int)strlen(value));
         if (s == NATS_OK)
             s = natsMsgHeader_Set(msg, "Nats-TTL", ttl);
         if (s == NATS_OK)
@@ -81,7 +84,7 @@ put_record(struct sa_nats *n, const char *id, natsMsg *task)
         natsMsg_Destroy(msg);
     }
     if (s != NATS_OK)
-        kvStore_PutString(&rev, n->cancel, id, now);
+        kvStore_PutString(&rev, n->cancel, id, value);
 }
 
 /* The claim decided; the cancel map lets every consumer drop a held copy at once. task: the

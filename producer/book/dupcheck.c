@@ -11,6 +11,7 @@
 #include <sodium.h>
 
 #include "claim.h"
+#include "claimmac.h"
 #include "dupcheck.h"
 #include "find.h"
 #include "timeparse.h"
@@ -177,24 +178,21 @@ enum sa_code
 dupcheck_gone(struct sa_nats *n, const char *id, int64_t booked_ms, struct dupcheck_gone *gone,
               struct sa_err *err)
 {
-    kvEntry *e = NULL;
     int64_t at = 0, ttl = 0;
     int claimed = 0;
     enum sa_code rc = final_claim(n, id, gone, &claimed, err);
-    natsStatus s;
 
     if (rc != SA_OK || claimed)
         return rc;
     /* No claim, yet a cancel record (a series', or a cancel repeated): the consumers drop a task
      * it applies to (consumer/ledger/cancel.c), one booked once the id is free they send. */
-    s = kvStore_Get(&e, n->cancel, id);
-    if (s == NATS_OK)
-        at = kvEntry_Created(e) / 1000000;
-    kvEntry_Destroy(e);
-    if (s == NATS_NOT_FOUND)
+    rc = sa_cancelrec_get(n->cancel, id, &at, err); /* a keyless writer's refuses nothing */
+    if (rc == SA_ENOTFOUND || rc == SA_ECRYPTO) {
+        sa_err_clear(err);
         return SA_OK;
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, "read the cancel map");
+    }
+    if (rc != SA_OK)
+        return rc;
     if ((rc = dupcheck_claims_ttl(n, id, &ttl, err)) != SA_OK)
         return rc;
     return sa_cancel_applies(at, booked_ms, ttl) ? refuse(id, "cancelled", at, ttl, gone, err)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "claim.h"
+#include "claimmac.h"
 #include "cron.h"
 #include "events.h"
 #include "find.h"
@@ -78,16 +79,15 @@ occurrence_state(struct sa_nats *n, const char *occ_id, int series_cancelled, in
     return "not yet scheduled";
 }
 
-/* When key (a series id, or its pause key) was put into the cancel map, 0 if it is not there. */
+/* When key (a series id, or its pause key) was put into the cancel map, 0 if it is not there
+ * or its record is not authentic (claimmac.h). */
 static int64_t
 cancelled_at(struct sa_nats *n, const char *id)
 {
-    kvEntry *e = NULL;
     int64_t at = 0;
 
-    if (kvStore_Get(&e, n->cancel, id) == NATS_OK)
-        at = kvEntry_Created(e) / 1000000;
-    kvEntry_Destroy(e);
+    if (sa_cancelrec_get(n->cancel, id, &at, NULL) != SA_OK) /* none, or a keyless writer's */
+        at = 0;
     return at;
 }
 
@@ -120,7 +120,7 @@ enum sa_code
 series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, struct sa_err *err)
 {
     struct fires f;
-    char now[40];
+    char now[40], value[40 + SA_CLAIMMAC_LEN + 2];
     uint64_t rev;
     enum sa_code rc = load(n, id, &f, err);
 
@@ -137,7 +137,9 @@ series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, stru
     }
     out->at_ms = sa_now_ms();
     sa_time_format(now, sizeof(now), out->at_ms);
-    if (kvStore_PutString(&rev, n->cancel, id, now) != NATS_OK)
+    if (sa_cancelrec_make(value, sizeof(value), id, now) < 0)
+        return sa_fail(err, SA_ECRYPTO, "no key to authenticate the cancel of %s", id);
+    if (kvStore_PutString(&rev, n->cancel, id, value) != NATS_OK)
         return sa_fail(err, SA_ENATS, "the cancel map did not take %s", id);
     out->outcome = CANCEL_DONE;
     return SA_OK;
@@ -147,13 +149,15 @@ series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, stru
 static enum sa_code
 set_paused(struct sa_nats *n, const char *id, int pause, struct sa_err *err)
 {
-    char key[SA_ID_MAX + 8], now[40];
+    char key[SA_ID_MAX + 8], now[40], value[40 + SA_CLAIMMAC_LEN + 2];
     uint64_t rev;
     natsStatus s;
 
     snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
     sa_time_format(now, sizeof(now), sa_now_ms());
-    s = pause ? kvStore_PutString(&rev, n->cancel, key, now) : kvStore_Delete(n->cancel, key);
+    if (pause && sa_cancelrec_make(value, sizeof(value), key, now) < 0)
+        return sa_fail(err, SA_ECRYPTO, "no key to authenticate the pause of %s", id);
+    s = pause ? kvStore_PutString(&rev, n->cancel, key, value) : kvStore_Delete(n->cancel, key);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, pause ? "pause series" : "resume series");
     return SA_OK;

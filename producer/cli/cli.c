@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "claimmac.h"
 #include "cli.h"
 #include "layout.h"
 
@@ -127,5 +128,20 @@ cli_keyring(const struct cli *c, struct sa_keyring **ring)
                                      "(make one with `sendat keygen FILE`)");
     if (sa_keyring_load(ring, path, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "%s", err.msg);
+    if (sa_claimmac_use(*ring, &err) != SA_OK) { /* claim and cancel records carry its MACs */
+        sa_keyring_free(*ring);
+        *ring = NULL;
+        return cli_error(EXIT_USAGE, "%s", err.msg);
+    }
     return EXIT_OK;
+}
+
+int
+cli_claim_keys(const struct cli *c)
+{
+    struct sa_keyring *ring = NULL;
+    int code = cli_keyring(c, &ring);
+
+    sa_keyring_free(ring); /* claimmac.c keeps subkeys of its own */
+    return code;
 }

@@ -64,6 +64,10 @@ int cli_run(enum cli_opts_result r, const struct cli *c, cli_run_fn run, void *o
 /* Loads the key ring from --key-file or SENDAT_KEY_FILE; prints the reason on failure. */
 int cli_keyring(const struct cli *c, struct sa_keyring **ring);
 
+/* For a command that writes claim or cancel records but seals nothing (cancel, series pause
+ * and resume): loads the key ring only to make the records' MACs (common/claimmac.h). */
+int cli_claim_keys(const struct cli *c);
+
 /* Command entry points: argv[0] is the command name. */
 int cmd_init(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);

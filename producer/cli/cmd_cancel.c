@@ -39,7 +39,7 @@ cancel_group(int argc, char **argv)
         return cli_error(EXIT_USAGE, "cancel: unexpected argument %s", argv[rest]);
     if (!group)
         return cli_error(EXIT_USAGE, "cancel: --group needs a NAME");
-    if ((code = cli_connect(&cli, &n)) != EXIT_OK)
+    if ((code = cli_claim_keys(&cli)) != EXIT_OK || (code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
     if (group_cancel(n, group, &res, &err) != SA_OK)
         code = cli_error(cli_exit_for(err.code), "cancel --group: %s", err.msg);
@@ -65,6 +65,8 @@ cmd_cancel(int argc, char **argv)
             return cancel_group(argc, argv);
     if (!cli_id_start(argc, argv, usage, 0, &cli, &id, &n, &code))
         return code;
+    if ((code = cli_claim_keys(&cli)) != EXIT_OK)
+        goto out;
     if (cancel_run(n, id, &res, &err) != SA_OK) {
         code = cli_error(EXIT_FAIL, "cancel: %s", err.msg);
         goto out;

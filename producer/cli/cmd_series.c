@@ -51,9 +51,10 @@ pause_or_resume(int argc, char **argv, int pause)
 
     if (!cli_id_start(argc, argv, usage, 0, &cli, &id, &n, &code))
         return code;
-    if (series_pause(n, id, pause, &res, &err) != SA_OK)
+    code = cli_claim_keys(&cli); /* the pause record carries a MAC */
+    if (code == EXIT_OK && series_pause(n, id, pause, &res, &err) != SA_OK)
         code = cli_error(EXIT_FAIL, "series %s: %s", argv[0], err.msg);
-    else
+    else if (code == EXIT_OK)
         code = answer(&res, pause);
     cli_close(n);
     return code;

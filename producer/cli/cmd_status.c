@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 
+#include "claimmac.h"
 #include "cli.h"
 #include "events.h"
 #include "status.h"
@@ -25,6 +26,8 @@ optional_ring(const struct cli *c)
 
     if (path && *path && sa_keyring_load(&ring, path, NULL) != SA_OK)
         ring = NULL;
+    if (ring && sa_claimmac_use(ring, NULL) != SA_OK) /* else claims show as unverified */
+        sa_claimmac_forget();
     return ring;
 }
 

@@ -116,9 +116,14 @@ note_state(void *arg, size_t i, natsMsg *m)
     enum sa_claim_state *states = arg;
     struct sa_claim c = {0};
     int len = natsMsg_GetDataLength(m);
+    const char *key = strchr(natsMsg_GetSubject(m) + 4, '.'); /* "$KV.<bucket>.<key>" */
+    enum sa_code rc;
 
     states[i] = SA_CLAIM_NONE;
-    if (len > 0 && sa_claim_decode(&c, natsMsg_GetData(m), (size_t)len, NULL) == SA_OK)
+    if (len <= 0 || !key)
+        return;
+    rc = sa_claim_read(&c, key + 1, natsMsg_GetData(m), (size_t)len, NULL);
+    if (rc == SA_OK || rc == SA_ECRYPTO) /* junk counts as junk */
         states[i] = c.state;
 }
 

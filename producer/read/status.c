@@ -124,8 +124,13 @@ by_cli(const struct sa_claim *c)
 static json_t *
 claim_fields(const struct sa_claim *c)
 {
-    json_t *f = json_pack("{s:s}", "consumer", c->consumer);
+    json_t *f;
 
+    if (c->state == SA_CLAIM_JUNK) /* what it claims is nobody's word: only why it is junk */
+        return json_pack("{s:s}", "error", c->error);
+    f = json_pack("{s:s}", "consumer", c->consumer);
+    if (c->unverified)
+        json_object_set_new(f, "unverified", json_string("no key: its MAC was not checked"));
     if (!by_cli(c))
         json_object_set_new(f, "attempt", json_integer(c->attempt));
     if (c->state == SA_CLAIM_SENT) {
@@ -142,8 +147,8 @@ claim_fields(const struct sa_claim *c)
 static const char *
 claim_event(const struct sa_claim *c)
 {
-    static const char *names[] = {"",          "claimed",       "sent",   "failed",
-                                  "cancelled", "dead-lettered", "skipped"};
+    static const char *names[] = {"",          "claimed",       "sent",    "failed",
+                                  "cancelled", "dead-lettered", "skipped", "junk"};
 
     if (c->state == SA_CLAIM_RETRYING && by_cli(c))
         return "replayed";

@@ -13,6 +13,8 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "claim.h"
+#include "claimmac.h"
 #include "fixture.h"
 #include "jsfeat.h"
 #include "layout.h"
@@ -108,7 +110,8 @@ test_cancel_races_send(void **state)
 }
 
 /* Writes over id's claim key as a client allowed to write the claims bucket may: "purge" and
- * "delete" leave a marker, anything else is put as the record's bytes. */
+ * "delete" leave a marker, "keyed sent" is an authentic "sent" record (made with the key, as a
+ * consumer would), anything else is put as the record's bytes (without the key: junk). */
 static void
 forge_claim(const char *id, const char *what)
 {
@@ -120,64 +123,83 @@ forge_claim(const char *id, const char *what)
     assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
     assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
     assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
-    if (!strcmp(what, "purge"))
+    if (!strcmp(what, "purge")) {
         assert_int_equal(kvStore_Purge(kv, id, NULL), NATS_OK);
-    else if (!strcmp(what, "delete"))
+    } else if (!strcmp(what, "delete")) {
         assert_int_equal(kvStore_Delete(kv, id), NATS_OK);
-    else
+    } else if (!strcmp(what, "keyed sent")) {
+        struct sa_keyring *ring = NULL;
+        struct sa_claim c = {.state = SA_CLAIM_SENT, .at_ms = test_now_ms(), .http_status = 200};
+
+        snprintf(c.consumer, sizeof(c.consumer), "a consumer before");
+        assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
+        assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);
+        assert_int_equal(sa_claim_create(kv, id, &c, &rev, NULL), SA_OK);
+        sa_claimmac_forget();
+        sa_keyring_free(ring);
+    } else {
         assert_int_equal(kvStore_PutString(&rev, kv, id, what), NATS_OK);
+    }
     kvStore_Destroy(kv);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
 }
 
-/* Issue 24.6: a claim key whose last entry a client forged before the due time. A DEL or
- * PURGE marker with no record under it: the task is sent once; a record under a DEL marker
- * decides as if the marker were not there (here a "sent": not sent). A record that does not
- * decode, or names a state nobody knows, is dead-lettered (it could lie over a real send),
- * never sent. A cancel over a marker wins as over no claim. None of them loops on
- * claim_failed. */
+/* Issues 24.6 and 37.1: a claim key whose last entry a client forged before the due time. A
+ * DEL or PURGE marker with no record under it: the task is sent once. Junk (a record the key
+ * does not authenticate: bytes that are not JSON, an unknown state, a "sent" made without the
+ * key) stops nothing: the task is sent once over it, and the consumer logs junk_claim with the
+ * id. An authentic record under a DEL marker or under junk decides as if they were not there
+ * (here a "sent": not sent). A cancel over a marker wins as over no claim. None of them loops
+ * on claim_failed. */
 static void
 test_forged_claim_records(void **state)
 {
-    static const char *forged[] = {"purge",    "delete",
-                                   "\x01junk", "{\"state\":\"exploded\"}",
-                                   "purge",    "{\"state\":\"sent\",\"consumer\":\"forger\"}",
-                                   "\x01junk"};
-    static const char *paths[] = {"/purged",    "/deleted", "/junk",        "/unknown",
-                                  "/cancelled", "/hidden",  "/junk-deleted"};
-    char ids[7][80], out[256];
+    static const char *forged[] = {"purge",
+                                   "delete",
+                                   "\x01junk",
+                                   "{\"state\":\"exploded\"}",
+                                   "purge",
+                                   "keyed sent",
+                                   "\x01junk",
+                                   "keyed sent",
+                                   "{\"state\":\"sent\",\"consumer\":\"forger\"}"};
+    static const char *paths[] = {"/purged",       "/deleted",    "/junk",
+                                  "/unknown",      "/cancelled",  "/hidden",
+                                  "/junk-deleted", "/under-junk", "/forged-sent"};
+    enum { N = sizeof(paths) / sizeof(paths[0]) };
+    static const int sends[N] = {1, 1, 1, 1, 0, 0, 1, 0, 1};
+    char ids[N][80], out[256];
     int64_t due = test_now_ms() + 6000;
 
     (void)state;
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < N; i++) {
         assert_int_equal(fx_schedule(&F, due, paths[i], ids[i], sizeof(ids[i])), 0);
         forge_claim(ids[i], forged[i]);
     }
-    forge_claim(ids[5], "delete"); /* over the forged "sent" */
-    forge_claim(ids[6], "delete"); /* over junk: what it hides is still unreadable */
+    forge_claim(ids[5], "delete"); /* over the authentic "sent" */
+    forge_claim(ids[6], "delete"); /* over junk: nothing authentic under either */
+    forge_claim(ids[7], "{\"state\":\"retrying\",\"attempt\":9}"); /* junk over "sent" */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", ids[4], NULL), 0);
     assert_string_equal(out, "cancelled\n");
-    assert_true(receiver_wait(F.recv, "/purged", 1, 30000));
-    assert_true(receiver_wait(F.recv, "/deleted", 1, 30000));
-    assert_true(fx_status_says(&F, ids[2], "dead", 30000));
-    assert_true(fx_status_says(&F, ids[3], "dead", 30000));
-    assert_true(fx_status_says(&F, ids[6], "dead", 30000));
+    for (int i = 0; i < N; i++)
+        if (sends[i])
+            assert_true(receiver_wait(F.recv, paths[i], 1, 30000));
+    assert_true(fx_status_says(&F, ids[8], "sent", 30000));
     assert_true(wait_until_ms(test_now_ms() + 4000, 10000)); /* time for a loop or a repeat */
-    assert_int_equal(receiver_count_path(F.recv, "/purged"), 1);
-    assert_int_equal(receiver_count_path(F.recv, "/deleted"), 1);
-    assert_int_equal(receiver_count_path(F.recv, "/junk"), 0);
-    assert_int_equal(receiver_count_path(F.recv, "/unknown"), 0);
-    assert_int_equal(receiver_count_path(F.recv, "/cancelled"), 0);
-    assert_int_equal(receiver_count_path(F.recv, "/hidden"), 0);
-    assert_int_equal(receiver_count_path(F.recv, "/junk-deleted"), 0);
-    snprintf(out, sizeof(out), "task=%s claim=sent", ids[5]); /* read under the marker */
-    assert_int_equal(proc_count_lines(F.consumers[0].err_path, out), 1);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(receiver_count_path(F.recv, paths[i]), (size_t)sends[i]);
+    for (int i = 5; i <= 7; i += 2) { /* read under the marker, under the junk */
+        snprintf(out, sizeof(out), "task=%s claim=sent", ids[i]);
+        assert_int_equal(proc_count_lines(F.consumers[0].err_path, out), 1);
+    }
+    snprintf(out, sizeof(out), "event=junk_claim task=%s junk=1 under=sent", ids[7]);
+    assert_true(proc_count_lines(F.consumers[0].err_path, out) >= 1);
+    snprintf(out, sizeof(out), "event=junk_claim task=%s junk=1 under=none", ids[8]);
+    assert_true(proc_count_lines(F.consumers[0].err_path, out) >= 1);
     assert_int_equal(proc_count_lines(F.consumers[0].err_path, "claim_failed"), 0);
-    assert_true(proc_count_lines(F.consumers[0].err_path,
-                                 "claim record unreadable: claim record is not JSON") >= 2);
     fx_finish(&F);
 }
 

@@ -1,0 +1,180 @@
+/* The MAC subkeys and the records' MAC text (claimmac.h). Making or checking one MAC costs a
+ * BLAKE2b pass over the record (a few hundred bytes) under a mutex held for that pass. */
+#include <pthread.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "claimmac.h"
+#include "natserr.h"
+
+#define RING_KEYS_MAX 64 /* keyring.c's RING_MAX */
+
+struct subkeys {
+    size_t n; /* oldest first, as in the ring: the last is the newest */
+    uint8_t kid[RING_KEYS_MAX][SA_KID_BYTES];
+    uint8_t key[RING_KEYS_MAX][crypto_generichash_KEYBYTES];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct subkeys *keys; /* NULL until sa_claimmac_use */
+
+enum sa_code
+sa_claimmac_use(const struct sa_keyring *ring, struct sa_err *err)
+{
+    struct subkeys *made, *old;
+    size_t n = sa_keyring_count(ring);
+
+    if (n == 0 || n > RING_KEYS_MAX)
+        return sa_fail(err, SA_EINVAL, "a key ring of %zu keys cannot make claim MACs", n);
+    made = sodium_malloc(sizeof(*made));
+    if (!made)
+        return sa_fail(err, SA_ENOMEM, "no memory for the claim MAC keys");
+    made->n = n;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *kid, *key;
+
+        sa_keyring_at(ring, i, &kid, &key);
+        memcpy(made->kid[i], kid, SA_KID_BYTES);
+        crypto_kdf_derive_from_key(made->key[i], sizeof(made->key[i]), 1, "sa_claim", key);
+    }
+    pthread_mutex_lock(&lock);
+    old = keys;
+    keys = made;
+    pthread_mutex_unlock(&lock);
+    sodium_free(old); /* wipes; accepts NULL */
+    return SA_OK;
+}
+
+void
+sa_claimmac_forget(void)
+{
+    pthread_mutex_lock(&lock);
+    sodium_free(keys);
+    keys = NULL;
+    pthread_mutex_unlock(&lock);
+}
+
+int
+sa_claimmac_ready(void)
+{
+    int yes;
+
+    pthread_mutex_lock(&lock);
+    yes = keys != NULL;
+    pthread_mutex_unlock(&lock);
+    return yes;
+}
+
+/* The tag of (kind, key, body) under subkey: each part is framed by its length's end (a NUL),
+ * so "a" + "bc" and "ab" + "c" differ. */
+static void
+tag_of(uint8_t tag[SA_CLAIMMAC_TAG], const uint8_t *subkey, const char *kind, const char *key,
+       const char *body, size_t len)
+{
+    crypto_generichash_state st;
+
+    crypto_generichash_init(&st, subkey, crypto_generichash_KEYBYTES, SA_CLAIMMAC_TAG);
+    crypto_generichash_update(&st, (const uint8_t *)kind, strlen(kind) + 1);
+    crypto_generichash_update(&st, (const uint8_t *)key, strlen(key) + 1);
+    crypto_generichash_update(&st, (const uint8_t *)body, len);
+    crypto_generichash_final(&st, tag, SA_CLAIMMAC_TAG);
+}
+
+enum sa_code
+sa_claimmac_make(char *out, const char *kind, const char *key, const char *body, size_t len,
+                 struct sa_err *err)
+{
+    uint8_t tag[SA_CLAIMMAC_TAG];
+    size_t newest;
+
+    out[0] = '\0';
+    pthread_mutex_lock(&lock);
+    if (!keys) {
+        pthread_mutex_unlock(&lock);
+        return sa_fail(err, SA_ECRYPTO,
+                       "no key to authenticate the %s record of %s (give "
+                       "SENDAT_KEY_FILE)",
+                       kind, key);
+    }
+    newest = keys->n - 1;
+    tag_of(tag, keys->key[newest], kind, key, body, len);
+    sodium_bin2hex(out, 2 * SA_KID_BYTES + 1, keys->kid[newest], SA_KID_BYTES);
+    pthread_mutex_unlock(&lock);
+    out[2 * SA_KID_BYTES] = '.';
+    sodium_bin2hex(out + 2 * SA_KID_BYTES + 1, 2 * SA_CLAIMMAC_TAG + 1, tag, sizeof(tag));
+    return SA_OK;
+}
+
+enum sa_code
+sa_claimmac_check(const char *mac, size_t mac_len, const char *kind, const char *key,
+                  const char *body, size_t len, struct sa_err *err)
+{
+    uint8_t kid[SA_KID_BYTES], want[SA_CLAIMMAC_TAG], tag[SA_CLAIMMAC_TAG];
+    size_t got = 0, tag_got = 0;
+    int ok = 0, known = 0;
+
+    if (mac_len != SA_CLAIMMAC_LEN || mac[2 * SA_KID_BYTES] != '.' ||
+        sodium_hex2bin(kid, sizeof(kid), mac, 2 * SA_KID_BYTES, NULL, &got, NULL) != 0 ||
+        got != sizeof(kid) ||
+        sodium_hex2bin(want, sizeof(want), mac + 2 * SA_KID_BYTES + 1, 2 * SA_CLAIMMAC_TAG, NULL,
+                       &tag_got, NULL) != 0 ||
+        tag_got != sizeof(want))
+        return sa_fail(err, SA_ECRYPTO, "%s record of %s: its MAC is malformed", kind, key);
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; keys && i < keys->n && !known; i++)
+        if (!memcmp(keys->kid[i], kid, SA_KID_BYTES)) {
+            known = 1;
+            tag_of(tag, keys->key[i], kind, key, body, len);
+            ok = sodium_memcmp(tag, want, sizeof(tag)) == 0;
+        }
+    pthread_mutex_unlock(&lock);
+    if (!known)
+        return sa_fail(err, SA_ECRYPTO, "%s record of %s: MAC under key id %.8s, not in the ring",
+                       kind, key, mac);
+    return ok ? SA_OK
+              : sa_fail(err, SA_ECRYPTO, "%s record of %s: its MAC does not verify", kind, key);
+}
+
+int
+sa_cancelrec_make(char *out, size_t cap, const char *key, const char *text)
+{
+    char mac[SA_CLAIMMAC_LEN + 1];
+    size_t len = strlen(text);
+
+    if (len + 1 + SA_CLAIMMAC_LEN >= cap ||
+        sa_claimmac_make(mac, SA_CLAIMMAC_CANCEL, key, text, len, NULL) != SA_OK)
+        return -1;
+    memcpy(out, text, len);
+    out[len] = ' ';
+    memcpy(out + len + 1, mac, SA_CLAIMMAC_LEN + 1);
+    return (int)(len + 1 + SA_CLAIMMAC_LEN);
+}
+
+enum sa_code
+sa_cancelrec_check(const char *value, size_t len, const char *key, struct sa_err *err)
+{
+    if (!value || len < SA_CLAIMMAC_LEN + 2 || value[len - SA_CLAIMMAC_LEN - 1] != ' ')
+        return sa_fail(err, SA_ECRYPTO, "cancel record of %s carries no MAC", key);
+    return sa_claimmac_check(value + len - SA_CLAIMMAC_LEN, SA_CLAIMMAC_LEN, SA_CLAIMMAC_CANCEL,
+                             key, value, len - SA_CLAIMMAC_LEN - 1, err);
+}
+
+enum sa_code
+sa_cancelrec_get(kvStore *kv, const char *key, int64_t *at_ms, struct sa_err *err)
+{
+    kvEntry *e = NULL;
+    natsStatus s = kvStore_Get(&e, kv, key);
+    enum sa_code rc;
+
+    *at_ms = 0;
+    if (s == NATS_NOT_FOUND)
+        return sa_fail(err, SA_ENOTFOUND, "no cancel record for %s", key);
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "read the cancel map");
+    rc = sa_cancelrec_check(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), key, err);
+    if (rc == SA_OK)
+        *at_ms = kvEntry_Created(e) / 1000000;
+    kvEntry_Destroy(e);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* Claim and cancel records authenticated with the key ring (issue 37.1). Anyone allowed to
+ * write the claims or cancel bucket can put bytes there; only a holder of the key can make a
+ * record that passes sa_claimmac_check, and only such a record may stop a send or be shown as
+ * its outcome. The MAC is BLAKE2b-256 (crypto_generichash) keyed with a subkey derived from
+ * each ring key (crypto_kdf, context "sa_claim", id 1), never the sealing key itself, over the
+ * record's kind, its KV key and its bytes: a record cannot be moved to another id or from the
+ * claims bucket to the cancel bucket. It is written as "<kid hex>.<tag hex>", so a record made
+ * under an older key of the ring still verifies after a rotation.
+ *
+ * The process holds one set of subkeys, made from its ring at start and again on each reload
+ * (the claim functions of claim.h take no ring: every caller of them would change). */
+#ifndef SA_CLAIMMAC_H
+#define SA_CLAIMMAC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "err.h"
+#include "keyring.h"
+
+#define SA_CLAIMMAC_TAG 32
+/* "<8 hex>.<64 hex>" */
+#define SA_CLAIMMAC_LEN (2 * SA_KID_BYTES + 1 + 2 * SA_CLAIMMAC_TAG)
+
+#define SA_CLAIMMAC_CLAIM "claim"
+#define SA_CLAIMMAC_CANCEL "cancel"
+
+/* Derives the MAC subkeys of every key in ring and makes them the process's (replacing those
+ * of a ring used before). Safe while other threads make or check MACs. */
+enum sa_code sa_claimmac_use(const struct sa_keyring *ring, struct sa_err *err) SA_MUST_CHECK;
+
+/* Wipes and frees the subkeys (at exit). */
+void sa_claimmac_forget(void);
+
+/* 1 once sa_claimmac_use gave the process keys. */
+int sa_claimmac_ready(void);
+
+/* Writes the MAC text of (kind, key, body) under the newest key into out (at least
+ * SA_CLAIMMAC_LEN + 1 bytes, NUL-terminated). SA_ECRYPTO when the process has no key. */
+enum sa_code sa_claimmac_make(char *out, const char *kind, const char *key, const char *body,
+                              size_t len, struct sa_err *err) SA_MUST_CHECK;
+
+/* SA_OK if mac (mac_len bytes) is the MAC of (kind, key, body) under a key of the ring;
+ * SA_ECRYPTO (and why) if not or if the process has no key. */
+enum sa_code sa_claimmac_check(const char *mac, size_t mac_len, const char *kind, const char *key,
+                               const char *body, size_t len, struct sa_err *err) SA_MUST_CHECK;
+
+/* A cancel bucket value for key: text (a time), a space and its MAC. Returns the length, -1 if
+ * cap is short or the process has no key. */
+int sa_cancelrec_make(char *out, size_t cap, const char *key, const char *text);
+
+/* SA_OK if value (a cancel bucket entry of key) was made by sa_cancelrec_make with a key of the
+ * ring; SA_ECRYPTO (and why) for anything else: a keyless writer's record cancels nothing. */
+enum sa_code sa_cancelrec_check(const char *value, size_t len, const char *key,
+                                struct sa_err *err) SA_MUST_CHECK;
+
+/* Reads key's cancel record: SA_OK with *at_ms when it was written (the server's clock) if it
+ * is authentic, SA_ENOTFOUND if the key holds none (or a delete), SA_ECRYPTO if it is junk (a
+ * keyless writer's, which cancels nothing), SA_ENATS if the bucket did not answer. */
+enum sa_code sa_cancelrec_get(kvStore *kv, const char *key, int64_t *at_ms,
+                              struct sa_err *err) SA_MUST_CHECK;
+
+#endif
