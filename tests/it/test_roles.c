@@ -429,6 +429,87 @@ test_producer_forges_no_member(void **state)
     natsConnection_Destroy(nc);
 }
 
+/* The ids of every task stored in the task stream, learnt as a producer may (issue 37.1): a
+ * direct get of the next message on sendat.task.> from each sequence on. Returns how many. */
+static int
+walk_task_ids(jsCtx *js, char ids[][SA_ID_MAX + 1], int cap)
+{
+    uint64_t seq = 1;
+    int n = 0;
+
+    for (int i = 0; i < 100000 && n < cap; i++) {
+        jsDirectGetMsgOptions o;
+        struct sa_place p;
+        natsMsg *m = NULL;
+
+        jsDirectGetMsgOptions_Init(&o);
+        o.Sequence = seq;
+        o.NextBySubject = "sendat.task.>";
+        if (js_DirectGetMsg(&m, js, SA_TASKS_STREAM, NULL, &o) != NATS_OK)
+            break; /* past the last one */
+        if (sa_layout_parse_subject(&p, natsMsg_GetSubject(m), NULL) == SA_OK)
+            snprintf(ids[n++], SA_ID_MAX + 1, "%s", p.id);
+        seq = natsMsg_GetSequence(m) + 1;
+        natsMsg_Destroy(m);
+    }
+    return n;
+}
+
+/* Issue 37.1: a client with the producer's credentials and no key walks the task stream for
+ * every id and publishes a forged "sent" claim and a forged cancel record for each. Nothing it
+ * wrote is authenticated by the key: every task is still delivered exactly once, and status
+ * shows the forged record as junk, never its "sent". */
+static void
+test_keyless_producer_erases_nothing(void **state)
+{
+    static const char sent[] = "{\"state\":\"sent\",\"consumer\":\"forger\",\"http_status\":200}";
+    static char ids[4096][SA_ID_MAX + 1];
+    char id[N_TASKS][80], path[32], subject[300], out[8192], err[1024];
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    int64_t start;
+    int n;
+
+    (void)state;
+    roles_start_once();
+    roles_consumer_as(0, "consumer");
+    roles_consumer_as(1, "consumer");
+    for (intptr_t i = 0; i < 2; i++)
+        assert_true(wait_until(consumer_ready, (void *)i, 30000));
+    roles_act_as("producer");
+    start = test_now_ms() + 5000;
+    for (int k = 0; k < N_TASKS; k++) {
+        snprintf(path, sizeof(path), "/forged/%d", k);
+        assert_int_equal(fx_schedule(&F, start + k * 100, path, id[k], sizeof(id[k])), 0);
+    }
+    roles_connect_js("producer", &nc, &js);
+    n = walk_task_ids(js, ids, (int)(sizeof(ids) / sizeof(ids[0])));
+    assert_true(n >= N_TASKS);
+    for (int i = 0; i < n; i++) {
+        snprintf(subject, sizeof(subject), "$KV.%s.%.*s", SA_CLAIMS_BUCKET, SA_ID_MAX, ids[i]);
+        assert_int_equal(js_Publish(NULL, js, subject, sent, (int)strlen(sent), NULL, NULL),
+                         NATS_OK);
+        snprintf(subject, sizeof(subject), "$KV.%s.%.*s", SA_CANCEL_BUCKET, SA_ID_MAX, ids[i]);
+        assert_int_equal(js_Publish(NULL, js, subject, "2026-11-28T19:00:00.000Z", 24, NULL, NULL),
+                         NATS_OK);
+    }
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    for (int k = 0; k < N_TASKS; k++) {
+        snprintf(path, sizeof(path), "/forged/%d", k);
+        assert_true(receiver_wait(F.recv, path, 1, 60000));
+    }
+    assert_int_equal(fx_stop_consumers(&F), 0); /* the drain waits for the "sent" claims */
+    for (int k = 0; k < N_TASKS; k++) {
+        snprintf(path, sizeof(path), "/forged/%d", k);
+        assert_int_equal(receiver_count_path(F.recv, path), 1);
+    }
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", id[0], NULL), 0);
+    assert_non_null(strstr(out, "junk"));
+    assert_non_null(strstr(out, "sent"));
+    assert_null(strstr(out, "forger"));
+}
+
 /* The consumers' leader balance (issue 25.4): the consumer user may ask a shard's claims
  * bucket leader to step down (answered, a new leader elected); the producer may not. */
 static void
@@ -481,6 +562,7 @@ main(void)
         cmocka_unit_test(test_consumer_user_administers_no_stream),
         cmocka_unit_test(test_roles_read_only_their_own_inboxes),
         cmocka_unit_test(test_producer_forges_no_member),
+        cmocka_unit_test(test_keyless_producer_erases_nothing),
         cmocka_unit_test(test_consumer_may_move_a_leader),
     };
 
