@@ -234,24 +234,33 @@ producer_books_twice(void)
     assert_non_null(strstr(err, "cancelled"));
 }
 
+/* The fleet up (two consumers with the consumer user's credentials, ready) and N_TASKS booked
+ * as the producer, path "<prefix>/k" due at start + k * step_ms, their ids in ids. */
 static void
-test_roles_do_their_work(void **state)
+fleet_books(const char *prefix, int64_t start, int step_ms, char (*ids)[80])
 {
-    char id[80], path[32], out[4096], err[1024];
-    int64_t start;
+    char path[32];
 
-    (void)state;
     roles_start_once();
     roles_consumer_as(0, "consumer");
     roles_consumer_as(1, "consumer");
     for (intptr_t i = 0; i < 2; i++)
         assert_true(wait_until(consumer_ready, (void *)i, 30000));
     roles_act_as("producer");
-    start = test_now_ms() + 3000;
     for (int k = 0; k < N_TASKS; k++) {
-        snprintf(path, sizeof(path), "/r/%d", k);
-        assert_int_equal(fx_schedule(&F, start + k * 150, path, id, sizeof(id)), 0);
+        snprintf(path, sizeof(path), "%s/%d", prefix, k);
+        assert_int_equal(fx_schedule(&F, start + k * step_ms, path, ids[k], sizeof(ids[k])), 0);
     }
+}
+
+static void
+test_roles_do_their_work(void **state)
+{
+    char ids[N_TASKS][80], out[4096], err[1024];
+    const char *id = ids[N_TASKS - 1];
+
+    (void)state;
+    fleet_books("/r", test_now_ms() + 3000, 150, ids);
     producer_purges_claim(id); /* the last one, due in 4.6 s */
     producer_cancels();
     producer_groups_and_series();
@@ -467,21 +476,10 @@ test_keyless_producer_erases_nothing(void **state)
     char id[N_TASKS][80], path[32], subject[300], out[8192], err[1024];
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
-    int64_t start;
     int n;
 
     (void)state;
-    roles_start_once();
-    roles_consumer_as(0, "consumer");
-    roles_consumer_as(1, "consumer");
-    for (intptr_t i = 0; i < 2; i++)
-        assert_true(wait_until(consumer_ready, (void *)i, 30000));
-    roles_act_as("producer");
-    start = test_now_ms() + 5000;
-    for (int k = 0; k < N_TASKS; k++) {
-        snprintf(path, sizeof(path), "/forged/%d", k);
-        assert_int_equal(fx_schedule(&F, start + k * 100, path, id[k], sizeof(id[k])), 0);
-    }
+    fleet_books("/forged", test_now_ms() + 5000, 100, id);
     roles_connect_js("producer", &nc, &js);
     n = walk_task_ids(js, ids, (int)(sizeof(ids) / sizeof(ids[0])));
     assert_true(n >= N_TASKS);
