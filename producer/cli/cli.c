@@ -136,6 +136,19 @@ cli_keyring(const struct cli *c, struct sa_keyring **ring)
     return EXIT_OK;
 }
 
+struct sa_keyring *
+cli_keyring_optional(const struct cli *c)
+{
+    const char *path = c->key_file ? c->key_file : getenv("SENDAT_KEY_FILE");
+    struct sa_keyring *ring = NULL;
+
+    if (path && *path && sa_keyring_load(&ring, path, NULL) != SA_OK)
+        ring = NULL;
+    if (ring && sa_claimmac_use(ring, NULL) != SA_OK)
+        sa_claimmac_forget();
+    return ring;
+}
+
 int
 cli_claim_keys(const struct cli *c)
 {

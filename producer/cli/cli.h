@@ -64,6 +64,11 @@ int cli_run(enum cli_opts_result r, const struct cli *c, cli_run_fn run, void *o
 /* Loads the key ring from --key-file or SENDAT_KEY_FILE; prints the reason on failure. */
 int cli_keyring(const struct cli *c, struct sa_keyring **ring);
 
+/* The key ring if one is configured and loads, else NULL (quietly): for commands that work
+ * without it. A ring loaded also checks the MACs of the claim records read (claimmac.h);
+ * without one they read as unverified. */
+struct sa_keyring *cli_keyring_optional(const struct cli *c);
+
 /* For a command that writes claim or cancel records but seals nothing (cancel, series pause
  * and resume): loads the key ring only to make the records' MACs (common/claimmac.h). */
 int cli_claim_keys(const struct cli *c);

@@ -173,6 +173,7 @@ run(void *opts, struct sa_nats *n)
 {
     struct group_opts *o = opts;
 
+    sa_keyring_free(cli_keyring_optional(&o->cli)); /* claims' MACs checked when a key is set */
     return !strcmp(o->verb, "list") ? list(o, n) : show(o, n);
 }
 

@@ -166,6 +166,7 @@ cmd_stats(int argc, char **argv)
         return cli_opts_exit(r);
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
+    sa_keyring_free(cli_keyring_optional(&cli)); /* claims' MACs checked when a key is set */
     if (stats_collect(n, &doc, &err) != SA_OK) {
         code = cli_error(EXIT_FAIL, "%s", err.msg);
     } else if (cli.json) {

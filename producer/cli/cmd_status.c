@@ -5,7 +5,6 @@
 
 #include <jansson.h>
 
-#include "claimmac.h"
 #include "cli.h"
 #include "events.h"
 #include "status.h"
@@ -15,21 +14,6 @@ static const char usage[] = "usage: sendat status ID [--json] [--server URL]\n"
                             "  time order: scheduled, moved, claimed, sent, failed, replayed,\n"
                             "  cancelled, dead-lettered, and where it waits now; exit 4 for an\n"
                             "  unknown id\n";
-
-/* The key ring if one is configured and loads: it tells a waiting task's due time and
- * not-after; status works without it. */
-static struct sa_keyring *
-optional_ring(const struct cli *c)
-{
-    const char *path = c->key_file ? c->key_file : getenv("SENDAT_KEY_FILE");
-    struct sa_keyring *ring = NULL;
-
-    if (path && *path && sa_keyring_load(&ring, path, NULL) != SA_OK)
-        ring = NULL;
-    if (ring && sa_claimmac_use(ring, NULL) != SA_OK) /* else claims show as unverified */
-        sa_claimmac_forget();
-    return ring;
-}
 
 int
 cmd_status(int argc, char **argv)
@@ -46,7 +30,7 @@ cmd_status(int argc, char **argv)
     if (!cli_id_start(argc, argv, usage, 1, &cli, &id, &n, &code))
         return code;
     events = json_array();
-    ring = optional_ring(&cli);
+    ring = cli_keyring_optional(&cli); /* due time, not-after, and the claims' MACs */
     rc = status_collect(n, ring, id, events, &err);
     sa_keyring_free(ring);
     if (rc == SA_ENOTFOUND) {
