@@ -58,7 +58,9 @@ enum sa_code sa_cancelrec_check(const char *value, size_t len, const char *key,
 
 /* Reads key's cancel record: SA_OK with *at_ms when it was written (the server's clock) if it
  * is authentic, SA_ENOTFOUND if the key holds none (or a delete), SA_ECRYPTO if it is junk (a
- * keyless writer's, which cancels nothing), SA_ENATS if the bucket did not answer. */
+ * keyless writer's, which cancels nothing), SA_ENATS if the bucket did not answer. A process
+ * without a key cannot check: any record reads as SA_OK (the consumer always has the key;
+ * `sendat series list` or `status` without one show what the records say). */
 enum sa_code sa_cancelrec_get(kvStore *kv, const char *key, int64_t *at_ms,
                               struct sa_err *err) SA_MUST_CHECK;
 

@@ -82,6 +82,7 @@ list(int argc, char **argv)
         return cli_error(EXIT_USAGE, "series list takes no argument");
     if ((code = cli_connect(&cli, &n)) != EXIT_OK)
         return code;
+    sa_keyring_free(cli_keyring_optional(&cli)); /* pause and cancel records checked with it */
     all = json_array();
     if (series_list(n, all, &err) != SA_OK)
         code = cli_error(EXIT_FAIL, "series list: %s", err.msg);

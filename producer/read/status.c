@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "claim.h"
+#include "dupcheck.h"
 #include "events.h"
 #include "find.h"
 #include "series_status.h"
@@ -224,6 +225,32 @@ task_events(struct sa_nats *n, const struct sa_keyring *ring, const char *id, js
     return rc;
 }
 
+/* An id of sendat's own form ("<due>-<random>") with no task stored, no claim and no dead
+ * letter, whose due time the claims ledger would still remember: had sendat booked and sent,
+ * cancelled or dead-lettered it, one of them would be there, since a task is acked only after
+ * its claim or dead letter is written (invariant 1). Either the id was never booked, or the
+ * task was acked away without a claim (consumer credentials without the key, issue 37.11):
+ * status says "missing" and how to book it again, instead of "unknown id": under a new id,
+ * since the same one is refused while the task stream's dedupe window (`init
+ * --dedupe-window`) remembers its Msg-Id (the duplicate PubAck finds nothing to compare). */
+static enum sa_code
+add_missing(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
+{
+    int64_t due = sa_layout_id_due(id), ttl = 0;
+
+    if (!due || dupcheck_claims_ttl(n, id, &ttl, NULL) != SA_OK ||
+        sa_now_ms() - due > sa_claim_memory_ms(ttl))
+        return SA_ENOTFOUND;
+    sa_err_clear(err);
+    events_add(events, due, "due", json_object());
+    events_add(events, sa_now_ms(), "missing",
+               json_pack("{s:s}", "error",
+                         "no task, claim or dead letter: never booked, or taken from the stream "
+                         "without a claim; book it again with `sendat schedule` (a new id: the "
+                         "stream refuses this one while its dedupe window remembers it)"));
+    return SA_OK;
+}
+
 enum sa_code
 status_collect(struct sa_nats *n, const struct sa_keyring *ring, const char *id, json_t *events,
                struct sa_err *err)
@@ -232,6 +259,8 @@ status_collect(struct sa_nats *n, const struct sa_keyring *ring, const char *id,
 
     if (rc == SA_OK && json_array_size(events) == 0)
         rc = series_events(n, id, events, err);
+    if (rc == SA_ENOTFOUND)
+        rc = add_missing(n, id, events, err);
     if (rc == SA_ENOTFOUND)
         sa_fail(err, SA_ENOTFOUND, "unknown id");
     return rc;

@@ -439,9 +439,10 @@ test_producer_forges_no_member(void **state)
 }
 
 /* The ids of every task stored in the task stream, learnt as a producer may (issue 37.1): a
- * direct get of the next message on sendat.task.> from each sequence on. Returns how many. */
+ * direct get of the next message on sendat.task.> from each sequence on. Returns how many;
+ * subjects, if not NULL, gets each one's subject. */
 static int
-walk_task_ids(jsCtx *js, char ids[][SA_ID_MAX + 1], int cap)
+walk_task_ids(jsCtx *js, char ids[][SA_ID_MAX + 1], char (*subjects)[SA_SUBJECT_MAX], int cap)
 {
     uint64_t seq = 1;
     int n = 0;
@@ -456,8 +457,11 @@ walk_task_ids(jsCtx *js, char ids[][SA_ID_MAX + 1], int cap)
         o.NextBySubject = "sendat.task.>";
         if (js_DirectGetMsg(&m, js, SA_TASKS_STREAM, NULL, &o) != NATS_OK)
             break; /* past the last one */
-        if (sa_layout_parse_subject(&p, natsMsg_GetSubject(m), NULL) == SA_OK)
+        if (sa_layout_parse_subject(&p, natsMsg_GetSubject(m), NULL) == SA_OK) {
+            if (subjects)
+                snprintf(subjects[n], SA_SUBJECT_MAX, "%s", natsMsg_GetSubject(m));
             snprintf(ids[n++], SA_ID_MAX + 1, "%s", p.id);
+        }
         seq = natsMsg_GetSequence(m) + 1;
         natsMsg_Destroy(m);
     }
@@ -481,7 +485,7 @@ test_keyless_producer_erases_nothing(void **state)
     (void)state;
     fleet_books("/forged", test_now_ms() + 5000, 100, id);
     roles_connect_js("producer", &nc, &js);
-    n = walk_task_ids(js, ids, (int)(sizeof(ids) / sizeof(ids[0])));
+    n = walk_task_ids(js, ids, NULL, (int)(sizeof(ids) / sizeof(ids[0])));
     assert_true(n >= N_TASKS);
     for (int i = 0; i < n; i++) {
         snprintf(subject, sizeof(subject), "$KV.%s.%.*s", SA_CLAIMS_BUCKET, SA_ID_MAX, ids[i]);
@@ -506,6 +510,66 @@ test_keyless_producer_erases_nothing(void **state)
     assert_non_null(strstr(out, "junk"));
     assert_non_null(strstr(out, "sent"));
     assert_null(strstr(out, "forger"));
+}
+
+/* Issue 37.11: a client with the consumer's credentials and no key pulls a task through a
+ * durable of its own and acks it: the task is gone without a claim. `sendat status` then says
+ * "missing" (not "unknown id") with the way out, and the task booked again is delivered. */
+static void
+test_task_acked_away_is_missing(void **state)
+{
+    static char ids[4096][SA_ID_MAX + 1], subjects[4096][SA_SUBJECT_MAX];
+    char id[80], again[80], url[300], out[8192], err[1024];
+    const char *subject = NULL;
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsConsumerConfig cc;
+    jsSubOptions so;
+    natsSubscription *sub = NULL;
+    natsMsgList list = {0};
+    int n;
+
+    (void)state;
+    roles_start_once();
+    roles_act_as("producer");
+    /* due in an hour: no consumer made its window's durable yet, so one of ours may filter it */
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 3600 * 1000, "/acked-away", id, sizeof(id)),
+                     0);
+    roles_connect_js("consumer", &nc, &js);
+    n = walk_task_ids(js, ids, subjects, (int)(sizeof(ids) / sizeof(ids[0])));
+    for (int i = 0; i < n && !subject; i++)
+        if (!strcmp(ids[i], id))
+            subject = subjects[i];
+    assert_non_null(subject);
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = "away";
+    cc.FilterSubject = subject;
+    cc.AckPolicy = js_AckExplicit;
+    assert_int_equal(js_AddConsumer(NULL, js, SA_TASKS_STREAM, &cc, NULL, NULL), NATS_OK);
+    jsSubOptions_Init(&so);
+    so.Stream = SA_TASKS_STREAM;
+    so.Consumer = "away";
+    assert_int_equal(js_PullSubscribe(&sub, js, subject, "away", NULL, &so, NULL), NATS_OK);
+    assert_int_equal(natsSubscription_Fetch(&list, sub, 1, 5000, NULL), NATS_OK);
+    assert_int_equal(list.Count, 1);
+    assert_int_equal(natsMsg_AckSync(list.Msgs[0], NULL, NULL), NATS_OK);
+    natsMsgList_Destroy(&list);
+    natsSubscription_Destroy(sub);
+    assert_int_equal(js_DeleteConsumer(js, SA_TASKS_STREAM, "away", NULL, NULL), NATS_OK);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "status", id, NULL), 0);
+    assert_non_null(strstr(out, "missing"));
+    assert_non_null(strstr(out, "sendat schedule"));
+    /* the way out: booked again (a new id), it is delivered */
+    roles_consumer_as(0, "consumer");
+    assert_true(wait_until(consumer_ready, (void *)(intptr_t)0, 30000));
+    snprintf(url, sizeof(url), "%s/acked-away", receiver_url(F.recv));
+    assert_int_equal(fx_sendat(&F, again, sizeof(again), err, sizeof(err), "schedule", "--at",
+                               "+2s", "--webhook", url, NULL),
+                     0);
+    assert_true(receiver_wait(F.recv, "/acked-away", 1, 60000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
 }
 
 /* The consumers' leader balance (issue 25.4): the consumer user may ask a shard's claims
@@ -561,6 +625,7 @@ main(void)
         cmocka_unit_test(test_roles_read_only_their_own_inboxes),
         cmocka_unit_test(test_producer_forges_no_member),
         cmocka_unit_test(test_keyless_producer_erases_nothing),
+        cmocka_unit_test(test_task_acked_away_is_missing),
         cmocka_unit_test(test_consumer_may_move_a_leader),
     };
 
