@@ -262,47 +262,53 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     return rc;
 }
 
-/* The MAC member closing a stored record: `,"mac":"<SA_CLAIMMAC_LEN characters>"}`. */
+/* The MAC member closing a stored record: `,"mac":"<MAC text, claimmac.h>"}`. */
 #define MAC_OPEN ",\"mac\":\""
-#define MAC_TAIL (sizeof(MAC_OPEN) - 1 + SA_CLAIMMAC_LEN + 2)
+#define MAC_OPEN_LEN (sizeof(MAC_OPEN) - 1)
 
 /* Encodes c for key with its MAC into out; *len its length. */
 static enum sa_code
 encode_signed(const struct sa_claim *c, const char *key, char *out, size_t cap, int *len,
               struct sa_err *err)
 {
-    char mac[SA_CLAIMMAC_LEN + 1];
+    char mac[SA_CLAIMMAC_MAX + 1];
     int n = sa_claim_encode(c, out, cap);
     enum sa_code rc;
 
-    if (n < 0 || (size_t)n + MAC_TAIL >= cap)
+    if (n < 0 || (size_t)n + MAC_OPEN_LEN + SA_CLAIMMAC_MAX + 2 >= cap)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
     if ((rc = sa_claimmac_make(mac, SA_CLAIMMAC_CLAIM, key, out, (size_t)n, err)) != SA_OK)
         return rc;
     n--; /* over the closing brace */
-    snprintf(out + n, cap - (size_t)n, MAC_OPEN "%s\"}", mac);
-    *len = n + (int)MAC_TAIL;
+    *len = n + snprintf(out + n, cap - (size_t)n, MAC_OPEN "%s\"}", mac);
     return SA_OK;
 }
 
-/* Where the MAC text sits in a stored record, or NULL if it has no MAC member at its end. */
+/* Where the MAC text sits in a stored record (*mac_len its length), or NULL if the record does
+ * not end with a MAC member of one of the lengths claimmac.h makes. */
 static const char *
-mac_of(const char *data, size_t len)
+mac_of(const char *data, size_t len, size_t *mac_len)
 {
-    const char *at = data + len - MAC_TAIL;
+    for (size_t k = SA_CLAIMMAC_KEYS; k >= 1; k--) {
+        size_t m = k * (SA_CLAIMMAC_LEN + 1) - 1;
 
-    if (len <= MAC_TAIL || memcmp(at, MAC_OPEN, sizeof(MAC_OPEN) - 1) ||
-        memcmp(data + len - 2, "\"}", 2))
-        return NULL;
-    return at + sizeof(MAC_OPEN) - 1;
+        if (len > MAC_OPEN_LEN + m + 2 &&
+            !memcmp(data + len - 2 - m - MAC_OPEN_LEN, MAC_OPEN, MAC_OPEN_LEN) &&
+            !memcmp(data + len - 2, "\"}", 2)) {
+            *mac_len = m;
+            return data + len - 2 - m;
+        }
+    }
+    return NULL;
 }
 
 enum sa_code
 sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len, struct sa_err *err)
 {
-    const char *mac = data ? mac_of(data, len) : NULL;
+    size_t mac_len = 0;
+    const char *mac = data ? mac_of(data, len, &mac_len) : NULL;
     char body[1024];
-    size_t body_len = mac ? (size_t)(mac - data) - (sizeof(MAC_OPEN) - 1) : 0;
+    size_t body_len = mac ? (size_t)(mac - data) - MAC_OPEN_LEN : 0;
     struct sa_err why = {0};
     enum sa_code rc;
 
@@ -322,8 +328,7 @@ sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len,
     if (!mac)
         sa_fail(&why, SA_ECRYPTO, "claim record of %s carries no MAC", key);
     else
-        (void)!sa_claimmac_check(mac, SA_CLAIMMAC_LEN, SA_CLAIMMAC_CLAIM, key, body, body_len,
-                                 &why);
+        (void)!sa_claimmac_check(mac, mac_len, SA_CLAIMMAC_CLAIM, key, body, body_len, &why);
     if (why.code != SA_OK) {
         memset(c, 0, sizeof(*c));
         c->state = SA_CLAIM_JUNK;

@@ -4,8 +4,13 @@
  * its outcome. The MAC is BLAKE2b-256 (crypto_generichash) keyed with a subkey derived from
  * each ring key (crypto_kdf, context "sa_claim", id 1), never the sealing key itself, over the
  * record's kind, its KV key and its bytes: a record cannot be moved to another id or from the
- * claims bucket to the cancel bucket. It is written as "<kid hex>.<tag hex>", so a record made
- * under an older key of the ring still verifies after a rotation.
+ * claims bucket to the cancel bucket. It is written as "<kid hex>.<tag hex>", once for each
+ * of the ring's two oldest keys (one if the ring holds one), space-separated, and a record
+ * verifies if any of them does under a key of the reader's ring. So any two processes whose
+ * rings share a key read each other's records, all through a rotation: while the new key
+ * reaches the fleet (old and new in some rings, only old in others) and while the old one is
+ * retired (old and new, or only new). Retire one key at a time; a ring of more keys MACs with
+ * its two oldest.
  *
  * The process holds one set of subkeys, made from its ring at start and again on each reload
  * (the claim functions of claim.h take no ring: every caller of them would change). */
@@ -21,8 +26,11 @@
 #include "keyring.h"
 
 #define SA_CLAIMMAC_TAG 32
-/* "<8 hex>.<64 hex>" */
+/* one item: "<8 hex>.<64 hex>" */
 #define SA_CLAIMMAC_LEN (2 * SA_KID_BYTES + 1 + 2 * SA_CLAIMMAC_TAG)
+/* keys a record is MACed with, and its longest MAC text (the items space-separated) */
+#define SA_CLAIMMAC_KEYS 2
+#define SA_CLAIMMAC_MAX (SA_CLAIMMAC_KEYS * (SA_CLAIMMAC_LEN + 1) - 1)
 
 #define SA_CLAIMMAC_CLAIM "claim"
 #define SA_CLAIMMAC_CANCEL "cancel"
@@ -37,18 +45,18 @@ void sa_claimmac_forget(void);
 /* 1 once sa_claimmac_use gave the process keys. */
 int sa_claimmac_ready(void);
 
-/* Writes the MAC text of (kind, key, body) under the newest key into out (at least
- * SA_CLAIMMAC_LEN + 1 bytes, NUL-terminated). SA_ECRYPTO when the process has no key. */
+/* Writes the MAC text of (kind, key, body) into out (at least SA_CLAIMMAC_MAX + 1 bytes,
+ * NUL-terminated). SA_ECRYPTO when the process has no key. */
 enum sa_code sa_claimmac_make(char *out, const char *kind, const char *key, const char *body,
                               size_t len, struct sa_err *err) SA_MUST_CHECK;
 
-/* SA_OK if mac (mac_len bytes) is the MAC of (kind, key, body) under a key of the ring;
+/* SA_OK if mac (mac_len bytes) holds a MAC of (kind, key, body) under a key of the ring;
  * SA_ECRYPTO (and why) if not or if the process has no key. */
 enum sa_code sa_claimmac_check(const char *mac, size_t mac_len, const char *kind, const char *key,
                                const char *body, size_t len, struct sa_err *err) SA_MUST_CHECK;
 
-/* A cancel bucket value for key: text (a time), a space and its MAC. Returns the length, -1 if
- * cap is short or the process has no key. */
+/* A cancel bucket value for key: text (a time, no space in it), a space and its MAC text.
+ * Returns the length, -1 if cap is short or the process has no key. */
 int sa_cancelrec_make(char *out, size_t cap, const char *key, const char *text);
 
 /* SA_OK if value (a cancel bucket entry of key) was made by sa_cancelrec_make with a key of the

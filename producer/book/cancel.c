@@ -62,7 +62,7 @@ record_ttl_s(struct sa_nats *n, const char *id, natsMsg *msg)
 static void
 put_record(struct sa_nats *n, const char *id, natsMsg *task)
 {
-    char now[40], value[40 + SA_CLAIMMAC_LEN + 2], subject[SA_SUBJECT_MAX], ttl[24];
+    char now[40], value[40 + SA_CLAIMMAC_MAX + 2], subject[SA_SUBJECT_MAX], ttl[24];
     int64_t ttl_s = record_ttl_s(n, id, task);
     natsMsg *msg = NULL;
     jsPubAck *pa = NULL;

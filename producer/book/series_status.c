@@ -120,7 +120,7 @@ enum sa_code
 series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, struct sa_err *err)
 {
     struct fires f;
-    char now[40], value[40 + SA_CLAIMMAC_LEN + 2];
+    char now[40], value[40 + SA_CLAIMMAC_MAX + 2];
     uint64_t rev;
     enum sa_code rc = load(n, id, &f, err);
 
@@ -149,7 +149,7 @@ series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, stru
 static enum sa_code
 set_paused(struct sa_nats *n, const char *id, int pause, struct sa_err *err)
 {
-    char key[SA_ID_MAX + 8], now[40], value[40 + SA_CLAIMMAC_LEN + 2];
+    char key[SA_ID_MAX + 8], now[40], value[40 + SA_CLAIMMAC_MAX + 2];
     uint64_t rev;
     natsStatus s;
 
