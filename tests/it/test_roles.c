@@ -235,11 +235,12 @@ producer_books_twice(void)
 }
 
 /* The fleet up (two consumers with the consumer user's credentials, ready) and N_TASKS booked
- * as the producer, path "<prefix>/k" due at start + k * step_ms, their ids in ids. */
+ * as the producer, path "<prefix>/k" due in_ms + k * step_ms from then, their ids in ids. */
 static void
-fleet_books(const char *prefix, int64_t start, int step_ms, char (*ids)[80])
+fleet_books(const char *prefix, int in_ms, int step_ms, char (*ids)[80])
 {
     char path[32];
+    int64_t start;
 
     roles_start_once();
     roles_consumer_as(0, "consumer");
@@ -247,6 +248,7 @@ fleet_books(const char *prefix, int64_t start, int step_ms, char (*ids)[80])
     for (intptr_t i = 0; i < 2; i++)
         assert_true(wait_until(consumer_ready, (void *)i, 30000));
     roles_act_as("producer");
+    start = test_now_ms() + in_ms;
     for (int k = 0; k < N_TASKS; k++) {
         snprintf(path, sizeof(path), "%s/%d", prefix, k);
         assert_int_equal(fx_schedule(&F, start + k * step_ms, path, ids[k], sizeof(ids[k])), 0);
@@ -260,7 +262,7 @@ test_roles_do_their_work(void **state)
     const char *id = ids[N_TASKS - 1];
 
     (void)state;
-    fleet_books("/r", test_now_ms() + 3000, 150, ids);
+    fleet_books("/r", 3000, 150, ids);
     producer_purges_claim(id); /* the last one, due in 4.6 s */
     producer_cancels();
     producer_groups_and_series();
@@ -484,7 +486,7 @@ test_keyless_producer_erases_nothing(void **state)
     int n;
 
     (void)state;
-    fleet_books("/forged", test_now_ms() + 5000, 100, id);
+    fleet_books("/forged", 5000, 100, id);
     roles_connect_js("producer", &nc, &js);
     n = walk_task_ids(js, ids, NULL, (int)(sizeof(ids) / sizeof(ids[0])));
     assert_true(n >= N_TASKS);
