@@ -265,6 +265,8 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
 /* The MAC member closing a stored record: `,"mac":"<MAC text, claimmac.h>"}`. */
 #define MAC_OPEN ",\"mac\":\""
 #define MAC_OPEN_LEN (sizeof(MAC_OPEN) - 1)
+#define JSON_MAX 1024 /* a record's JSON without its MAC member, as before there was one */
+#define RECORD_MAX (JSON_MAX + MAC_OPEN_LEN + SA_CLAIMMAC_MAX + 2)
 
 /* Encodes c for key with its MAC into out; *len its length. */
 static enum sa_code
@@ -272,10 +274,10 @@ encode_signed(const struct sa_claim *c, const char *key, char *out, size_t cap, 
               struct sa_err *err)
 {
     char mac[SA_CLAIMMAC_MAX + 1];
-    int n = sa_claim_encode(c, out, cap);
+    int n = cap >= RECORD_MAX ? sa_claim_encode(c, out, JSON_MAX) : -1;
     enum sa_code rc;
 
-    if (n < 0 || (size_t)n + MAC_OPEN_LEN + SA_CLAIMMAC_MAX + 2 >= cap)
+    if (n < 0)
         return sa_fail(err, SA_EINVAL, "claim for %s does not encode", key);
     if ((rc = sa_claimmac_make(mac, SA_CLAIMMAC_CLAIM, key, out, (size_t)n, err)) != SA_OK)
         return rc;
@@ -307,7 +309,7 @@ sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len,
 {
     size_t mac_len = 0;
     const char *mac = data ? mac_of(data, len, &mac_len) : NULL;
-    char body[1024];
+    char body[JSON_MAX];
     size_t body_len = mac ? (size_t)(mac - data) - MAC_OPEN_LEN : 0;
     struct sa_err why = {0};
     enum sa_code rc;
@@ -351,7 +353,7 @@ enum sa_code
 sa_claim_message(natsMsg **out, const char *bucket, const char *key, struct sa_claim *c,
                  uint64_t last, struct sa_err *err)
 {
-    char buf[1024], subject[300], expect[24];
+    char buf[RECORD_MAX], subject[300], expect[24];
     int n;
     natsStatus s;
 
@@ -378,7 +380,7 @@ static enum sa_code
 write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create, uint64_t last,
             uint64_t *rev, struct sa_err *err)
 {
-    char buf[1024];
+    char buf[RECORD_MAX];
     struct sa_claim mine = *in, cur;
     int n;
     natsStatus s;
