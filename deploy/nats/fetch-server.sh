@@ -9,7 +9,8 @@
 #   bash deploy/nats/fetch-server.sh          # prints e.g. /repo/.nats/2.15.1/usr/sbin/nats-server
 #   NATS_SERVER=$(bash deploy/nats/fetch-server.sh) ctest -R it_
 #
-# SENDAT_DEBIAN_MIRROR=URL picks the mirror (default: the Debian mirror the system's apt uses).
+# The mirror is the one the system's apt uses (deploy/apt-mirror.sh; SENDAT_DEBIAN_MIRROR=URL
+# picks another); with none configured it stops and says so.
 set -euo pipefail
 
 # The pin: the one place that names the current server's version (Debian's package version as
@@ -32,14 +33,7 @@ if check; then
   exit 0
 fi
 
-mirror() { # the first Debian archive URI of the system's sources (one-line or deb822 format)
-  local m
-  m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
-        2>/dev/null | grep -v '^\s*#' | grep -oE 'https?://[^ ]*/debian/?( |$)' | head -n 1 | tr -d ' ')
-  echo "${m:-http://deb.debian.org/debian}"
-}
-
-url=${SENDAT_DEBIAN_MIRROR:-$(mirror)}
+url=$(bash "$repo/deploy/apt-mirror.sh") || exit 1
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/parts" "$apt_dir/deb"
 : >"$apt_dir/status"
 echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${url%/} $DEB_SUITE main" \

@@ -41,6 +41,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# -- the repository names no package mirror: the one to use is read from apt's own sources
+mkdir -p "$work/noapt/sources.list.d"
+if msg=$(SENDAT_APT_DIR=$work/noapt bash deploy/apt-mirror.sh 2>&1); then
+  die "deploy/apt-mirror.sh printed a mirror ($msg) with no apt sources configured"
+fi
+case $msg in *"no Debian archive"*) ;; *) die "deploy/apt-mirror.sh said: $msg" ;; esac
+printf 'Types: deb\nURIs: http://127.0.0.1:9/debian/\nSuites: bookworm\n' >"$work/noapt/sources.list.d/t.sources"
+[ "$(SENDAT_APT_DIR=$work/noapt bash deploy/apt-mirror.sh)" = http://127.0.0.1:9/debian ] ||
+  die "deploy/apt-mirror.sh does not read a deb822 sources file"
+if git grep -qE 'deb\.debian\.org|ftp\.[a-z]+\.debian\.org' 2>/dev/null; then
+  die "a package mirror's host is written in the repository: $(git grep -lE 'deb\.debian\.org' | head -3)"
+fi
+say "mirror: read from apt's sources ($(bash deploy/apt-mirror.sh))"
+
 # -- the package and lintian
 deb=$(bash deploy/package.sh "$work/out" | tail -1)
 [ -f "$deb" ] || die "deploy/package.sh printed no package"
@@ -54,11 +68,7 @@ lintian --fail-on error --display-level '>=warning' \
 say "lintian: no errors ($(grep -c '^W:' "$work/lintian.log" || true) warnings)"
 
 # -- a fresh Debian 12 root, from the day's cached debootstrap tarball
-mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-  head -1)
-[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' \
-  /etc/apt/sources.list 2>/dev/null)
-mirror=${mirror:-http://deb.debian.org/debian}
+mirror=$(bash deploy/apt-mirror.sh) || die "no Debian mirror to debootstrap from"
 base=$cache/debian-bookworm-$(date -u +%Y%m%d).tar.gz
 mkdir -p "$cache" "$root"
 if [ ! -s "$base" ]; then
