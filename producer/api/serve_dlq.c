@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "dlq.h"
-#include "find.h"
 #include "serve.h"
 #include "timeparse.h"
 
@@ -113,12 +112,8 @@ static void
 purge(struct request *r, const char *id)
 {
     struct sa_err err = {0};
-    natsMsg *m = NULL;
-    enum sa_code rc = find_dead(r->s->n, id, &m, &err); /* 404 for an unknown id */
+    enum sa_code rc = dlq_purge(r->s->n, id, &err); /* 404 for an unknown id */
 
-    natsMsg_Destroy(m);
-    if (rc == SA_OK)
-        rc = dlq_purge(r->s->n, id, &err);
     if (rc == SA_OK)
         serve_reply(r, 200, json_pack("{s:s, s:s}", "id", id, "result", "purged"));
     else

@@ -13,17 +13,39 @@
 #include "timeparse.h"
 
 #define SHOWN_MAX 50
+#define FIRES_MAX 100000 /* the walk's bound, for a series with a count */
 
-/* The occurrences to show: the last SHOWN_MAX up to the first one still ahead. Sets *ended when
- * the series has none ahead (its count or until reached). */
+/* The occurrences to show: the last SHOWN_MAX up to the first one after the end (now, or the
+ * series' cancel). Sets *ended when the series has none after it (its count or until reached). */
 struct fires {
     int64_t at[SHOWN_MAX];
     int k;
     int ended;
 };
 
+/* Where the walk to end may start for a series without a count, so that it meets the last
+ * SHOWN_MAX fires before end without walking from the first (a per-second series fires 86,400
+ * times a day): the first fire of a stretch back from end that doubles until it holds more than
+ * SHOWN_MAX fires or reaches the first fire. Each try walks at most SHOWN_MAX + 1 fires. */
+static int64_t
+walk_start(const struct sa_cron *c, const struct series_info *s, int64_t end)
+{
+    for (int64_t back = 60 * 1000; back < (INT64_C(1) << 50); back *= 2) {
+        int64_t from = end - back, at = from - 1, first;
+        int flags, n = 0;
+        if (from <= s->first_ms || sa_cron_next(c, s->tz, at, &first, &flags, NULL) != SA_OK)
+            break;
+        for (at = first; n <= SHOWN_MAX && at <= end; n++)
+            if (sa_cron_next(c, s->tz, at, &at, &flags, NULL) != SA_OK)
+                break;
+        if (n > SHOWN_MAX)
+            return first;
+    }
+    return s->first_ms;
+}
+
 static enum sa_code
-compute_fires(const struct series_info *s, int64_t now, struct fires *f, struct sa_err *err)
+compute_fires(const struct series_info *s, int64_t end, struct fires *f, struct sa_err *err)
 {
     struct sa_cron *c = NULL;
     int64_t at;
@@ -34,11 +56,12 @@ compute_fires(const struct series_info *s, int64_t now, struct fires *f, struct 
     if (rc != SA_OK)
         return rc;
     f->ended = 1;
-    for (at = s->first_ms;
-         total < 100000 && (!s->count || total < s->count) && (!s->until_ms || at <= s->until_ms);
+    for (at = s->count ? s->first_ms : walk_start(c, s, end);
+         total < FIRES_MAX && (!s->count || total < s->count) &&
+         (!s->until_ms || at <= s->until_ms);
          total++) {
         f->at[f->k++ % SHOWN_MAX] = at;
-        if (at > now) {
+        if (at > end) {
             f->ended = 0;
             break;
         }
@@ -234,13 +257,15 @@ series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *
     char key[SA_ID_MAX + 8];
     enum sa_code rc = series_get(n, id, &s, err);
 
-    if (rc == SA_OK)
-        rc = compute_fires(&s, sa_now_ms(), &f, err);
     if (rc != SA_OK)
+        return rc;
+    /* a cancelled series' fires end at the cancel: the one then waiting is shown cancelled (or
+     * as its claim says, had it gone already), later ones never existed */
+    cancelled = cancelled_at(n, id);
+    if ((rc = compute_fires(&s, cancelled ? cancelled : sa_now_ms(), &f, err)) != SA_OK)
         return rc;
     events_add(events, s.created_ms, "series",
                json_pack("{s:s, s:s, s:i}", "cron", s.cron, "tz", s.tz, "count", s.count));
-    cancelled = cancelled_at(n, id);
     for (int i = f.k > SHOWN_MAX ? f.k - SHOWN_MAX : 0; i < f.k; i++) {
         char occ[SA_ID_MAX + 1];
         int settled;

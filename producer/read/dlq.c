@@ -320,6 +320,13 @@ dlq_purge(struct sa_nats *n, const char *id, struct sa_err *err)
     jsErrCode jerr = 0;
     natsStatus s;
 
+    if (id) { /* an unknown id is SA_ENOTFOUND, not a purge of nothing */
+        natsMsg *m = NULL;
+        enum sa_code rc = find_dead(n, id, &m, err);
+        natsMsg_Destroy(m);
+        if (rc != SA_OK)
+            return rc;
+    }
     jsOptions_Init(&o);
     snprintf(subject, sizeof(subject), DLQ_PREFIX "%s", id ? id : ">");
     o.Stream.Purge.Subject = subject;

@@ -35,7 +35,7 @@ enum sa_code dlq_show(struct sa_nats *n, const struct sa_keyring *ring, const ch
  * still replayed; err then counts the failures, or says why the one id failed. */
 enum sa_code dlq_replay(struct sa_nats *n, const struct sa_keyring *ring, const char *id,
                         int64_t at_ms, FILE *report, struct sa_err *err) SA_MUST_CHECK;
-/* id NULL: every dead letter. Prints nothing. */
+/* id NULL: every dead letter. An id without a dead letter: SA_ENOTFOUND. Prints nothing. */
 enum sa_code dlq_purge(struct sa_nats *n, const char *id, struct sa_err *err) SA_MUST_CHECK;
 
 #endif

@@ -78,10 +78,26 @@ test_series_survives_a_kill(void **state)
     fx_stop(&F);
 }
 
+/* The lines of text that hold both a and b. */
+static int
+lines_with(const char *text, const char *a, const char *b)
+{
+    int n = 0;
+
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *pa = strstr(line, a), *pb = strstr(line, b);
+        n += pa && pb && pa < line + len && pb < line + len;
+        line += len + (end != NULL);
+    }
+    return n;
+}
+
 static void
 test_cancel_stops_series(void **state)
 {
-    char url[300], series[80], out[256];
+    char url[300], series[80], out[256], history[16384];
     int64_t later;
     size_t at_cancel;
 
@@ -100,6 +116,11 @@ test_cancel_stops_series(void **state)
     later = test_now_ms() + 7000;
     assert_true(wait_until_ms(later, 20000));
     assert_true(receiver_count(F.recv) <= at_cancel + 1); /* at most the one already being sent */
+    /* status ends at the cancel: the occurrence waiting then is cancelled, none after it is
+     * made up (5 were, 7 s later), and the sent ones stay */
+    assert_int_equal(fx_sendat(&F, history, sizeof(history), NULL, 0, "status", series, NULL), 0);
+    assert_true(lines_with(history, " occurrence ", "state=\"cancelled\"") <= 1);
+    assert_true(lines_with(history, " occurrence ", "state=\"sent\"") >= 2);
     fx_finish(&F);
 }
 

@@ -155,8 +155,14 @@ test_signed_retried_dead_replayed(void **state)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "replay", id, NULL), 0);
     assert_true(receiver_wait(F.recv, w4.path, w4.n, 30000));
     assert_true(fx_status_says(&F, id, " sent ", 30000));
-    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "purge", "--all", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "purge", "no-such-id", NULL),
+                     4); /* an id without a dead letter is unknown, not "purged" */
+    assert_string_equal(out, "unknown id\n");
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "purge", gone, NULL), 0);
+    assert_string_equal(out, "purged\n");
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", gone, NULL), 4);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "purge", "--all", NULL), 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", hang, NULL), 4);
     fx_finish(&F);
 }
 
