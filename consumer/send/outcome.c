@@ -190,6 +190,13 @@ outcome_done(struct consumer *c, struct held *h, uint64_t rev, const struct tran
         outcome_dead(c, h, rev, r->error, (int)r->status);
         return;
     }
+    if (!r->ok && r->unknown && t->at_most_once) {
+        char why[300];
+        snprintf(why, sizeof(why),
+                 "outcome unknown: %.200s after the request was sent (at-most-once)", r->error);
+        outcome_dead(c, h, rev, why, (int)r->status);
+        return;
+    }
     if (!r->ok) {
         finish_retry(c, h, rev, r);
         return;

@@ -15,6 +15,8 @@ struct claim_job;
 struct transfer_result {
     int ok;        /* accepted by the receiver */
     int permanent; /* refused for good: dead-letter now */
+    int unknown;   /* failed after the request left (a timeout, a lost connection): it may have
+                      arrived, so an at-most-once task is dead-lettered, never sent again */
     long status;   /* HTTP status or SMTP reply code, 0 if none */
     char error[256];
     int64_t started_ms;

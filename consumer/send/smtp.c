@@ -227,4 +227,6 @@ smtp_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_resu
     (void)x;
     snprintf(r->error, sizeof(r->error), "SMTP %ld: %s", r->status, curl_easy_strerror(cc));
     r->permanent = r->status >= 500 && r->status < 600;
+    /* 354 was the last reply: the message went and its final reply did not come back */
+    r->unknown = r->status == 354;
 }

@@ -151,8 +151,11 @@ webhook_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_r
         return;
     }
     if (cc != CURLE_OK) {
+        long sent = 0;
         snprintf(r->error, sizeof(r->error), "%s", failure_class(cc));
-        return; /* timeouts, refused connections: retry */
+        /* bytes of the request written: after that the receiver may have it */
+        r->unknown = curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &sent) != CURLE_OK || sent > 0;
+        return; /* timeouts, refused connections: retry (at-least-once) */
     }
     r->ok = r->status >= 200 && r->status < 300;
     if (!r->ok)

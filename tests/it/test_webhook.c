@@ -103,7 +103,7 @@ check_signed(size_t i, const char *want_id)
 static void
 test_signed_retried_dead_replayed(void **state)
 {
-    char id[80], gone[80], hang[80], out[8192];
+    char id[80], gone[80], hang[80], once[80], once_url[300], once_at[40], out[8192];
     struct want w3 = {"/flaky", 3}, w4 = {"/flaky", 4}, wg = {"/gone", 1};
     int64_t at[4];
     struct receiver_hit h;
@@ -115,10 +115,18 @@ test_signed_retried_dead_replayed(void **state)
     receiver_respond(F.recv, "/flaky", 429, 1, "Retry-After: 2"); /* first, then 500s */
     receiver_respond(F.recv, "/gone", 410, -1, NULL);
     receiver_hang(F.recv, "/hang", 2500); /* longer than SENDAT_HTTP_TIMEOUT=1s */
+    receiver_hang(F.recv, "/once", 2500);
     fx_consumer(&F, 0, consumer_env);
     assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/flaky", id, sizeof(id)), 0);
     assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/gone", gone, sizeof(gone)), 0);
     assert_int_equal(fx_schedule(&F, test_now_ms() + 1000, "/hang", hang, sizeof(hang)), 0);
+    /* an at-most-once task whose request timed out may have arrived: never sent again */
+    snprintf(once_url, sizeof(once_url), "%s/once", receiver_url(F.recv));
+    snprintf(once_at, sizeof(once_at), "+1s");
+    assert_int_equal(fx_sendat(&F, once, sizeof(once), NULL, 0, "schedule", "--at", once_at,
+                               "--webhook", once_url, "--at-most-once", NULL),
+                     0);
+    once[strcspn(once, "\n")] = '\0';
     assert_true(receiver_wait(F.recv, w3.path, w3.n, 60000));
     assert_true(receiver_wait(F.recv, wg.path, wg.n, 30000));
     for (size_t i = 0; i < receiver_count(F.recv) && k < 3; i++) {
@@ -147,6 +155,10 @@ test_signed_retried_dead_replayed(void **state)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", hang, NULL), 0);
     assert_non_null(strstr(out, "Timeout"));
     assert_int_equal(receiver_count_path(F.recv, "/hang"), 3);
+    assert_true(wait_until(dead_lettered, once, 30000));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", once, NULL), 0);
+    assert_non_null(strstr(out, "outcome unknown"));
+    assert_int_equal(receiver_count_path(F.recv, "/once"), 1); /* 3 before: retried */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "list", NULL), 0);
     assert_non_null(strstr(out, id));
     assert_non_null(strstr(out, gone));
