@@ -129,9 +129,16 @@ unclaimed(struct sa_nats *n, const char *id, const struct sa_claim *mine, uint64
         sa_err_clear(err);
         return series_cancel(n, id, out, err);
     }
-    if (rc == SA_OK)
-        rc = marker ? sa_claim_update(sa_nats_claims(n, id), id, mine, marker, NULL, err)
-                    : sa_claim_create(sa_nats_claims(n, id), id, mine, NULL, err);
+    if (rc == SA_OK) {
+        /* the copy goes when a consumer meets it: the claim keeps its booking for status */
+        struct sa_claim rec = *mine;
+        rec.scheduled_ms = find_header_i64(msg, "Sendat-Scheduled");
+        if (!rec.scheduled_ms && !find_header_i64(msg, "Sendat-Moves"))
+            rec.scheduled_ms = natsMsg_GetTime(msg) / 1000000; /* stored when it was booked */
+        rec.due_ms = sa_layout_id_due(id);
+        rc = marker ? sa_claim_update(sa_nats_claims(n, id), id, &rec, marker, NULL, err)
+                    : sa_claim_create(sa_nats_claims(n, id), id, &rec, NULL, err);
+    }
     if (rc == SA_EEXIST)
         *r = ROUND_AGAIN;
     else if (rc == SA_OK)

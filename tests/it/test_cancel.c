@@ -50,6 +50,9 @@ test_cancel_before_after_unknown(void **state)
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", "no-such-id", NULL), 4);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "status", id1, NULL), 0);
     assert_non_null(strstr(out, "cancelled"));
+    /* past its due time, its copy dropped: the booking and the due time are still told */
+    assert_non_null(strstr(out, " scheduled\n"));
+    assert_non_null(strstr(out, " due\n"));
     fx_finish(&F);
 }
 
