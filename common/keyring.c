@@ -4,6 +4,7 @@
  * group or others may touch is refused: whoever reads it can forge and read every task. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,9 +136,14 @@ check_file(int fd, const char *path, struct sa_err *err)
         return sa_fail(err, SA_EINVAL, "key file %s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return sa_fail(err, SA_EINVAL, "key file %s is not a regular file", path);
-    if (st.st_uid != geteuid())
-        return sa_fail(err, SA_EINVAL, "key file %s is owned by uid %u, not by uid %u who reads it",
-                       path, (unsigned)st.st_uid, (unsigned)geteuid());
+    if (st.st_uid != geteuid()) {
+        struct passwd *pw = getpwuid(st.st_uid); /* the package's key is the user sendat's */
+        return sa_fail(err, SA_EINVAL,
+                       "key file %s is owned by uid %u, not by uid %u who reads it: run as its "
+                       "owner (sudo -u %s ...)",
+                       path, (unsigned)st.st_uid, (unsigned)geteuid(),
+                       pw && pw->pw_name ? pw->pw_name : "OWNER");
+    }
     if (st.st_mode & 077)
         return sa_fail(err, SA_EINVAL,
                        "key file %s is readable by others (mode %04o); chmod 600 it", path,

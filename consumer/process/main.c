@@ -265,9 +265,9 @@ run(struct consumer *c)
     struct sa_err err = {0};
     char feats[64];
 
-    if (setup_local(c, &err) != 0) {
+    if (setup_local(c, &err) != 0) { /* the key ring or the signing keys: settings */
         log_start_failed(c, &err);
-        return 1;
+        return err.code == SA_ENOMEM ? 1 : 2;
     }
     if (health_start(&http, c, getenv("SENDAT_HTTP_ADDR"), &err) != SA_OK) {
         log_start_failed(c, &err);
@@ -281,7 +281,7 @@ run(struct consumer *c)
         }
         log_start_failed(c, &err);
         health_stop(http);
-        return 1;
+        return err.code == SA_EINVAL ? 2 : 1; /* a bad setting (exit 2) is not restarted */
     }
     if (sweep_start(&sweep, c, c->cfg.sweep_interval_ms, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "no_sweep", "error=\"%s\"", err.msg); /* sends go on without it */

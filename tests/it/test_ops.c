@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -151,11 +152,24 @@ test_bad_settings(void **state)
         assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 2);
         assert_non_null(strstr(err, "SENDAT_HTTP_ADDR"));
     }
+    /* every bad setting exits 2, which the units do not restart (RestartPreventExitStatus=2) */
     {
         char *env[] = {F.env_url, "SENDAT_KEY_FILE=/nonexistent/key", "SENDAT_HTTP_ADDR=off", NULL};
-        assert_int_not_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000),
-                             0);
+        assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 2);
         assert_non_null(strstr(err, "/nonexistent/key"));
+    }
+    {
+        char *env[] = {F.env_url, F.env_key, "SENDAT_HTTP_ADDR=off",
+                       "SENDAT_HOST_LIMITS=no rules here", NULL};
+        assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 2);
+        assert_non_null(strstr(err, "SENDAT_HOST_LIMITS"));
+    }
+    {
+        char *env[] = {F.env_url, F.env_key, "SENDAT_HTTP_ADDR=off", NULL};
+        assert_int_equal(chmod(F.key, 0644), 0);
+        assert_int_equal(proc_run(argv, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 2);
+        assert_non_null(strstr(err, "chmod 600"));
+        assert_int_equal(chmod(F.key, 0600), 0);
     }
     fx_stop(&F);
 }
