@@ -89,6 +89,27 @@ make_options(natsOptions **o, struct sa_nats *n, const char *url, const char *na
     return s;
 }
 
+/* A server without JetStream answers its API with no responders, which reads as a network
+ * fault unless said so. Any other answer (a timeout, a refused subject) is left to the
+ * calls that follow. */
+static enum sa_code
+need_jetstream(natsConnection *nc, const char *url, struct sa_err *err)
+{
+    natsMsg *reply = NULL;
+    natsStatus s = natsConnection_RequestString(&reply, nc, "$JS.API.INFO", "", 2000);
+    char where[256];
+
+    natsMsg_Destroy(reply);
+    if (s != NATS_NO_RESPONDERS)
+        return SA_OK;
+    if (natsConnection_GetConnectedUrl(nc, where, sizeof(where)) != NATS_OK || !where[0])
+        snprintf(where, sizeof(where), "%.200s", url);
+    return sa_fail(err, SA_ERETRY,
+                   "JetStream is not enabled on %s: start nats-server with -js (or a jetstream "
+                   "block in its configuration)",
+                   where);
+}
+
 enum sa_code
 sa_nats_connect(struct sa_nats **out, const char *url, const char *name, const char *inbox,
                 struct sa_err *err)
@@ -120,6 +141,10 @@ sa_nats_connect(struct sa_nats **out, const char *url, const char *name, const c
         snprintf(what, sizeof(what), "connect to %.200s", url);
         sa_nats_close(n);
         return sa_nats_fail(err, s, 0, what);
+    }
+    if (need_jetstream(n->nc, url, err) != SA_OK) {
+        sa_nats_close(n);
+        return SA_ERETRY;
     }
     *out = n;
     return SA_OK;

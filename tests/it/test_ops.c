@@ -174,6 +174,38 @@ test_bad_settings(void **state)
     fx_stop(&F);
 }
 
+/* A server without JetStream (Debian's default configuration has none) is named as such, not
+ * as a network fault, by the producer and the consumer. */
+static void
+test_server_without_jetstream(void **state)
+{
+    struct natsd plain;
+    char out[256], err[1024], url[300];
+    char *init[] = {(char *)fx_sendat_bin(), "init", NULL};
+    char *consumer[] = {(char *)fx_consumer_bin(), NULL};
+
+    (void)state;
+    assert_int_equal(natsd_start_config(&plain, "# no jetstream block\n"), 0);
+    snprintf(url, sizeof(url), "SENDAT_NATS_URL=%s", plain.url);
+    {
+        char *env[] = {url, NULL};
+        assert_int_equal(proc_run(init, env, NULL, out, sizeof(out), err, sizeof(err), 20000), 1);
+        assert_non_null(strstr(err, "JetStream is not enabled on nats://127.0.0.1:"));
+        assert_non_null(strstr(err, "-js"));
+    }
+    {
+        /* the consumer waits for it (containers start in any order) and says why: ended by
+         * the deadline, its log read */
+        fx_start(&F, 0); /* for its key */
+        char *env[] = {url, F.env_key, "SENDAT_HTTP_ADDR=off", NULL};
+        assert_int_equal(proc_run(consumer, env, NULL, out, sizeof(out), err, sizeof(err), 3000),
+                         -1);
+        assert_non_null(strstr(err, "JetStream is not enabled"));
+        fx_stop(&F);
+    }
+    natsd_stop(&plain);
+}
+
 int
 main(void)
 {
@@ -181,6 +213,7 @@ main(void)
         cmocka_unit_test(test_health_and_metrics),
         cmocka_unit_test(test_sighup_rotates_keys),
         cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_server_without_jetstream),
     };
 
     return FX_RUN(tests);
