@@ -208,7 +208,7 @@ claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct held
     snprintf(rec->error, sizeof(rec->error), "%s", error ? error : "");
 }
 
-void
+enum sa_code
 claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_state state,
               int http_status, const char *error, int64_t lateness_ms)
 {
@@ -216,8 +216,8 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
     struct sa_err err = {0};
 
     claims_outcome(&mine, c, h, state, http_status, error, lateness_ms);
-    /* The outcome must reach the ledger: without "sent" a redelivery would send again. While
-     * the broker is away (a restart, a leader election) nothing else can progress anyway. */
+    /* The outcome must reach the ledger: without "sent" a redelivery would send again. Never
+     * on the sending thread: the patient writer (patient.h) calls this, or the exit. */
     for (int64_t until = sa_now_ms() + OUTCOME_PATIENCE_MS; sa_now_ms() < until;) {
         struct timespec pause = {0, 200 * 1000000L};
         sa_err_clear(&err);
@@ -226,10 +226,11 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
                               : sa_claim_create(sa_nats_claims(c->n, h->task->id), h->task->id,
                                                 &mine, NULL, &err);
         if (rc == SA_OK || rc == SA_EEXIST || rc == SA_EINVAL)
-            return;
-        sa_log_flush(); /* the sending loop's lines do not wait out the broker's absence */
+            return SA_OK;
+        sa_log_flush(); /* this thread's held lines do not wait out the broker's absence */
         nanosleep(&pause, NULL);
     }
     sa_log(SA_LOG_WARN, "claim_update_failed", "task=%s state=%s error=\"%s\"", h->task->id,
            sa_claim_state_name(state), err.msg);
+    return SA_ERETRY;
 }

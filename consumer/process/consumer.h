@@ -80,6 +80,7 @@ struct signer;
 struct transfer;
 struct limits;
 struct claimq;
+struct patient;
 struct mover;
 struct members;
 
@@ -99,6 +100,7 @@ struct consumer {
     struct limits *limits;     /* per-host limits (SENDAT_HOST_LIMITS) */
     kvStore *leases;           /* fleet-wide concurrency leases, when a limit asks for them */
     struct claimq *claimq;     /* claim writes in flight (main thread; PubAcks on a nats thread) */
+    struct patient *patient;   /* outcome writes the broker did not take at once (its thread) */
     struct mover *mover;       /* moves down a level in flight (puller; PubAcks on a nats thread) */
     struct transfer *inflight; /* sends in flight (main thread only) */
     struct easypool easy;      /* easy handles for the next sends (main thread only) */

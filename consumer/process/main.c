@@ -18,6 +18,7 @@
 #include "cancel.h"
 #include "claimmac.h"
 #include "claimq.h"
+#include "patient.h"
 #include "claims.h"
 #include "consumer.h"
 #include "deliver.h"
@@ -188,6 +189,7 @@ setup(struct consumer *c, struct sa_err *err)
     if (choose_shards(c, err) != SA_OK || claims_read_ttl(c, err) != SA_OK ||
         start_deliver(c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
+        patient_new(&c->patient, c, deliver_wakeup, the_deliver, err) != SA_OK ||
         mover_new(&c->mover, c, err) != SA_OK ||
         wheel_new(&c->wheel, c->n->nc, deliver_wakeup, the_deliver, err) != SA_OK ||
         cancel_start(&c->cancels, c->n->cancel, c->claims_ttl_ms, err) != SA_OK ||
@@ -218,6 +220,7 @@ teardown(struct consumer *c)
     /* before the connection: a publisher's context must end while its PubAck subscription is
      * still open (nats.c 3.4 queues a timeout message for every publish with a deadline, and
      * one queued on a subscription already closed is never freed) */
+    patient_free(c->patient);
     claimq_free(c->claimq);
     mover_free(c->mover);
     sa_nats_close(c->n);

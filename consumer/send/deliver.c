@@ -15,6 +15,7 @@
 #include "limits.h"
 #include "log.h"
 #include "outcome.h"
+#include "patient.h"
 #include "ready.h"
 #include "series.h"
 #include "timeparse.h"
@@ -232,8 +233,8 @@ jobs_done(struct deliver *d, struct claim_job *j)
         next = j->next;
         if (j->op == CLAIM_TAKE)
             take_done(d, j);
-        else
-            outcome_recorded(d->c, j);
+        else if (outcome_recorded(d->c, j, 0))
+            continue; /* the patient writer's now */
         free(j);
     }
 }
@@ -389,8 +390,21 @@ abandon(struct deliver *d, struct claim_job *j)
             held_free(j->h);
         } else {
             j->ok = 0;
-            outcome_recorded(d->c, j);
+            outcome_recorded(d->c, j, 1);
         }
+        free(j);
+    }
+}
+
+/* At the end of the drain: the outcome writes the patient writer still has are written here,
+ * on the way out (as abandon's), and what follows each runs. */
+static void
+patient_end(struct deliver *d)
+{
+    patient_stop(d->c->patient);
+    for (struct claim_job *j = patient_done(d->c->patient), *next; j; j = next) {
+        next = j->next;
+        outcome_recorded(d->c, j, 1);
         free(j);
     }
 }
@@ -416,7 +430,7 @@ deliver_run(struct deliver *d)
                 sa_log(SA_LOG_INFO, "draining", "released=%zu inflight=%d", back, d->inflight);
             }
             if ((d->inflight == 0 && claimq_pending(d->c->claimq) == 0 &&
-                 ready_count(&d->ready) == 0) ||
+                 patient_pending(d->c->patient) == 0 && ready_count(&d->ready) == 0) ||
                 now > drain_until)
                 break;
             fire_ready(d, now); /* claimed already: sent at their due time within the drain */
@@ -429,10 +443,12 @@ deliver_run(struct deliver *d)
         atomic_store(&d->c->counters.inflight, d->inflight);
         sa_log_flush(); /* this turn's lines before the wait */
         curl_multi_poll(d->multi, NULL, 0, poll_timeout(d, now), NULL);
-        jobs_done(d, claimq_done(d->c->claimq)); /* claims answered: their sends start now */
+        jobs_done(d, claimq_done(d->c->claimq));   /* claims answered: their sends start now */
+        jobs_done(d, patient_done(d->c->patient)); /* outcomes written late: their tasks go on */
         curl_multi_perform(d->multi, &running);
         d->inflight -= transfer_collect(d->multi, d->c);
     }
     abandon(d, claimq_abandon(d->c->claimq));
+    patient_end(d);
     sa_log_hold(0);
 }

@@ -10,6 +10,7 @@
 #include "jspull.h"
 #include "log.h"
 #include "outcome.h"
+#include "patient.h"
 #include "retry.h"
 #include "series.h"
 #include "timeparse.h"
@@ -34,31 +35,34 @@ settle(struct consumer *c, struct held *h)
 }
 
 /* Writes the outcome on the claim, then(c, h): asynchronously when the claim has a revision
- * to expect (then runs once the PubAck is in), synchronously otherwise or if that fails. A
+ * to expect (then runs once the PubAck is in), by the patient writer otherwise or if that
+ * fails (then runs once it is written); never blocking this, the sending thread. A
  * "sent" goes with the others of the next few milliseconds; a retry's or a dead letter's at
  * once, since the retry may be due within them (and would find its task still "sending") and a
  * replay of the dead letter resets the claim it writes. */
 static void
 record(struct consumer *c, struct held *h, uint64_t rev, struct sa_claim *rec, claim_then_fn then)
 {
-    struct claim_job *j = rev ? calloc(1, sizeof(*j)) : NULL;
+    struct claim_job *j = calloc(1, sizeof(*j));
 
-    if (j) {
-        j->op = CLAIM_RECORD;
-        j->h = h;
-        j->rec = *rec;
-        j->last = rev;
-        j->then = then;
-        if (rec->state == SA_CLAIM_SENT) {
-            claimq_send_later(c->claimq, j, sa_now_ms());
-            return;
-        }
-        if (claimq_send(c->claimq, j, NULL) == SA_OK)
-            return;
-        free(j);
+    if (!j) { /* no memory for a job: the one write that blocks this thread */
+        if (claims_finish(c, h, rev, rec->state, rec->http_status, rec->error, rec->lateness_ms) !=
+            SA_OK)
+            sa_log(SA_LOG_WARN, "outcome_unrecorded", "task=%s", h->task->id);
+        then(c, h);
+        return;
     }
-    claims_finish(c, h, rev, rec->state, rec->http_status, rec->error, rec->lateness_ms);
-    then(c, h);
+    j->op = CLAIM_RECORD;
+    j->h = h;
+    j->rec = *rec;
+    j->last = rev;
+    j->then = then;
+    if (rev && rec->state == SA_CLAIM_SENT) {
+        claimq_send_later(c->claimq, j, sa_now_ms());
+        return;
+    }
+    if (!rev || claimq_send(c->claimq, j, NULL) != SA_OK)
+        patient_put(c->patient, j); /* a create, or a publish refused: off this thread */
 }
 
 /* Acked with no successor of its own: a retry's is stored already, a refused replay gets none
@@ -131,9 +135,11 @@ outcome_skip(struct consumer *c, struct held *h, const struct sa_claim *seen)
 void
 outcome_paused(struct consumer *c, struct held *h)
 {
+    struct sa_claim rec;
+
     sa_log(SA_LOG_INFO, "skipped_paused", "task=%s series=%s", h->task->id, h->task->series_id);
-    claims_finish(c, h, 0, SA_CLAIM_SKIPPED, 0, SA_CLAIM_PAUSED, 0);
-    settle(c, h);
+    claims_outcome(&rec, c, h, SA_CLAIM_SKIPPED, 0, SA_CLAIM_PAUSED, 0);
+    record(c, h, 0, &rec, settle);
 }
 
 static void
@@ -212,12 +218,16 @@ outcome_done(struct consumer *c, struct held *h, uint64_t rev, const struct tran
     record(c, h, rev, &rec, settle); /* the claim says "sent" before the task is acked */
 }
 
-/* An outcome write the broker refused or did not answer is written the patient way. */
-void
-outcome_recorded(struct consumer *c, struct claim_job *j)
+int
+outcome_recorded(struct consumer *c, struct claim_job *j, int here)
 {
-    if (!j->ok)
-        claims_finish(c, j->h, j->last, j->rec.state, j->rec.http_status, j->rec.error,
-                      j->rec.lateness_ms);
+    if (!j->ok && !here) {
+        patient_put(c->patient, j);
+        return 1;
+    }
+    if (!j->ok && claims_finish(c, j->h, j->last, j->rec.state, j->rec.http_status, j->rec.error,
+                                j->rec.lateness_ms) != SA_OK)
+        sa_log(SA_LOG_WARN, "outcome_unrecorded", "task=%s", j->h->task->id);
     j->then(c, j->h);
+    return 0;
 }

@@ -35,8 +35,9 @@ void outcome_refused(struct consumer *c, struct held *h, const char *why);
 void outcome_skip(struct consumer *c, struct held *h, const struct sa_claim *seen);
 /* Due while its series is paused: claimed as skipped, then settled. */
 void outcome_paused(struct consumer *c, struct held *h);
-/* An outcome write came back (claimq.c): one the broker refused is written the patient way,
- * then the job's next step runs. */
-void outcome_recorded(struct consumer *c, struct claim_job *j);
+/* Main thread: a job whose outcome write came back. One not written goes to the patient
+ * writer (patient.h) and is kept: returns 1. Else (written, or here set: the exit, where it is
+ * written on this thread) what follows the write runs, and the caller frees the job: 0. */
+int outcome_recorded(struct consumer *c, struct claim_job *j, int here);
 
 #endif

@@ -44,6 +44,14 @@ compare(const struct sa_task *ours, const struct sa_task *stored, uint64_t seq, 
 
         sa_time_format(was, sizeof(was), stored->due_ms);
         sa_time_format(now, sizeof(now), ours->due_ms);
+        if (ours->due_ms - ours->created_ms == stored->due_ms - stored->created_ms)
+            /* both at the same time from their own now: a retry of a relative time ("+10m") */
+            return sa_fail_field(
+                err, SA_ECONFLICT, "at",
+                "id %s was booked %" PRId64 " ms earlier with the same relative time, so it is "
+                "due at %s, not %s: to retry a booking safely, give the absolute time its first "
+                "answer named (stream sequence %" PRIu64 ")",
+                ours->id, ours->created_ms - stored->created_ms, was, now, seq);
         return sa_fail_field(
             err, SA_ECONFLICT, "id",
             "id %s is taken by a task with another due time (%s, this one %s; stream "

@@ -100,6 +100,18 @@ test_same_other_and_squatted(void **state)
     assert_non_null(strstr(err, "order-2"));
     assert_int_equal(book("order-2", due + 1000, "{\"n\":2}", out, err), 5);
     assert_non_null(strstr(err, "due time"));
+    /* a retry of a relative time: refused, naming the due time the first booking has */
+    {
+        char url[300];
+        snprintf(url, sizeof(url), "%s/rel", receiver_url(F.recv));
+        for (int i = 0; i < 2; i++) {
+            int rc = fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id",
+                               "order-5", "--at", "+10m", "--webhook", url, NULL);
+            assert_int_equal(rc, i == 0 ? 0 : 5);
+        }
+        assert_non_null(strstr(err, "same relative time"));
+        assert_non_null(strstr(err, "absolute time"));
+    }
     /* (c) junk published first under the id, in its own slot subject or another task's */
     slot_subject(subject, sizeof(subject), due, "order-3");
     squat(subject, "order-3");

@@ -4,6 +4,7 @@
  * after the last one, replay from the dead-letter stream, and 410 dead-lettered at once. */
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -202,11 +203,49 @@ test_drain_runs_out_with_a_send_in_flight(void **state)
     fx_finish(&F);
 }
 
+/* The broker stopped (SIGSTOP) for 10 s while answers come in (issue 37.3): the outcome
+ * writes wait for it off the sending thread, so a 200 that arrives meanwhile is collected when
+ * it comes, not left in its socket until the HTTP timeout turns it into a retry. Every task
+ * arrives once and ends "sent"; before, each slow one was sent twice. */
+static void
+test_broker_away_while_answers_come(void **state)
+{
+    char *env[] = {"SENDAT_HTTP_TIMEOUT=8s", NULL};
+    char ids[6][80], path[32];
+    int64_t due, resume;
+
+    (void)state;
+    fx_start(&F, 0);
+    receiver_set_delay(F.recv, 1000);
+    fx_consumer(&F, 0, env);
+    due = test_now_ms() + 4000;
+    for (int k = 0; k < 6; k++) {
+        snprintf(path, sizeof(path), k < 3 ? "/fast/%d" : "/slow/%d", k);
+        if (k >= 3)
+            receiver_hang(F.recv, path, 7000); /* answered within the 8 s timeout */
+        assert_int_equal(fx_schedule(&F, due, path, ids[k], sizeof(ids[k])), 0);
+    }
+    assert_true(receiver_wait(F.recv, "/slow/5", 1, 30000));
+    assert_int_equal(kill(F.srv.pid, SIGSTOP), 0);
+    resume = test_now_ms() + 10000;
+    assert_true(wait_until_ms(resume, 20000));
+    assert_int_equal(kill(F.srv.pid, SIGCONT), 0);
+    for (int k = 0; k < 6; k++)
+        assert_true(fx_status_says(&F, ids[k], " sent ", 60000));
+    for (int k = 0; k < 6; k++) {
+        snprintf(path, sizeof(path), k < 3 ? "/fast/%d" : "/slow/%d", k);
+        if (receiver_count_path(F.recv, path) != 1)
+            fail_msg("%s arrived %zu times", path, receiver_count_path(F.recv, path));
+    }
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_signed_retried_dead_replayed),
-                                       cmocka_unit_test(test_drain_runs_out_with_a_send_in_flight)};
+                                       cmocka_unit_test(test_drain_runs_out_with_a_send_in_flight),
+                                       cmocka_unit_test(test_broker_away_while_answers_come)};
 
     return FX_RUN(tests); /* fx_run initialises libsodium, which the signature check uses */
 }
