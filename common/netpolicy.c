@@ -26,7 +26,8 @@ static const char private_nets[] =
  * Azure metadata services answer), the Alibaba and AWS IPv6 metadata addresses, multicast,
  * broadcast, reserved 240/4, the documentation ranges, discard-only 100::/64, Teredo
  * (2001::/32, an obfuscated IPv4 inside), SRv6 SIDs and the unspecified IPv6 address. The
- * translation prefixes that carry an IPv4 address are judged by that address (embedded_v4). */
+ * translation prefixes that carry an IPv4 address are refused unless ALLOW names them
+ * (embedded_v4). */
 static const char default_deny[] =
     "0.0.0.0/8 169.254.0.0/16 100.100.100.200/32 224.0.0.0/4 240.0.0.0/4 255.255.255.255/32 "
     "192.0.2.0/24 198.51.100.0/24 203.0.113.0/24 fe80::/10 fd00:ec2::254/128 ff00::/8 ::/128 "
@@ -185,10 +186,13 @@ sa_netpolicy_free(struct sa_netpolicy *p)
     free(p);
 }
 
-/* The IPv6 forms that reach an IPv4 address: NAT64's well-known prefix 64:ff9b::/96
- * (RFC 6052), IPv4-compatible ::/96 (RFC 4291, not :: or ::1), SIIT's ::ffff:0:0:0/96
- * (RFC 2765) and 6to4 2002::/16 (RFC 3056, the address in bytes 2-5). [64:ff9b::a9fe:a9fe]
- * is 169.254.169.254 once a NAT64 gateway translates it. */
+/* The IPv6 forms that carry an IPv4 address for a translator on the network: NAT64's
+ * well-known prefix 64:ff9b::/96 (RFC 6052), IPv4-compatible ::/96 (RFC 4291, not :: or ::1),
+ * SIIT's ::ffff:0:0:0/96 (RFC 2765) and 6to4 2002::/16 (RFC 3056, the address in bytes 2-5).
+ * The kernel routes them as IPv6, to whatever gateway the network has, never to the IPv4
+ * address inside ([64:ff9b::7f00:1] is not this host's loopback), so they are judged neither
+ * as that address nor as a plain IPv6 one. Only ::ffff:a.b.c.d (IPv4-mapped) is connected as
+ * IPv4, and is kept as that address from the start (map_v4). */
 static const struct embedding {
     uint8_t prefix[12];
     int bytes; /* of prefix to compare */
@@ -218,16 +222,18 @@ embedded_v4(const uint8_t a[16], uint8_t v4[16])
     return 0;
 }
 
+/* A translation form (embedded_v4) passes only where ALLOW names its range, and even then
+ * not to an IPv4 address the lists refuse: a NAT64 gateway would reach it. */
 static int
 allows16(const struct sa_netpolicy *p, const uint8_t a[16])
 {
     uint8_t v4[16];
 
+    if (embedded_v4(a, v4))
+        return list_has(&p->allow, a) && (list_has(&p->allow, v4) || !list_has(&p->deny, v4));
     if (list_has(&p->allow, a))
         return 1;
-    if (list_has(&p->deny, a))
-        return 0;
-    return !embedded_v4(a, v4) || list_has(&p->allow, v4) || !list_has(&p->deny, v4);
+    return !list_has(&p->deny, a);
 }
 
 int

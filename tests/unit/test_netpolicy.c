@@ -45,16 +45,15 @@ test_defaults(void **state)
         /* IPv4 inside IPv6 (NAT64, 6to4, compatible, SIIT) */
         "64:ff9b::a9fe:a9fe", "64:ff9b::169.254.169.254", "2002:a9fe:a9fe::1", "::169.254.169.254",
         "::ffff:0:169.254.169.254", "64:ff9b::e000:1",
+        /* and to a public IPv4 address: a translator on the network would take them (37.12) */
+        "64:ff9b::5db8:d822", "2002:5db8:d822::1", "::ffff:0:8.8.8.8", "64:ff9b::7f00:1",
         /* the rest of the IANA registries' special addresses */
         "240.0.0.1", "192.0.2.1", "198.51.100.7", "203.0.113.9", "100::1", "2001::1", "2001:db8::1",
         "3fff::1", "5f00::1"};
-    static const char *allowed[] = {"127.0.0.1",          "::1",
-                                    "10.1.2.3",           "192.168.1.1",
-                                    "100.64.0.1",         "fd00::1",
-                                    "93.184.216.34",      "2606:2800:220:1::1",
-                                    "100.100.100.201",    "169.255.0.1",
-                                    "64:ff9b::5db8:d822", "2002:5db8:d822::1",
-                                    "::ffff:0:8.8.8.8",   "2001:4860::8888"};
+    static const char *allowed[] = {
+        "127.0.0.1",       "::1",         "10.1.2.3",       "192.168.1.1",
+        "100.64.0.1",      "fd00::1",     "93.184.216.34",  "2606:2800:220:1::1",
+        "100.100.100.201", "169.255.0.1", "2001:4860::8888"};
     struct sa_netpolicy *p = policy(NULL, "");
 
     (void)state;
@@ -107,10 +106,18 @@ test_private_and_allow(void **state)
     assert_false(allows(q, "::1"));
     assert_false(allows(q, "8.8.8.8"));
     assert_true(allows(q, "8.8.9.8"));
-    assert_true(allows(q, "64:ff9b::7f00:1")); /* 127.0.0.1 by NAT64: allowed as itself */
-    assert_true(allows(q, "2002:a9fe:a9fe::"));
+    /* a translation form is not the IPv4 address inside: routed to a gateway (issue 37.12) */
+    assert_false(allows(q, "64:ff9b::7f00:1"));
+    assert_false(allows(q, "2002:a9fe:a9fe::"));
     assert_false(allows(q, "64:ff9b::808:808"));
     sa_netpolicy_free(p);
+    sa_netpolicy_free(q);
+    /* ALLOW naming the range opens it, but not to an address the lists refuse */
+    q = policy("64:ff9b::/96", "private");
+    assert_true(allows(q, "64:ff9b::808:808"));
+    assert_false(allows(q, "64:ff9b::a9fe:a9fe"));
+    assert_false(allows(q, "64:ff9b::a00:1"));
+    assert_false(allows(q, "2002:808:808::1"));
     sa_netpolicy_free(q);
 }
 
