@@ -288,7 +288,8 @@ sa_netpolicy_check_url(const struct sa_netpolicy *p, const char *url, struct sa_
         return sa_fail(err, SA_ENOMEM, "no memory to parse a URL");
     if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
-        rc = sa_fail(err, SA_EINVAL, "webhook URL \"%.100s\" does not parse", url);
+        rc = sa_fail(err, SA_EINVAL, "webhook URL \"%.100s\" does not parse%s", url,
+                     strstr(url, "://") ? "" : ": want http:// or https://");
     else if (literal(host, a) == 0 && !allows16(p, a))
         rc = sa_fail(
             err, SA_EINVAL,

@@ -149,7 +149,10 @@ sa_task_check_url(const char *url, struct sa_err *err)
     if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host)
-        rc = sa_fail(err, SA_EINVAL, "webhook URL does not parse"); /* reasons reach the broker */
+        /* reasons reach the broker: the URL is not quoted */
+        rc = sa_fail(err, SA_EINVAL,
+                     strstr(url, "://") ? "webhook URL does not parse"
+                                        : "webhook URL does not parse: want http:// or https://");
     else if (strcasecmp(scheme, "http") && strcasecmp(scheme, "https"))
         rc = sa_fail(err, SA_EINVAL, "webhook URL scheme %s is not http or https", scheme);
     if (rc == SA_OK)

@@ -263,7 +263,12 @@ enum sa_code
 sa_time_parse(const char *text, int64_t now_ms, int64_t *out_ms, struct sa_err *err)
 {
     if (!text || !*text)
-        return sa_fail(err, SA_EINVAL, "empty time: want RFC 3339, +90s/+10m/+2h/+3d or @UNIX");
+        return sa_fail(err, SA_EINVAL,
+                       "empty time: want RFC 3339, now, +90s/+10m/+2h/+3d or @UNIX");
+    if (!strcmp(text, "now")) {
+        *out_ms = now_ms;
+        return SA_OK;
+    }
     if (text[0] == '@')
         return parse_unix(text, out_ms, err);
     if (text[0] == '+')
@@ -325,10 +330,6 @@ sa_time_parse_read(const char *text, int64_t now_ms, int64_t *out_ms, struct sa_
     int64_t back = 0;
     struct sa_err why = {0};
 
-    if (text && !strcmp(text, "now")) {
-        *out_ms = now_ms;
-        return SA_OK;
-    }
     if (!text || text[0] != '-')
         return sa_time_parse(text, now_ms, out_ms, err);
     if (sa_duration_parse(text + 1, &back, &why) != SA_OK || back > now_ms)

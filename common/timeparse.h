@@ -14,13 +14,13 @@ int64_t sa_now_ms(void);
 
 /* Parses "2026-11-22T09:30:00Z", "2026-11-22T18:30:00.250+09:00" (RFC 3339 with Z or an
  * offset; 't'/'z' and a space separator accepted, a missing offset refused), "+90s",
- * "+10m", "+2h", "+3d", "+1500ms" (relative to now_ms), and "@1795340100" (Unix seconds,
+ * "+10m", "+2h", "+3d", "+1500ms" (relative to now_ms), "now", and "@1795340100" (Unix seconds,
  * optionally with a fraction "@1795340100.5"). Sets *out_ms. SA_EINVAL with a message
  * naming the problem for anything else, including out-of-range fields and overflow. */
 enum sa_code sa_time_parse(const char *text, int64_t now_ms, int64_t *out_ms,
                            struct sa_err *err) SA_MUST_CHECK;
 
-/* sa_time_parse, and also "now" and times relative to now backwards ("-1m", "-2h"): for
+/* sa_time_parse, and also times relative to now backwards ("-1m", "-2h"): for
  * times that read back (list ranges, previews), not for due times. */
 enum sa_code sa_time_parse_read(const char *text, int64_t now_ms, int64_t *out_ms,
                                 struct sa_err *err) SA_MUST_CHECK;

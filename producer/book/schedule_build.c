@@ -85,10 +85,15 @@ set_times(struct sa_task *t, const struct book_req *o, int64_t now, struct sa_er
 
     if (rc != SA_OK)
         return rc;
-    if (t->due_ms < now - PAST_LIMIT_MS)
+    if (t->due_ms < now - PAST_LIMIT_MS) {
+        char ago[32], when[40], limit[32];
+        sa_duration_format(ago, sizeof(ago), now - t->due_ms);
+        sa_time_format(when, sizeof(when), t->due_ms);
+        sa_duration_format(limit, sizeof(limit), PAST_LIMIT_MS);
         return sa_fail_field(err, SA_EINVAL, "at",
-                             "%sat %s is %" PRId64 " s in the past (the limit is %lld s)", d, o->at,
-                             (now - t->due_ms) / 1000, PAST_LIMIT_MS / 1000);
+                             "%sat %s is %s in the past (%s; the limit is %s)", d, o->at, ago, when,
+                             limit);
+    }
     if (t->due_ms > now + FUTURE_LIMIT_MS)
         return sa_fail_field(err, SA_EINVAL, "at", "%sat %s is more than ten years ahead", d,
                              o->at);

@@ -230,8 +230,9 @@ test_read_back(void **state)
     assert_int_equal(sa_time_parse_read("-", now, &v, NULL), SA_EINVAL);
     assert_int_equal(sa_time_parse_read("-1x", now, &v, NULL), SA_EINVAL);
     assert_int_equal(sa_time_parse_read("nowish", now, &v, NULL), SA_EINVAL);
-    assert_int_equal(sa_time_parse("now", now, &v, NULL), SA_EINVAL); /* due times: not here */
-    assert_int_equal(sa_time_parse("-1m", now, &v, NULL), SA_EINVAL);
+    assert_int_equal(sa_time_parse("now", now, &v, NULL), SA_OK); /* schedule --at now too */
+    assert_int_equal(v, now);
+    assert_int_equal(sa_time_parse("-1m", now, &v, NULL), SA_EINVAL); /* due times: not back */
 }
 
 static void
