@@ -116,9 +116,14 @@ note_state(void *arg, size_t i, natsMsg *m)
     enum sa_claim_state *states = arg;
     struct sa_claim c = {0};
     int len = natsMsg_GetDataLength(m);
-    const char *key = strchr(natsMsg_GetSubject(m) + 4, '.'); /* "$KV.<bucket>.<key>" */
+    const char *subject = NULL, *key = NULL;
     enum sa_code rc;
 
+    /* the reply comes on our inbox; the record's own subject, "$KV.<bucket>.<key>", whose key
+     * its MAC binds, is in the direct get's header */
+    if (natsMsgHeader_Get(m, "Nats-Subject", &subject) == NATS_OK && subject &&
+        !strncmp(subject, "$KV.", 4))
+        key = strchr(subject + 4, '.');
     states[i] = SA_CLAIM_NONE;
     if (len <= 0 || !key)
         return;
