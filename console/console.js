@@ -175,7 +175,8 @@ async function loadDelivery() {
     tbody.append(tr);
   });
   $('delivery-summary').textContent = 'The last hour: ' + sum.sent + ' sent, ' + sum.retried +
-    ' retried, ' + sum.dead + ' dead-lettered.';
+    ' retried, ' + sum.dead + ' dead-lettered, by the members alive now (one that stopped ' +
+    'takes its counts with it).';
   histogram($('hist-dispatch'), d.bounds_ms, d.dispatch);
   histogram($('hist-delivery'), d.bounds_ms, d.delivery);
   say('delivery-msg', '');

@@ -104,8 +104,9 @@ print_hour(json_t *delivery)
         retried += num(m, "retried");
         dead += num(m, "dead");
     }
-    printf("the last hour (from the members' beats): sent %" JSON_INTEGER_FORMAT
-           ", retried %" JSON_INTEGER_FORMAT ", dead-lettered %" JSON_INTEGER_FORMAT "\n",
+    printf("the last hour of the members alive now (from their beats; a member that stopped "
+           "takes its own with it): sent %" JSON_INTEGER_FORMAT ", retried %" JSON_INTEGER_FORMAT
+           ", dead-lettered %" JSON_INTEGER_FORMAT "\n",
            sent, retried, dead);
 }
 
