@@ -44,7 +44,8 @@ serve_need(struct request *r, enum token_role role)
 {
     if (r->role >= role)
         return 1;
-    serve_fail(r, 403, NULL, "forbidden");
+    serve_fail(r, 403, NULL, "forbidden: this needs a %s token (this one is %s)",
+               tokens_role_name(role), tokens_role_name(r->role));
     return 0;
 }
 

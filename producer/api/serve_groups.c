@@ -76,8 +76,8 @@ serve_groups_route(struct request *r)
     }
     if (strcmp(r->method, "DELETE") != 0 || r->n_parts != 2)
         return 0;
-    if (r->role < TOKEN_PRODUCER)
-        return serve_fail(r, 403, NULL, "forbidden"), 1;
+    if (!serve_need(r, TOKEN_PRODUCER))
+        return 1;
     rc = group_cancel(r->s->n, r->parts[1], &res, &err);
     if (rc == SA_EINVAL)
         serve_fail(r, 400, "group", "%s", err.msg);

@@ -14,10 +14,8 @@ series_list_get(struct request *r)
     struct sa_err err = {0};
     json_t *all;
 
-    if (r->role < TOKEN_READER) {
-        serve_fail(r, 403, NULL, "forbidden");
+    if (!serve_need(r, TOKEN_READER))
         return;
-    }
     all = json_array();
     if (series_list(r->s->n, all, &err) != SA_OK) {
         json_decref(all);
@@ -34,10 +32,8 @@ series_pause_post(struct request *r, const char *id, int pause)
     struct sa_err err = {0};
     char at[40];
 
-    if (r->role < TOKEN_PRODUCER) {
-        serve_fail(r, 403, NULL, "forbidden");
+    if (!serve_need(r, TOKEN_PRODUCER))
         return;
-    }
     if (!sa_layout_id_valid(id)) {
         serve_fail(r, 404, NULL, "unknown id");
         return;

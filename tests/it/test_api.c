@@ -1,7 +1,7 @@
 /* `sendat serve` as an application server uses it (issue 13): bearer tokens with roles (401
- * without, 403 for a role too small, neither saying more), booking with an id that is an
- * idempotency key, a task's history, exact cancel (200 / 409 / 404), NDJSON batches with one
- * result per line, one error shape naming the field, and tokens read again on SIGHUP. */
+ * without, saying no more; 403 for a role too small, naming the role needed), booking with an id
+ * that is an idempotency key, a task's history, exact cancel (200 / 409 / 404), NDJSON batches with
+ * one result per line, one error shape naming the field, and tokens read again on SIGHUP. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -31,6 +31,9 @@ test_tokens_and_roles(void **state)
     assert_int_equal(call("GET", "/tasks/x", "sat_not-a-token-at-all", NULL, &doc), 401);
     check_error(doc, 401, NULL);
     assert_int_equal(call("POST", "/tasks", reader, "{}", &doc), 403);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(doc, "error"), "message")),
+        "forbidden: this needs a producer token (this one is reader)");
     check_error(doc, 403, NULL);
     assert_int_equal(call("GET", "/tasks/no-such-task", reader, NULL, &doc), 404);
     check_error(doc, 404, NULL);
