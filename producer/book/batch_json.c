@@ -31,6 +31,11 @@ csv_row(struct batch *b, char *line, struct sa_err *err)
         return NULL;
     }
     n = csv_split(line, values, INPUT_FIELDS_MAX);
+    if (n < 0) {
+        sa_fail(err, SA_EINVAL,
+                "row has a quote that does not close (or text after a closing one)");
+        return NULL;
+    }
     if (n != b->n_names) {
         sa_fail(err, SA_EINVAL, "row has %d fields, the header %d", n, b->n_names);
         return NULL;

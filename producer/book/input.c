@@ -14,6 +14,7 @@ struct input {
     char *buf; /* INPUT_LINE_MAX + 2 bytes: a line, one byte past the ceiling, and a NUL */
     char block[INPUT_BLOCK];
     size_t at, end; /* block[at..end) is read and not yet taken */
+    int csv;        /* a quoted field may hold newlines: a row goes on past one */
 };
 
 enum sa_code
@@ -63,13 +64,13 @@ refill(struct input *in)
     return n > 0;
 }
 
-/* Reads at most INPUT_LINE_MAX + 1 bytes of a line (getline would hold a 200 MB line whole
- * before its length could be refused) and skips the rest, up to and with its newline, a block
- * at a time. Returns its length, or -1 at the end. */
+/* Reads at most INPUT_LINE_MAX + 1 bytes of a line in all (getline would hold a 200 MB line
+ * whole before its length could be refused) into buf from start, and skips the rest, up to and
+ * with its newline, a block at a time. Returns the length from buf's start, or -1 at the end. */
 static ssize_t
-read_line(struct input *in, int *too_long)
+read_line(struct input *in, size_t start, int *too_long)
 {
-    size_t n = 0;
+    size_t n = start;
     int any = 0;
     char *nl = NULL;
 
@@ -91,17 +92,56 @@ read_line(struct input *in, int *too_long)
     return (ssize_t)n;
 }
 
+void
+input_set_csv(struct input *in)
+{
+    in->csv = 1;
+}
+
+/* Whether text (n bytes) ends inside a quoted CSV field: an odd number of quotes ("" inside a
+ * field counts two). */
+static int
+open_quote(const char *text, size_t n)
+{
+    size_t quotes = 0;
+
+    for (const char *q = text; (q = memchr(q, '"', (size_t)(text + n - q))); q++)
+        quotes++;
+    return quotes % 2;
+}
+
+static void
+chop_cr(struct input *in, ssize_t *n)
+{
+    while (*n > 0 && in->buf[*n - 1] == '\r')
+        in->buf[--*n] = '\0';
+}
+
 int
 input_next(struct input *in, char **line, size_t *len, int *too_long)
 {
     ssize_t n;
 
     *too_long = 0;
-    n = read_line(in, too_long);
+    n = read_line(in, 0, too_long);
     if (n < 0)
         return 0;
-    while (n > 0 && in->buf[n - 1] == '\r')
-        in->buf[--n] = '\0';
+    chop_cr(in, &n);
+    /* RFC 4180: a quoted field holds newlines, so a row goes on to the next line */
+    while (in->csv && !*too_long && open_quote(in->buf, (size_t)n)) {
+        ssize_t more;
+        if ((size_t)n + 1 > INPUT_LINE_MAX) {
+            *too_long = 1;
+            break;
+        }
+        in->buf[n] = '\n';
+        if ((more = read_line(in, (size_t)n + 1, too_long)) < 0) {
+            in->buf[n] = '\0'; /* the end inside a quote: the row does not parse */
+            break;
+        }
+        n = more;
+        chop_cr(in, &n);
+    }
     *line = in->buf;
     *len = (size_t)n;
     return 1;

@@ -23,10 +23,14 @@ void input_close(struct input *in);
  * are ever held. */
 int input_next(struct input *in, char **line, size_t *len, int *too_long);
 
+/* CSV input: a row whose quoted field holds a newline is read on to its end, and input_next
+ * returns the whole row (its newlines kept, CRs before them dropped). */
+void input_set_csv(struct input *in);
+
 /* Lines in a regular file (for the progress bar), or -1 for a pipe. */
 long input_count_lines(const char *path);
 
-/* Splits one CSV row in place (RFC 4180 quoting, no newlines inside fields). Returns the
+/* Splits one CSV row in place (RFC 4180 quoting; a quoted field may hold newlines). Returns the
  * number of fields, or -1 for a bad quote. */
 int csv_split(char *line, char **fields, int max);
 

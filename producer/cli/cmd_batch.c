@@ -338,6 +338,8 @@ batch_run(const struct sched_cmd *o)
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
+    if (b.tmpl) /* --template: the input is CSV */
+        input_set_csv(b.in);
     code = run(&b);
 out:
     input_close(b.in);

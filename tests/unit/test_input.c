@@ -83,6 +83,41 @@ test_line_at_ceiling(void **state)
     unlink(path);
 }
 
+/* RFC 4180: a quoted CSV field holding a newline (LF or CRLF) is one row, and csv_split
+ * gives the field with its newline; a quote left open at the end is a row that does not parse. */
+static void
+test_csv_newline_in_quotes(void **state)
+{
+    static const char text[] = "to,note\r\n"
+                               "a@example.org,\"first line\r\nsecond \"\"quoted\"\"\"\r\n"
+                               "b@example.org,plain\n"
+                               "c@example.org,\"never closed\n";
+    char path[] = "/tmp/sendat-input-XXXXXX", *line = NULL, *fields[4];
+    struct input *in = NULL;
+    size_t len = 0;
+    int fd = mkstemp(path), too_long = 0;
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+    close(fd);
+    assert_int_equal(input_open(&in, path, NULL), SA_OK);
+    input_set_csv(in);
+    assert_int_equal(input_next(in, &line, &len, &too_long), 1);
+    assert_string_equal(line, "to,note");
+    assert_int_equal(input_next(in, &line, &len, &too_long), 1);
+    assert_int_equal(csv_split(line, fields, 4), 2);
+    assert_string_equal(fields[0], "a@example.org");
+    assert_string_equal(fields[1], "first line\nsecond \"quoted\"");
+    assert_int_equal(input_next(in, &line, &len, &too_long), 1);
+    assert_string_equal(line, "b@example.org,plain");
+    assert_int_equal(input_next(in, &line, &len, &too_long), 1);
+    assert_int_equal(csv_split(line, fields, 4), -1);
+    assert_int_equal(input_next(in, &line, &len, &too_long), 0);
+    input_close(in);
+    unlink(path);
+}
+
 /* Lines of every length around the 64 KiB blocks input_next reads, empty ones, CRLF, and a
  * last line without its newline come back whole and in order. */
 static void
@@ -158,9 +193,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_long_line),
-        cmocka_unit_test(test_line_at_ceiling),
-        cmocka_unit_test(test_lines_across_blocks),
+        cmocka_unit_test(test_long_line),           cmocka_unit_test(test_line_at_ceiling),
+        cmocka_unit_test(test_lines_across_blocks), cmocka_unit_test(test_csv_newline_in_quotes),
         cmocka_unit_test(test_template_ceiling),
     };
 
