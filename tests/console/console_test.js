@@ -149,6 +149,9 @@ async function run() {
   /* sent long before the bookings view is opened: its preview says "1 already sent" */
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+2s', webhook: hook('/bk'), data: 'k', group: 'bk', id: 'bk-sent' });
   await api(base, tokens.producer, 'POST', '/tasks', { at: '+80m', webhook: hook('/near'), data: 'n', id: 'near' });
+  /* a group name too long for a phone's width: it stays whole */
+  await api(base, tokens.producer, 'POST', '/tasks', { at: '+5h', webhook: hook('/long'), data: 'l',
+                                                       group: 'quarterly_newsletter_subscribers_europe', id: 'long-0' });
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '0 7 * * *', tz: 'UTC', webhook: hook('/s'), data: 's', id: 'daily' });
   /* 02:30 on 14 March in New York: in 2027 that is the night the clocks jump from 2:00 to 3:00 */
   await api(base, tokens.producer, 'POST', '/tasks', { cron: '30 2 14 3 *', tz: 'America/New_York', webhook: hook('/s'), data: 's', id: 'spring' });
@@ -237,7 +240,7 @@ async function run() {
     await waitText(page, '#timeline', /sent/);
     await page.click('#cancel'); /* sent already: the exact answer names when */
     await page.click('#cancel-yes');
-    await waitText(page, '#task-msg', /^dead-one: too late at \d{4}-\d\d-\d\dT.+Z$/);
+    await waitText(page, '#task-msg', /^dead-one: too late at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
     expectOnly(errors, 409);
 
     /* Fleet, then a group cancel. */
@@ -284,6 +287,16 @@ async function run() {
     await go(page, 'bookings');
     await page.waitForSelector('button[data-group="bk"]');
     await waitText(page, '#groups-list', /promo[^Z]*Z00003/); /* booked, then 0 waiting, sent, failed, dead; 3 cancelled */
+    /* Every time in one form, UTC as 2026-11-22 09:30:00Z (never ISO's T, milliseconds or a
+     * local clock); at phone width a long group name keeps one line, as a short one does. */
+    if (!/\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/.test(await text(page, '#groups-list')) ||
+        /\dT\d|\.\d{3}Z/.test(await text(page, '#groups-list') + await text(page, '#load-summary')))
+      throw new Error('times in another form: ' + await text(page, '#groups-list'));
+    await page.setViewport({ width: 390, height: 800 });
+    const heights = await page.$$eval('button[data-group]', (bs) => bs.map((b) => b.getBoundingClientRect().height));
+    if (Math.max(...heights) > Math.min(...heights) + 1)
+      throw new Error('a group name breaks at phone width: button heights ' + heights.join(', '));
+    await page.setViewport({ width: 1280, height: 800 });
     await page.click('button[data-group="bk"]');
     await waitText(page, '#group-preview', /^Cancel: 2 waiting will be cancelled; 1 already sent\.$/);
     await waitText(page, '#group-figures', /^3 tasks: 2 waiting, 1 sent, 0 failed, 0 dead, 0 cancelled;/);
