@@ -136,13 +136,14 @@ function loadBar(l, max, note) {
 
 /* Upcoming load: tasks per level start over the next 24 h, one bar each, later ones in one
  * bar; a level the fleet cannot send within a slot at its recent rate is marked. Cancelled
- * tasks (still in the stream until due) are left out of the bars and the warnings. */
+ * tasks (still in the stream until due) are left out of the bars and the warnings, and a level
+ * they alone fill is not drawn. */
 async function loadLoad() {
   const res = await api('GET', '/stats');
   const chart = $('chart');
   chart.replaceChildren();
   if (res.status !== 200) return say('load-msg', errorText(res), true);
-  const end = Date.now() + 24 * 3600 * 1000, all = res.body.levels || [];
+  const end = Date.now() + 24 * 3600 * 1000, all = (res.body.levels || []).filter((l) => l.tasks > 0);
   const levels = all.filter((l) => Date.parse(l.start) < end);
   const later = all.filter((l) => Date.parse(l.start) >= end);
   const rows = levels.concat(later.length ? [{ later: true, tasks: later.reduce((a, l) => a + l.tasks, 0),
