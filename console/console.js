@@ -89,6 +89,17 @@ async function login(ev) {
   show('load');
 }
 
+/* Every time the console shows is UTC in one form: 2026-11-22 09:30:00Z, or 09:30Z where the
+ * day goes without saying (the load chart's next 24 h, the last hour's minutes). t is an
+ * RFC 3339 string or milliseconds; '-' for none. */
+function showTime(t, clockOnly) {
+  if (t === undefined || t === null || t === '') return '-';
+  const d = new Date(t);
+  if (isNaN(d)) return String(t);
+  const iso = d.toISOString();
+  return clockOnly ? iso.slice(11, 16) + 'Z' : iso.slice(0, 10) + ' ' + iso.slice(11, 19) + 'Z';
+}
+
 /* The fleet's recent send rate per second: its busiest minute of the last ten (the current
  * one included), from the members' beats; 0 if it sent nothing. */
 function recentRate(stats) {
@@ -113,12 +124,10 @@ function capacityNote(l, rate, slotS) {
 function loadBar(l, max, note) {
   const row = el('div', undefined, 'bar-row' + (note ? ' warn' : ''));
   row.setAttribute('role', 'listitem');
-  const when = new Date(l.start);
-  row.append(el('span', l.later ? 'later' : when.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) +
-                ' ' + l.level));
+  row.append(el('span', l.later ? 'later' : showTime(l.start, true) + ' ' + l.level));
   const bar = el('div', undefined, 'bar ' + (l.later ? 'window' : l.level));
   bar.style.width = (100 * l.tasks / max) + '%';
-  bar.title = (l.later ? 'after 24 h' : l.start) + ': ' + plural(l.tasks, 'task') +
+  bar.title = (l.later ? 'after 24 h' : showTime(l.start)) + ': ' + plural(l.tasks, 'task') +
     (l.cancelled ? ' (' + l.cancelled + ' cancelled left out)' : '');
   row.append(bar, el('span', String(l.tasks), 'num'));
   if (note) row.append(el('span', '\u26a0 ' + note, 'note'));
@@ -127,13 +136,14 @@ function loadBar(l, max, note) {
 
 /* Upcoming load: tasks per level start over the next 24 h, one bar each, later ones in one
  * bar; a level the fleet cannot send within a slot at its recent rate is marked. Cancelled
- * tasks (still in the stream until due) are left out of the bars and the warnings. */
+ * tasks (still in the stream until due) are left out of the bars and the warnings, and a level
+ * they alone fill is not drawn. */
 async function loadLoad() {
   const res = await api('GET', '/stats');
   const chart = $('chart');
   chart.replaceChildren();
   if (res.status !== 200) return say('load-msg', errorText(res), true);
-  const end = Date.now() + 24 * 3600 * 1000, all = res.body.levels || [];
+  const end = Date.now() + 24 * 3600 * 1000, all = (res.body.levels || []).filter((l) => l.tasks > 0);
   const levels = all.filter((l) => Date.parse(l.start) < end);
   const later = all.filter((l) => Date.parse(l.start) >= end);
   const rows = levels.concat(later.length ? [{ later: true, tasks: later.reduce((a, l) => a + l.tasks, 0),
@@ -170,7 +180,7 @@ async function loadDelivery() {
     for (const k of Object.keys(sum)) sum[k] += m[k];
     if (i > 0 && !m.sent && !m.retried && !m.dead) return;
     const tr = el('tr');
-    tr.append(el('td', m.minute.slice(11, 16)), el('td', String(m.sent), 'num'),
+    tr.append(el('td', showTime(m.minute, true)), el('td', String(m.sent), 'num'),
               el('td', String(m.retried), 'num'), el('td', String(m.dead), 'num'));
     tbody.append(tr);
   });
@@ -203,7 +213,7 @@ let shownTask = null;
 function eventText(e) {
   const rest = Object.entries(e).filter(([k]) => !['at', 'at_ms', 'event'].includes(k))
     .map(([k, v]) => k + '=' + (typeof v === 'object' ? JSON.stringify(v) : v));
-  return e.at + '  ' + e.event + (rest.length ? '  ' + rest.join(' ') : '');
+  return showTime(e.at) + '  ' + e.event + (rest.length ? '  ' + rest.join(' ') : '');
 }
 
 async function lookUp(ev) {
@@ -250,7 +260,7 @@ async function listGroup(ev) {
                               encodeURIComponent(from) + '&to=' + encodeURIComponent(to), null, 200);
   if (got.res.status !== 200) return say('task-msg', errorText(got.res), true);
   for (const t of got.tasks) {
-    const b = el('button', t.id + '  due ' + t.due);
+    const b = el('button', t.id + '  due ' + showTime(t.due));
     b.type = 'button';
     b.dataset.id = t.id;
     b.dataset.action = 'timeline';
@@ -270,7 +280,7 @@ async function cancelTask() {
   if (res.status === 200) say('task-msg', id + ': cancelled');
   else if (res.status === 409) {
     const b = res.body, at = b.sent_at || b.sending_since || b.finished_at;
-    say('task-msg', id + ': too late at ' + at, true);
+    say('task-msg', id + ': too late at ' + showTime(at), true);
   } else if (res.status === 404) say('task-msg', id + ': unknown', true);
   else say('task-msg', errorText(res), true);
   const msg = $('task-msg').textContent;
@@ -287,7 +297,7 @@ async function loadDead() {
   if (res.status !== 200) return say('dead-msg', errorText(res), true);
   for (const d of res.body.dead_letters) {
     const tr = el('tr');
-    tr.append(el('td', d.id), el('td', d.failed), el('td', String(d.attempts)),
+    tr.append(el('td', d.id), el('td', showTime(d.failed)), el('td', String(d.attempts)),
               el('td', d.reason));
     const td = el('td');
     const show = el('button', 'Show');
@@ -362,7 +372,6 @@ async function loadFleet() {
  * More (the API's next_cursor). */
 let groupsCursor = null, shownGroup = null, membersCursor = null;
 
-function cellTime(t) { return t ? t.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '-'; }
 
 async function loadBookings(more) {
   const list = $('groups-list');
@@ -370,15 +379,15 @@ async function loadBookings(more) {
   const res = await api('GET', '/groups?limit=50' + (groupsCursor ? '&cursor=' + encodeURIComponent(groupsCursor) : ''));
   if (res.status !== 200) return say('bookings-msg', errorText(res), true);
   for (const g of res.body.groups) {
-    const tr = el('tr'), td = el('td'), b = el('button', g.group);
+    const tr = el('tr'), td = el('td'), b = el('button', g.group, 'name');
     b.type = 'button';
     b.dataset.group = g.group;
     b.dataset.action = 'group';
     b.addEventListener('click', () => showGroup(g.group));
     td.append(b);
-    tr.append(td, el('td', cellTime(g.booked)));
+    tr.append(td, el('td', showTime(g.booked)));
     for (const k of ['waiting', 'sent', 'failed', 'dead', 'cancelled']) tr.append(el('td', String(g[k]), 'num'));
-    tr.append(el('td', cellTime(g.first_due)), el('td', cellTime(g.last_due)), el('td', cellTime(g.next_send)));
+    tr.append(el('td', showTime(g.first_due)), el('td', showTime(g.last_due)), el('td', showTime(g.next_send)));
     list.append(tr);
   }
   groupsCursor = res.body.next_cursor;
@@ -410,7 +419,7 @@ async function showGroup(name, more) {
   $('group-title').textContent = 'Group ' + g.group;
   $('group-figures').textContent = plural(g.tasks, 'task') + ': ' + g.waiting + ' waiting, ' + g.sent +
     ' sent, ' + g.failed + ' failed, ' + g.dead + ' dead, ' + g.cancelled + ' cancelled; due ' +
-    cellTime(g.first_due) + ' to ' + cellTime(g.last_due) + '; next send ' + cellTime(g.next_send);
+    showTime(g.first_due) + ' to ' + showTime(g.last_due) + '; next send ' + showTime(g.next_send);
   $('group-preview').textContent = 'Cancel: ' + previewText(g) + '.';
   $('group-page-actions').hidden = !may('producer') || !g.cancel.will_cancel;
   for (const t of g.members) { /* each id opens its timeline, as in the Tasks view */
@@ -420,7 +429,7 @@ async function showGroup(name, more) {
     b.dataset.action = 'timeline';
     b.addEventListener('click', () => { $('task-id').value = t.id; location.hash = '#task'; lookUp(); });
     td.append(b);
-    tr.append(td, el('td', cellTime(t.due)), el('td', t.state));
+    tr.append(td, el('td', showTime(t.due)), el('td', t.state));
     $('group-members').append(tr);
   }
   membersCursor = g.next_cursor;
@@ -464,7 +473,7 @@ async function listTasks(ev, more) {
     b.dataset.action = 'timeline';
     b.addEventListener('click', () => { $('task-id').value = t.id; location.hash = '#task'; lookUp(); });
     td.append(b);
-    tr.append(td, el('td', cellTime(t.due)), el('td', t.level), el('td', t.channel), el('td', t.host || '-'),
+    tr.append(td, el('td', showTime(t.due)), el('td', t.level), el('td', t.channel), el('td', t.host || '-'),
               el('td', t.group || '-'), el('td', t.state));
     $('tasks-list').append(tr);
   }
@@ -534,7 +543,7 @@ async function showAhead(id) {
   const warn = { gap: 'DST gap: this local time does not exist that day; fires once at the first valid instant after it',
                  overlap: 'DST overlap: this local time happens twice that day; fires once, at the first' };
   for (const o of res.body.ahead) {
-    const li = el('li', o.local + '  (' + o.at + ')');
+    const li = el('li', o.local + '  (' + showTime(o.at) + ')');
     if (o.dst) li.append(el('div', 'warning: ' + warn[o.dst], 'bad'));
     list.append(li);
   }
@@ -556,7 +565,7 @@ function seriesCancelButton(id) {
     const res = await api('DELETE', '/series/' + encodeURIComponent(id));
     await loadSeries();
     if (res.status === 200) say('series-msg', id + ': cancelled');
-    else if (res.status === 409) say('series-msg', id + ': too late at ' + res.body.finished_at, true);
+    else if (res.status === 409) say('series-msg', id + ': too late at ' + showTime(res.body.finished_at), true);
     else say('series-msg', id + ': ' + (res.status === 404 ? 'unknown' : errorText(res)), true);
   });
   b.addEventListener('blur', () => { b.dataset.armed = ''; b.textContent = 'Cancel'; });
@@ -568,7 +577,7 @@ async function pauseSeries(id, verb) {
   await loadSeries();
   if (res.status === 200) say('series-msg', id + ': ' + res.body.result);
   else if (res.status === 409) say('series-msg', id + ': too late at ' +
-                                   (res.body.cancelled_at || res.body.finished_at), true);
+                                   showTime(res.body.cancelled_at || res.body.finished_at), true);
   else say('series-msg', id + ': ' + (res.status === 404 ? 'unknown' : errorText(res)), true);
 }
 
