@@ -8,8 +8,9 @@ holder lives. A broken invariant prints the shortest trace to it and exits 1.
 
 Usage: kv_check.py [--broken NAME] [--mode amo|alo]   (docs/design-notes.md, "Model check")
 """
-import collections
 import sys
+
+import explore
 
 BROKEN = {
     "cancel_exists_wins": "a cancel whose create met an existing claim answers cancelled unread",
@@ -144,55 +145,16 @@ def check(s, terminal, mode):
     return None
 
 
-def search(broken, mode):
+def run(broken, mode):
     init = (None, "ready", ((True, "idle"), (True, "idle")), "start", 0, 0, 0, 0, 0, False)
-    parent = {init: None}
-    q = collections.deque([init])
-    terminals = 0
-    while q:
-        s = q.popleft()
-        succ = [x for i in (0, 1) for x in cons_steps(s, i, broken, mode)]
-        succ += list(env_steps(s, broken))
-        # a crash alone does not make progress: a state whose only steps are crashes is terminal
-        progress = [x for x in succ if "crashes" not in x[0]]
-        terminals += not progress
-        bad = check(s, not progress, mode)
-        if bad:
-            trace = []
-            while parent[s]:
-                label, s = parent[s]
-                trace.append(label)
-            return bad, trace[::-1], len(parent), terminals
-        for label, t in succ:
-            if t not in parent:
-                parent[t] = (label, s)
-                q.append(t)
-    return None, None, len(parent), terminals
 
+    def steps(s):
+        for i in (0, 1):
+            yield from cons_steps(s, i, broken, mode)
+        yield from env_steps(s, broken)
 
-def main(argv):
-    broken = None
-    modes = ["amo", "alo"]
-    if "--broken" in argv:
-        broken = argv[argv.index("--broken") + 1]
-        if broken not in BROKEN:
-            print(f"unknown variant {broken}; known: {', '.join(BROKEN)}")
-            return 2
-    if "--mode" in argv:
-        modes = [argv[argv.index("--mode") + 1]]
-    rc = 0
-    for mode in modes:
-        bad, trace, states, terms = search(broken, mode)
-        name = f"kv model, {mode}" + (f", broken: {broken}" if broken else "")
-        if bad:
-            rc = 1
-            print(f"{name}: INVARIANT BROKEN: {bad}\n  trace:")
-            for n, label in enumerate(trace, 1):
-                print(f"   {n:2}. {label}")
-        else:
-            print(f"{name}: ok, {states} states, {terms} terminal")
-    return rc
+    return explore.search(init, steps, lambda s, terminal: check(s, terminal, mode))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(explore.main(sys.argv[1:], "kv model", BROKEN, run))
