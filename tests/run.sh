@@ -5,6 +5,7 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer and runs the suite once more, then each
 # libFuzzer target briefly (tests/fuzz/run.sh), then the style checks (tests/style.sh:
 # clang-format, a -Wpedantic -Werror build and Release builds with gcc and clang), then the
+# claim protocol's model check (tests/model/run.sh), then the
 # Debian package installed into a fresh Debian 12 root (tests/deploy/run.sh). Every build but
 # the package's has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
 # each phase's result and the script fails if any failed. Test folders go to one temporary
@@ -47,10 +48,12 @@ bash tests/fuzz/run.sh # every libFuzzer target briefly from its seed corpus (do
 fuzz=$?
 bash tests/style.sh
 style=$?
+bash tests/model/run.sh # the claim protocol's exhaustive model check (docs/design-notes.md)
+model=$?
 bash tests/deploy/run.sh # the .deb, lintian, and a fresh debootstrap root (docs/install.md)
 deploy=$?
 
 echo "tests/run.sh: plain phase $(result $plain), current server phase $(result $cur)," \
   "sanitizer phase $(result $san), fuzz phase $(result $fuzz), style phase $(result $style)," \
-  "deploy phase $(result $deploy)"
-[ $plain = 0 ] && [ $cur = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ]
+  "deploy phase $(result $deploy), model phase $(result $model)"
+[ $model = 0 ] && [ $plain = 0 ] && [ $cur = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ]
