@@ -354,7 +354,7 @@ sa_claim_message(natsMsg **out, const char *bucket, const char *key, struct sa_c
                  uint64_t last, struct sa_err *err)
 {
     char buf[RECORD_MAX], subject[300], expect[24];
-    int n;
+    int n = 0;
     natsStatus s;
 
     *out = NULL;
@@ -382,7 +382,7 @@ write_claim(kvStore *kv, const char *key, const struct sa_claim *in, int create,
 {
     char buf[RECORD_MAX];
     struct sa_claim mine = *in, cur;
-    int n;
+    int n = 0;
     natsStatus s;
 
     if (!mine.write_id[0])
