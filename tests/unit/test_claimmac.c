@@ -27,7 +27,10 @@ use_keys(size_t from, size_t to)
 
     memset(keys[0], 0x11, SA_KEY_BYTES);
     memset(keys[1], 0x22, SA_KEY_BYTES);
-    assert_int_equal(sa_keyring_from_keys(&ring, &kids[from], &keys[from], to - from, NULL), SA_OK);
+    assert_int_equal(sa_keyring_from_keys(&ring, &kids[from],
+                                          (const uint8_t(*)[SA_KEY_BYTES]) & keys[from], to - from,
+                                          NULL),
+                     SA_OK);
     assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);
     sa_keyring_free(ring);
 }
