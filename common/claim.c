@@ -305,7 +305,8 @@ mac_of(const char *data, size_t len, size_t *mac_len)
 }
 
 enum sa_code
-sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len, struct sa_err *err)
+sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len, int64_t stored_ms,
+              struct sa_err *err)
 {
     size_t mac_len = 0;
     const char *mac = data ? mac_of(data, len, &mac_len) : NULL;
@@ -327,6 +328,8 @@ sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len,
         c->unverified = 1;
         return rc;
     }
+    if (!mac && data && sa_claimmac_legacy(stored_ms))
+        return sa_claim_decode(c, data, len, err); /* an older version's, before MACs */
     if (!mac)
         sa_fail(&why, SA_ECRYPTO, "claim record of %s carries no MAC", key);
     else
@@ -430,7 +433,8 @@ from_entry(struct sa_claim *c, kvEntry *e, struct sa_err *err)
 
     if (kvEntry_Operation(e) != kvOp_Put)
         return sa_fail(err, SA_ENOTFOUND, "claim %s was deleted", kvEntry_Key(e));
-    rc = sa_claim_read(c, kvEntry_Key(e), kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), err);
+    rc = sa_claim_read(c, kvEntry_Key(e), kvEntry_Value(e), (size_t)kvEntry_ValueLen(e),
+                       kvEntry_Created(e) / 1000000, err);
     if (rc == SA_ECRYPTO) /* junk says nothing true: when the server stored it, for status */
         c->at_ms = kvEntry_Created(e) / 1000000;
     c->revision = kvEntry_Revision(e);

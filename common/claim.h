@@ -84,15 +84,17 @@ int sa_claim_encode(const struct sa_claim *c, char *out, size_t cap);
 enum sa_code sa_claim_decode(struct sa_claim *c, const char *json, size_t len,
                              struct sa_err *err) SA_MUST_CHECK;
 
-/* A claim record as stored under key: its JSON carries a last member "mac" (claimmac.h) made
- * with the key ring over the rest of the record and key. SA_OK: c is the record. SA_ECRYPTO:
+/* A claim record as stored under key (at stored_ms by the server's clock; 0 if unknown): its
+ * JSON carries a last member "mac" (claimmac.h) made with the key ring over the rest of the
+ * record and key, or none if an older version stored it before records carried one
+ * (sa_claimmac_legacy: read as authentic). SA_OK: c is the record. SA_ECRYPTO:
  * junk (no MAC, a wrong one, or one under a key the ring lacks), c->state SA_CLAIM_JUNK and
  * c->error why. SA_EINVAL: authentic but not a claim this version reads. A process without a
  * key (claimmac.h) cannot check: c is the record as it says, c->unverified set. Every read
  * below and claimscan go through it; every write (create, update, message) adds the MAC, and
  * fails with SA_ECRYPTO in a process without a key. */
 enum sa_code sa_claim_read(struct sa_claim *c, const char *key, const char *data, size_t len,
-                           struct sa_err *err) SA_MUST_CHECK;
+                           int64_t stored_ms, struct sa_err *err) SA_MUST_CHECK;
 
 /* Creates the claim only if the key holds nothing. SA_EEXIST if it does (read it with
  * sa_claim_get), SA_ERETRY/SA_ENATS if the broker did not answer. Each write carries a random

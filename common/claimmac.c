@@ -1,6 +1,7 @@
 /* The MAC subkeys and the records' MAC text (claimmac.h). Making or checking one MAC costs a
  * BLAKE2b pass over the record (a few hundred bytes) under a mutex held for that pass. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include <sodium.h>
@@ -17,7 +18,20 @@ struct subkeys {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct subkeys *keys; /* NULL until sa_claimmac_use */
+static struct subkeys *keys;             /* NULL until sa_claimmac_use */
+static _Atomic int64_t legacy_before_ms; /* sa_claimmac_trust_before */
+
+void
+sa_claimmac_trust_before(int64_t since_ms)
+{
+    atomic_store(&legacy_before_ms, since_ms > 0 ? since_ms : 0);
+}
+
+int
+sa_claimmac_legacy(int64_t stored_ms)
+{
+    return stored_ms > 0 && stored_ms < atomic_load(&legacy_before_ms);
+}
 
 enum sa_code
 sa_claimmac_use(const struct sa_keyring *ring, struct sa_err *err)
@@ -185,10 +199,13 @@ sa_cancelrec_make(char *out, size_t cap, const char *key, const char *text)
 }
 
 enum sa_code
-sa_cancelrec_check(const char *value, size_t len, const char *key, struct sa_err *err)
+sa_cancelrec_check(const char *value, size_t len, const char *key, int64_t stored_ms,
+                   struct sa_err *err)
 {
     const char *space = value ? memchr(value, ' ', len) : NULL;
 
+    if (!space && len > 0 && sa_claimmac_legacy(stored_ms))
+        return SA_OK; /* an older version's: a time alone */
     if (!space)
         return sa_fail(err, SA_ECRYPTO, "cancel record of %s carries no MAC", key);
     return sa_claimmac_check(space + 1, len - (size_t)(space + 1 - value), SA_CLAIMMAC_CANCEL, key,
@@ -207,11 +224,12 @@ sa_cancelrec_get(kvStore *kv, const char *key, int64_t *at_ms, struct sa_err *er
         return sa_fail(err, SA_ENOTFOUND, "no cancel record for %s", key);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "read the cancel map");
+    *at_ms = kvEntry_Created(e) / 1000000;
     rc = sa_claimmac_ready() /* else read unchecked, as claims are (sa_claim_read) */
-             ? sa_cancelrec_check(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), key, err)
+             ? sa_cancelrec_check(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), key, *at_ms, err)
              : SA_OK;
-    if (rc == SA_OK)
-        *at_ms = kvEntry_Created(e) / 1000000;
+    if (rc != SA_OK)
+        *at_ms = 0;
     kvEntry_Destroy(e);
     return rc;
 }

@@ -45,6 +45,19 @@ void sa_claimmac_forget(void);
 /* 1 once sa_claimmac_use gave the process keys. */
 int sa_claimmac_ready(void);
 
+/* Records from before the MAC (issue 37.1). A layout made or upgraded by `sendat init` of a
+ * version with MACs holds a meta record (SA_CLAIMMAC_SINCE_KEY) whose server time is when
+ * records began to carry one: a record the server stored before that, without a MAC, was
+ * written by an older version, which trusted every record, and reads as authentic. A keyless
+ * writer cannot store one now: the server stamps the time. sa_claimmac_trust_before sets that
+ * time for the process (0, the default: no record without a MAC is trusted). */
+#define SA_CLAIMMAC_SINCE_KEY "claim_mac"
+void sa_claimmac_trust_before(int64_t since_ms);
+
+/* 1 if a record the server stored at stored_ms (0: unknown) without a MAC is an older
+ * version's, trusted (see sa_claimmac_trust_before). */
+int sa_claimmac_legacy(int64_t stored_ms);
+
 /* Writes the MAC text of (kind, key, body) into out (at least SA_CLAIMMAC_MAX + 1 bytes,
  * NUL-terminated). SA_ECRYPTO when the process has no key. */
 enum sa_code sa_claimmac_make(char *out, const char *kind, const char *key, const char *body,
@@ -59,9 +72,11 @@ enum sa_code sa_claimmac_check(const char *mac, size_t mac_len, const char *kind
  * Returns the length, -1 if cap is short or the process has no key. */
 int sa_cancelrec_make(char *out, size_t cap, const char *key, const char *text);
 
-/* SA_OK if value (a cancel bucket entry of key) was made by sa_cancelrec_make with a key of the
- * ring; SA_ECRYPTO (and why) for anything else: a keyless writer's record cancels nothing. */
-enum sa_code sa_cancelrec_check(const char *value, size_t len, const char *key,
+/* SA_OK if value (a cancel bucket entry of key, stored at stored_ms by the server's clock) was
+ * made by sa_cancelrec_make with a key of the ring, or is an older version's (a time without a
+ * MAC, stored before records carried one: sa_claimmac_legacy); SA_ECRYPTO (and why) for
+ * anything else: a keyless writer's record cancels nothing. */
+enum sa_code sa_cancelrec_check(const char *value, size_t len, const char *key, int64_t stored_ms,
                                 struct sa_err *err) SA_MUST_CHECK;
 
 /* Reads key's cancel record: SA_OK with *at_ms when it was written (the server's clock) if it

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claimmac.h"
 #include "natsconn.h"
 #include "shutdown.h"
 
@@ -163,6 +164,21 @@ bind_kv(kvStore **kv, jsCtx *js, const char *bucket, struct sa_err *err)
     return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, what);
 }
 
+/* n->mac_since_ms from the meta bucket, and the process's trust in records from before it. */
+static enum sa_code
+read_mac_since(struct sa_nats *n, struct sa_err *err)
+{
+    kvEntry *e = NULL;
+    natsStatus s = kvStore_Get(&e, n->meta, SA_CLAIMMAC_SINCE_KEY);
+
+    if (s != NATS_OK && s != NATS_NOT_FOUND)
+        return sa_nats_fail(err, s, 0, "read when claim records began to carry MACs");
+    n->mac_since_ms = s == NATS_OK ? kvEntry_Created(e) / 1000000 : 0;
+    kvEntry_Destroy(e);
+    sa_claimmac_trust_before(n->mac_since_ms);
+    return SA_OK;
+}
+
 enum sa_code
 sa_nats_bind(struct sa_nats *n, struct sa_err *err)
 {
@@ -172,7 +188,7 @@ sa_nats_bind(struct sa_nats *n, struct sa_err *err)
         (rc = bind_kv(&n->cancel, n->js, SA_CANCEL_BUCKET, err)) != SA_OK ||
         (rc = bind_kv(&n->series, n->js, SA_SERIES_BUCKET, err)) != SA_OK ||
         (!n->marks && (rc = sa_marks_open(&n->marks, n->js, err)) != SA_OK) ||
-        (rc = sa_nats_read_layout(n, err)) != SA_OK ||
+        (rc = sa_nats_read_layout(n, err)) != SA_OK || (rc = read_mac_since(n, err)) != SA_OK ||
         (rc = sa_jsfeat_detect(n->nc, &n->feat, err)) != SA_OK)
         return rc;
     for (int k = 0; k < n->layout.shards; k++) {

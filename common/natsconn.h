@@ -24,6 +24,10 @@ struct sa_nats {
     struct sa_marks *marks; /* the level marks (levelmark.h); NULL if the bucket does not exist */
     struct sa_layout layout;
     struct sa_jsfeat feat; /* what the server offers beyond 2.9, read at sa_nats_bind */
+    /* when claim and cancel records began to carry MACs (claimmac.h): the server time of the
+     * meta record SA_CLAIMMAC_SINCE_KEY, read at sa_nats_bind; 0 if the layout has none yet (an
+     * older version made it and `sendat init` of this one has not run) */
+    int64_t mac_since_ms;
     /* times the connection came back: what was open on the server is gone. Its own block, the
      * reconnect handler's closure, freed at sa_nats_shutdown (shutdown.h): the handler may
      * still run after the connection is destroyed */
@@ -49,8 +53,9 @@ enum sa_code sa_nats_connect(struct sa_nats **out, const char *url, const char *
 enum sa_code sa_nats_new_inbox(const struct sa_nats *n, char *out, size_t cap,
                                struct sa_err *err) SA_MUST_CHECK;
 
-/* Binds the buckets, reads the layout and the server's features (n->feat); SA_ENOTFOUND with "run
- * sendat init" if absent. */
+/* Binds the buckets, reads the layout, the server's features (n->feat) and since when records
+ * carry MACs (n->mac_since_ms, made the process's sa_claimmac_trust_before); SA_ENOTFOUND with
+ * "run sendat init" if the buckets or the layout are absent. */
 enum sa_code sa_nats_bind(struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
 
 /* The claims bucket of task id's shard. */

@@ -155,7 +155,7 @@ apply(struct cancel_set *s, kvEntry *e)
     int put = e && kvEntry_Operation(e) == kvOp_Put;
 
     if (put && sa_cancelrec_check(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), kvEntry_Key(e),
-                                  &why) != SA_OK) {
+                                  kvEntry_Created(e) / 1000000, &why) != SA_OK) {
         /* a keyless writer's: it cancels nothing, and unsets nothing the set holds */
         sa_log(SA_LOG_WARN, "junk_cancel_record", "id=%s error=\"%s\"", kvEntry_Key(e), why.msg);
         return;

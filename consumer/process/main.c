@@ -100,9 +100,24 @@ nap(struct consumer *c, int64_t ms)
         nanosleep(&step, NULL);
 }
 
+/* A layout an older version made, its records without MACs, until `sendat init` of this
+ * version marks since when records carry one (claimmac.h): before that mark this consumer
+ * would read every older record as junk, a cancel among them, so it does not start. */
+static enum sa_code
+macs_marked(const struct sa_nats *n, struct sa_err *err)
+{
+    if (n->mac_since_ms > 0)
+        return SA_OK;
+    return sa_fail(err, SA_ENOTFOUND,
+                   "no mark of since when claim and cancel records carry MACs: run `sendat "
+                   "init` of this version (the layout is an older version's, or an init still "
+                   "runs)");
+}
+
 /* Containers start in any order: while no server answers (or JetStream is not up yet), or
- * the server has no `sendat init` yet, try again with backoff and say so each time (and in
- * /readyz). Anything else (refused credentials) is an error for people: returned at once. */
+ * the server has no `sendat init` yet (or none of this version), try again with backoff and say so
+ * each time (and in /readyz). Anything else (refused credentials) is an error for people: returned
+ * at once. */
 static enum sa_code
 connect_when_up(struct consumer *c, struct sa_err *err)
 {
@@ -115,7 +130,7 @@ connect_when_up(struct consumer *c, struct sa_err *err)
 
         if ((rc = sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, SA_INBOX_CONSUMER, &why)) ==
                 SA_OK &&
-            (rc = sa_nats_bind(c->n, &why)) == SA_OK)
+            (rc = sa_nats_bind(c->n, &why)) == SA_OK && (rc = macs_marked(c->n, &why)) == SA_OK)
             return SA_OK;
         if ((rc != SA_ERETRY && rc != SA_ENOTFOUND) ||
             sa_nats_refused(c->n, refused, sizeof(refused))) {

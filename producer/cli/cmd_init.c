@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "claim.h"
+#include "claimmac.h"
 #include "cli.h"
 #include "placement.h"
 #include "tasklimit.h"
@@ -29,6 +30,7 @@ struct init_opts {
     long max_tasks;         /* --max-tasks: the producers' limit per task stream; 0: none */
     int64_t max_task_bytes; /* --max-task-bytes; 0: none */
     int limits_given;       /* either flag: existing task streams get the limits */
+    int layout_existed;     /* an earlier init wrote the layout (settle_layout) */
 };
 
 static const char usage[] =
@@ -296,6 +298,7 @@ settle_layout(struct sa_nats *n, struct init_opts *o)
         n->layout = o->layout;
         return EXIT_OK;
     }
+    o->layout_existed = 1;
     if (sa_nats_read_layout(n, &err) != SA_OK)
         return cli_error(EXIT_FAIL, "init: layout: %s", err.msg);
     if (o->shards_given && n->layout.shards != o->layout.shards)
@@ -392,6 +395,26 @@ add_shard(struct sa_nats *n, int k, const struct init_opts *o, struct sa_err *er
     snprintf(cursor, sizeof(cursor), "%" PRId64, sa_layout_window(&o->layout, sa_now_ms()));
     kvStore_CreateString(&rev, n->meta, key, cursor); /* an existing cursor stays */
     return SA_OK;
+}
+
+/* Marks when claim and cancel records began to carry MACs (claimmac.h), once: the record's
+ * server time is the line before which a record without a MAC is an older version's. Run last,
+ * when every bucket exists: consumers wait for it (an upgrade's consumers until this init). */
+static enum sa_code
+mark_mac_since(struct sa_nats *n, const struct init_opts *o, struct sa_err *err)
+{
+    uint64_t rev;
+    kvEntry *e = NULL;
+    natsStatus s = kvStore_CreateString(&rev, n->meta, SA_CLAIMMAC_SINCE_KEY,
+                                        "claim and cancel records carry MACs from here on");
+
+    if (s == NATS_OK && o->layout_existed)
+        fprintf(stderr, "init: claim and cancel records stored until now carry no MAC: read as "
+                        "an older version's (the consumers of this version send from now on)\n");
+    if (s != NATS_OK && (s = kvStore_Get(&e, n->meta, SA_CLAIMMAC_SINCE_KEY)) == NATS_OK)
+        kvEntry_Destroy(e); /* an earlier init's mark stays */
+    return s == NATS_OK ? SA_OK
+                        : sa_nats_fail(err, s, 0, "mark when claim records began to carry MACs");
 }
 
 #define JS_API_WAIT_MS 5000
@@ -521,6 +544,8 @@ cmd_init(int argc, char **argv)
         rc = sa_fail(&err, SA_ENATS, "bucket %s cannot be bound", SA_META_BUCKET);
     code = rc == SA_OK ? settle_layout(n, &o) : cli_error(EXIT_FAIL, "init: %s", err.msg);
     if (code == EXIT_OK && add_all(n, &o, &err) != SA_OK)
+        code = cli_error(cli_exit_for(err.code), "init: %s", err.msg);
+    if (code == EXIT_OK && mark_mac_since(n, &o, &err) != SA_OK)
         code = cli_error(cli_exit_for(err.code), "init: %s", err.msg);
     cli_close(n);
     if (code == EXIT_OK)

@@ -116,7 +116,8 @@ note_state(void *arg, size_t i, natsMsg *m)
     enum sa_claim_state *states = arg;
     struct sa_claim c = {0};
     int len = natsMsg_GetDataLength(m);
-    const char *subject = NULL, *key = NULL;
+    const char *subject = NULL, *key = NULL, *stamp = NULL;
+    int64_t stored_ms = 0;
     enum sa_code rc;
 
     /* the reply comes on our inbox; the record's own subject, "$KV.<bucket>.<key>", whose key
@@ -127,7 +128,10 @@ note_state(void *arg, size_t i, natsMsg *m)
     states[i] = SA_CLAIM_NONE;
     if (len <= 0 || !key)
         return;
-    rc = sa_claim_read(&c, key + 1, natsMsg_GetData(m), (size_t)len, NULL);
+    if (natsMsgHeader_Get(m, "Nats-Time-Stamp", &stamp) != NATS_OK || !stamp ||
+        sa_time_parse(stamp, 0, &stored_ms, NULL) != SA_OK)
+        stored_ms = 0; /* unknown: a record without a MAC is junk */
+    rc = sa_claim_read(&c, key + 1, natsMsg_GetData(m), (size_t)len, stored_ms, NULL);
     if (rc == SA_OK || rc == SA_ECRYPTO) /* junk counts as junk */
         states[i] = c.state;
 }

@@ -65,20 +65,20 @@ test_authentic_reads_forged_is_junk(void **state)
     (void)state;
     use_keys(0, 1);
     len = stored("t1", rec, sizeof(rec));
-    assert_int_equal(sa_claim_read(&c, "t1", rec, len, NULL), SA_OK);
+    assert_int_equal(sa_claim_read(&c, "t1", rec, len, 0, NULL), SA_OK);
     assert_int_equal(c.state, SA_CLAIM_SENT);
     assert_int_equal(c.http_status, 200);
     assert_string_equal(c.consumer, "c0");
     assert_int_equal(c.unverified, 0);
-    assert_int_equal(sa_claim_read(&c, "t2", rec, len, &err), SA_ECRYPTO); /* another id */
+    assert_int_equal(sa_claim_read(&c, "t2", rec, len, 0, &err), SA_ECRYPTO); /* another id */
     assert_int_equal(c.state, SA_CLAIM_JUNK);
     assert_non_null(strstr(c.error, "does not verify"));
     rec[10] ^= 1; /* one changed byte */
-    assert_int_equal(sa_claim_read(&c, "t1", rec, len, NULL), SA_ECRYPTO);
-    assert_int_equal(sa_claim_read(&c, "t1", forged, strlen(forged), NULL), SA_ECRYPTO);
+    assert_int_equal(sa_claim_read(&c, "t1", rec, len, 0, NULL), SA_ECRYPTO);
+    assert_int_equal(sa_claim_read(&c, "t1", forged, strlen(forged), 0, NULL), SA_ECRYPTO);
     assert_int_equal(c.state, SA_CLAIM_JUNK);
     assert_non_null(strstr(c.error, "no MAC"));
-    assert_int_equal(sa_claim_read(&c, "t1", "\x01junk", 5, NULL), SA_ECRYPTO);
+    assert_int_equal(sa_claim_read(&c, "t1", "\x01junk", 5, 0, NULL), SA_ECRYPTO);
 }
 
 /* Key 0 old, key 1 new: a rotation adds key 1 everywhere, then retires key 0. */
@@ -96,18 +96,18 @@ test_rotation_keeps_old_records(void **state)
     n = sa_cancelrec_make(cancel, sizeof(cancel), "t1", "2026-11-28T19:00:00Z");
     assert_true(n > 0);
     use_keys(0, 2); /* key 1 added: records of before still read */
-    assert_int_equal(sa_claim_read(&c, "t1", old, old_len, NULL), SA_OK);
-    assert_int_equal(sa_cancelrec_check(cancel, (size_t)n, "t1", NULL), SA_OK);
-    assert_int_equal(sa_cancelrec_check(cancel, (size_t)n, "t2", NULL), SA_ECRYPTO);
+    assert_int_equal(sa_claim_read(&c, "t1", old, old_len, 0, NULL), SA_OK);
+    assert_int_equal(sa_cancelrec_check(cancel, (size_t)n, "t1", 0, NULL), SA_OK);
+    assert_int_equal(sa_cancelrec_check(cancel, (size_t)n, "t2", 0, NULL), SA_ECRYPTO);
     both_len = stored("t1", both, sizeof(both)); /* MACed with keys 0 and 1 */
     use_keys(0, 1);                              /* a peer that has not loaded key 1 yet reads it */
-    assert_int_equal(sa_claim_read(&c, "t1", both, both_len, NULL), SA_OK);
+    assert_int_equal(sa_claim_read(&c, "t1", both, both_len, 0, NULL), SA_OK);
     use_keys(1, 2); /* key 0 retired: what both keys MACed still reads, key 0's alone not */
-    assert_int_equal(sa_claim_read(&c, "t1", both, both_len, NULL), SA_OK);
-    assert_int_equal(sa_claim_read(&c, "t1", old, old_len, NULL), SA_ECRYPTO);
+    assert_int_equal(sa_claim_read(&c, "t1", both, both_len, 0, NULL), SA_OK);
+    assert_int_equal(sa_claim_read(&c, "t1", old, old_len, 0, NULL), SA_ECRYPTO);
     assert_non_null(strstr(c.error, "no MAC under a key of the ring"));
-    assert_int_equal(sa_cancelrec_check(cancel, (size_t)n, "t1", NULL), SA_ECRYPTO);
-    assert_int_equal(sa_cancelrec_check("2026-11-28T19:00:00Z", 20, "t1", NULL), SA_ECRYPTO);
+    assert_int_equal(sa_cancelrec_check(cancel, (size_t)n, "t1", 0, NULL), SA_ECRYPTO);
+    assert_int_equal(sa_cancelrec_check("2026-11-28T19:00:00Z", 20, "t1", 0, NULL), SA_ECRYPTO);
 }
 
 static void
@@ -126,9 +126,38 @@ test_no_key_writes_nothing(void **state)
     assert_int_equal(sa_claim_message(&m, "sendat_claims", "t1", &c, 0, NULL), SA_ECRYPTO);
     assert_null(m);
     assert_int_equal(sa_cancelrec_make(cancel, sizeof(cancel), "t1", "now"), -1);
-    assert_int_equal(sa_claim_read(&c, "t1", rec, len, NULL), SA_OK); /* read, not checked */
+    assert_int_equal(sa_claim_read(&c, "t1", rec, len, 0, NULL), SA_OK); /* read, not checked */
     assert_int_equal(c.state, SA_CLAIM_SENT);
     assert_int_equal(c.unverified, 1);
+}
+
+/* Upgrading (issue 37.1): a record without a MAC that the server stored before the layout's
+ * MAC mark is an older version's and reads as what it says; one stored at or after the mark,
+ * or at an unknown time, is junk. A record with a MAC that fails is junk at any time. */
+static void
+test_older_versions_records(void **state)
+{
+    static const char claim[] = "{\"state\":\"cancelled\",\"at\":1795340000000}";
+    static const char cancel[] = "2026-11-28T19:00:00.000Z";
+    const int64_t mark = 1795340100000;
+    char rec[1024];
+    struct sa_claim c;
+    size_t len;
+
+    (void)state;
+    use_keys(0, 1);
+    len = stored("t1", rec, sizeof(rec));
+    rec[len - 5] ^= 1; /* a MAC that fails */
+    sa_claimmac_trust_before(mark);
+    assert_int_equal(sa_claim_read(&c, "t1", claim, strlen(claim), mark - 1, NULL), SA_OK);
+    assert_int_equal(c.state, SA_CLAIM_CANCELLED);
+    assert_int_equal(sa_cancelrec_check(cancel, strlen(cancel), "t1", mark - 1, NULL), SA_OK);
+    assert_int_equal(sa_claim_read(&c, "t1", claim, strlen(claim), mark, NULL), SA_ECRYPTO);
+    assert_int_equal(sa_claim_read(&c, "t1", claim, strlen(claim), 0, NULL), SA_ECRYPTO);
+    assert_int_equal(sa_cancelrec_check(cancel, strlen(cancel), "t1", mark, NULL), SA_ECRYPTO);
+    assert_int_equal(sa_claim_read(&c, "t1", rec, len, mark - 1, NULL), SA_ECRYPTO);
+    sa_claimmac_trust_before(0); /* a layout without a mark trusts nothing */
+    assert_int_equal(sa_claim_read(&c, "t1", claim, strlen(claim), mark - 1, NULL), SA_ECRYPTO);
 }
 
 /* The cost of one MAC made and checked over a claim record (printed for docs/design-notes.md). */
@@ -146,7 +175,7 @@ test_cost(void **state)
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (int i = 0; i < ROUNDS; i++) {
         len = stored("sendat-claim-cost-id", rec, sizeof(rec));
-        assert_int_equal(sa_claim_read(&c, "sendat-claim-cost-id", rec, len, NULL), SA_OK);
+        assert_int_equal(sa_claim_read(&c, "sendat-claim-cost-id", rec, len, 0, NULL), SA_OK);
     }
     clock_gettime(CLOCK_MONOTONIC, &b);
     fprintf(stderr, "claim record written and read with its MAC: %.2f us each (%zu bytes)\n",
@@ -174,6 +203,7 @@ main(void)
         cmocka_unit_test(test_authentic_reads_forged_is_junk),
         cmocka_unit_test(test_rotation_keeps_old_records),
         cmocka_unit_test(test_no_key_writes_nothing),
+        cmocka_unit_test(test_older_versions_records),
         cmocka_unit_test(test_cost),
     };
 
