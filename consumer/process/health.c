@@ -147,6 +147,7 @@ ready(struct consumer *c)
 {
     return atomic_load(&c->started) && /* else c->n may not be set yet: waiting for the server */
            natsConnection_Status(c->n->nc) == NATS_CONN_STATUS_CONNECTED &&
+           !atomic_load(&c->ledger_lost) &&
            sa_now_ms() - atomic_load(&c->counters.last_pull_ok_ms) < 10000;
 }
 
@@ -154,13 +155,17 @@ ready(struct consumer *c)
 static char *
 not_ready_text(struct consumer *c)
 {
+    if (atomic_load(&c->started) && atomic_load(&c->ledger_lost))
+        return "not ready: a claims bucket is gone or was made again since sendat init recorded "
+               "it (run sendat init: it says what was lost)\n";
     if (atomic_load(&c->started))
         return "not ready\n";
     switch (atomic_load(&c->waiting)) {
     case CONSUMER_WAIT_SERVER:
         return "not ready: waiting for the NATS server\n";
     case CONSUMER_WAIT_INIT:
-        return "not ready: waiting for sendat init (no streams or buckets on the server yet)\n";
+        return "not ready: waiting for sendat init (no streams or buckets on the server yet, or "
+               "none of this version)\n";
     default:
         return "not ready: starting\n";
     }

@@ -17,6 +17,8 @@
 
 #include "cancel.h"
 #include "claimmac.h"
+#include "ledgermark.h"
+#include "ledgerwatch.h"
 #include "claimq.h"
 #include "patient.h"
 #include "claims.h"
@@ -130,7 +132,8 @@ connect_when_up(struct consumer *c, struct sa_err *err)
 
         if ((rc = sa_nats_connect(&c->n, c->cfg.url, c->cfg.name, SA_INBOX_CONSUMER, &why)) ==
                 SA_OK &&
-            (rc = sa_nats_bind(c->n, &why)) == SA_OK && (rc = macs_marked(c->n, &why)) == SA_OK)
+            (rc = sa_nats_bind(c->n, &why)) == SA_OK && (rc = macs_marked(c->n, &why)) == SA_OK &&
+            (rc = sa_ledger_check(c->n, &why)) == SA_OK)
             return SA_OK;
         if ((rc != SA_ERETRY && rc != SA_ENOTFOUND) ||
             sa_nats_refused(c->n, refused, sizeof(refused))) {
@@ -280,6 +283,7 @@ run(struct consumer *c)
     struct health *http = NULL;
     struct sweep *sweep = NULL;
     struct leaders *leaders = NULL;
+    struct ledgerwatch *watch = NULL;
     struct sa_err err = {0};
     char feats[64];
 
@@ -305,6 +309,8 @@ run(struct consumer *c)
         sa_log(SA_LOG_WARN, "no_sweep", "error=\"%s\"", err.msg); /* sends go on without it */
     if (leaders_start(&leaders, c, c->cfg.leader_balance_ms, &err) != SA_OK)
         sa_log(SA_LOG_WARN, "no_leader_balance", "error=\"%s\"", err.msg);
+    if (ledgerwatch_start(&watch, c, &err) != SA_OK)
+        sa_log(SA_LOG_WARN, "no_ledger_watch", "error=\"%s\"", err.msg); /* claims still fail */
     atomic_store(&c->started, 1);
     sa_log(SA_LOG_INFO, "started",
            "consumer=%s claims_ttl_ms=%" PRId64 " shards=%d serving=%d api_level=%d features=%s",
@@ -312,6 +318,7 @@ run(struct consumer *c)
            c->n->feat.api_level, sa_jsfeat_names(c->n->feat.have, feats, sizeof(feats)));
     notify_ready();
     deliver_run(the_deliver); /* returns once stopping and drained */
+    ledgerwatch_stop(watch);
     leaders_stop(leaders);
     sweep_stop(sweep);
     pull_join(&p);

@@ -12,6 +12,7 @@
 #include "claims.h"
 #include "deliver.h"
 #include "jspull.h"
+#include "ledgerwatch.h"
 #include "limits.h"
 #include "log.h"
 #include "outcome.h"
@@ -264,6 +265,10 @@ start(struct deliver *d, struct held *h, int64_t now)
     }
     if (h->task->not_after_ms && now > h->task->not_after_ms) {
         outcome_dead(d->c, h, 0, "expired: not sent before its not-after time", 0);
+        return;
+    }
+    if (atomic_load(&d->c->ledger_lost)) { /* claims would go to a bucket that forgot its sends */
+        defer(d, h, now + LEDGERWATCH_MS);
         return;
     }
     transfer_host(d->c, h->task, host, sizeof(host));

@@ -12,6 +12,7 @@
 
 #include "claim.h"
 #include "claimmac.h"
+#include "ledgermark.h"
 #include "cli.h"
 #include "placement.h"
 #include "tasklimit.h"
@@ -376,6 +377,51 @@ add_shard_assets(struct sa_nats *n, int k, const char *stream, const char *subje
     return SA_OK;
 }
 
+/* Says what a claims bucket made again lost (ledgermark.h): recorded_ns the one init recorded. */
+static void
+say_ledger_lost(struct sa_nats *n, int k, const char *stream, int64_t recorded_ns)
+{
+    jsStreamInfo *si = NULL;
+    char was[40], stored[48] = "";
+
+    sa_time_format(was, sizeof(was), recorded_ns / 1000000);
+    if (js_GetStreamInfo(&si, n->js, stream, NULL, NULL) == NATS_OK)
+        snprintf(stored, sizeof(stored), "%" PRIu64 " ", si->State.Msgs);
+    jsStreamInfo_Destroy(si);
+    fprintf(stderr,
+            "init: the claims bucket of shard %d is not the one made at %s (it was deleted): the "
+            "outcome of every send and cancel claimed in it is lost. `sendat status` shows none, "
+            "an id used before may be booked again, and a task a consumer was sending when the "
+            "bucket went may be sent again; the %stasks stored in %s are sent at their due "
+            "times (cancels kept in the cancel bucket still hold)\n",
+            k, was, stored, stream);
+}
+
+/* Records shard k's claims bucket as init's (ledgermark.h), saying what was lost if another was
+ * recorded: until then the consumers claim nothing in it. */
+static enum sa_code
+record_ledger(struct sa_nats *n, int k, const char *stream, struct sa_err *err)
+{
+    int64_t made = 0, recorded = 0;
+    uint64_t rev = 0, wrote;
+    char key[32], text[24];
+    enum sa_code rc;
+    natsStatus s;
+
+    if ((rc = sa_ledger_created(n->js, k, &made, err)) != SA_OK ||
+        (rc = sa_ledger_recorded(n->meta, k, &recorded, &rev, err)) != SA_OK)
+        return rc;
+    if (made == recorded)
+        return SA_OK;
+    if (recorded)
+        say_ledger_lost(n, k, stream, recorded);
+    sa_layout_meta_key(key, sizeof(key), SA_LEDGER_META, k);
+    snprintf(text, sizeof(text), "%" PRId64, made);
+    s = rev ? kvStore_UpdateString(&wrote, n->meta, key, text, rev)
+            : kvStore_CreateString(&wrote, n->meta, key, text);
+    return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "record the claims bucket");
+}
+
 /* Shard k's task stream and claims bucket, where its level marks start (the first init's
  * last sequence) and where its catch-up starts (the first init's window). */
 static enum sa_code
@@ -389,6 +435,7 @@ add_shard(struct sa_nats *n, int k, const struct init_opts *o, struct sa_err *er
     sa_layout_stream_subjects(subjects, sizeof(subjects), k);
     sa_layout_claims_bucket(bucket, sizeof(bucket), k);
     if ((rc = add_shard_assets(n, k, stream, subjects, bucket, o, err)) != SA_OK ||
+        (rc = record_ledger(n, k, stream, err)) != SA_OK ||
         (n->marks && (rc = start_marks(n, k, stream, err)) != SA_OK))
         return rc;
     sa_layout_meta_key(key, sizeof(key), "cursor", k);

@@ -1,7 +1,9 @@
-/* Upgrading from a version before the claim MAC (issue 37.1): records an older version wrote
- * carry no MAC. The layout's mark (claimmac.h), made by `sendat init` of this version, says
- * until when such records are an older version's: the consumer waits for it, then obeys the
- * older records stored before it, and still takes none stored after it. */
+/* The layout under the fleet changed by hand. Upgrading from a version before the claim MAC
+ * (issue 37.1): records an older version wrote carry no MAC. The layout's mark (claimmac.h),
+ * made by `sendat init` of this version, says until when such records are an older version's:
+ * the consumer waits for it, then obeys the older records stored before it, and still takes
+ * none stored after it. A claims bucket deleted (issue 37.10): the consumer sends nothing
+ * until init makes it again, and init says what was lost. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,11 +138,63 @@ test_older_records_obeyed_after_init(void **state)
     fx_finish(&F);
 }
 
+static int
+ledger_lost_logged(void *arg)
+{
+    (void)arg;
+    return proc_count_lines(F.consumers[0].err_path, "event=ledger_lost") > 0;
+}
+
+/* The claims bucket deleted under a running consumer (as `nats kv del` would): a task falling
+ * due meanwhile waits, /readyz says why; `sendat init` makes the bucket again and says what was
+ * lost; the task is then sent once, and the one sent before the delete is not sent again. */
+static void
+test_claims_bucket_deleted(void **state)
+{
+    char before[80], during[80], out[512], err[1024], body[FX_BODY_MAX];
+    int64_t due;
+    struct raw r = {0};
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 2000, "/before", before, sizeof(before)), 0);
+    assert_true(receiver_wait(F.recv, "/before", 1, 30000));
+    assert_true(fx_status_says(&F, before, "sent", 30000));
+    due = test_now_ms() + 4000;
+    assert_int_equal(fx_schedule(&F, due, "/during", during, sizeof(during)), 0);
+    raw_open(&r);
+    assert_int_equal(js_DeleteKeyValue(r.js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_true(wait_until(ledger_lost_logged, NULL, 30000));
+    assert_int_not_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--at",
+                                   "+1h", "--webhook", "http://127.0.0.1:9/x", NULL),
+                         0); /* a producer refuses to book */
+    fprintf(stderr, "schedule without the claims bucket: %s", err);
+    assert_int_equal(fx_consumer_get(&F, 0, "/readyz", body), 503);
+    assert_non_null(strstr(body, "claims bucket is gone or was made again"));
+    assert_true(wait_until_ms(due + 3000, 30000));
+    assert_int_equal(receiver_count_path(F.recv, "/during"), 0); /* nothing sent meanwhile */
+
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
+                               "--slot", "2s", "--lead", "1s", "--ack-wait", fx_ack_wait, NULL),
+                     0);
+    assert_non_null(strstr(err, "(it was deleted): the outcome of every send and cancel"));
+    assert_true(receiver_wait(F.recv, "/during", 1, 30000));
+    assert_true(fx_status_says(&F, during, "sent", 30000));
+    assert_true(proc_count_lines(F.consumers[0].err_path, "event=ledger_back") > 0);
+    assert_true(wait_until_ms(test_now_ms() + 2000, 10000)); /* time for a wrong send */
+    assert_int_equal(receiver_count_path(F.recv, "/during"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/before"), 1);
+    raw_close(&r);
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_older_records_obeyed_after_init),
+        cmocka_unit_test(test_claims_bucket_deleted),
     };
 
     return FX_RUN(tests);

@@ -1,0 +1,19 @@
+/* The claims buckets watched (issue 37.10): every LEDGERWATCH_MS, on a thread of its own, the
+ * consumer asks whether each claims bucket it claims in is still the one `sendat init`
+ * recorded (ledgermark.h). While one is gone or was made again, c->ledger_lost is set: the
+ * sender claims nothing (a task waits, held, for the bucket), /readyz says why, and the
+ * consumer logs ledger_lost once; ledger_back when init has recorded the bucket again. */
+#ifndef LEDGERWATCH_H
+#define LEDGERWATCH_H
+
+#include "consumer.h"
+
+#define LEDGERWATCH_MS 2000
+
+struct ledgerwatch;
+
+enum sa_code ledgerwatch_start(struct ledgerwatch **out, struct consumer *c,
+                               struct sa_err *err) SA_MUST_CHECK;
+void ledgerwatch_stop(struct ledgerwatch *w); /* accepts NULL */
+
+#endif
