@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "deliver.h"
+#include "log.h"
 #include "sign.h"
 #include "timeparse.h"
 #include "transfer.h"
@@ -110,6 +111,9 @@ retry_after(CURL *e)
     return secs > 0 && secs < 86400 ? secs * 1000 : 0;
 }
 
+/* What the producer reads of any failure without an HTTP answer. */
+#define WEBHOOK_NO_ANSWER "no HTTP answer"
+
 /* A failure as a class: curl's error buffer names the host, the address and the port
  * ("Failed to connect to ::1 port 8080"), which would map the consumers' network for
  * whoever reads status. curl_easy_strerror's texts are fixed and name nothing. */
@@ -152,7 +156,12 @@ webhook_result(CURL *e, CURLcode cc, const struct transfer *x, struct transfer_r
     }
     if (cc != CURLE_OK) {
         long sent = 0;
-        snprintf(r->error, sizeof(r->error), "%s", failure_class(cc));
+        /* the class for the operator's log only: what the producer reads (status, dead
+         * letters) is one class, or a refused port, a filtered one and a port that speaks
+         * something else than HTTP would tell apart the consumers' network (issue 37.13) */
+        sa_log(SA_LOG_INFO, "no_http_answer", "task=%s class=\"%s\"", x->h->task->id,
+               failure_class(cc));
+        snprintf(r->error, sizeof(r->error), "%s", WEBHOOK_NO_ANSWER);
         /* bytes of the request written: after that the receiver may have it */
         r->unknown = curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &sent) != CURLE_OK || sent > 0;
         return; /* timeouts, refused connections: retry (at-least-once) */
