@@ -11,12 +11,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "envelope.h"
 #include "log.h"
 #include "logsum.h"
 #include "retry.h"
 #include "sweep.h"
 #include "sweepread.h"
 #include "sweeprec.h"
+#include "task.h"
 #include "timeparse.h"
 #include "turns.h"
 
@@ -85,6 +87,51 @@ classify(const struct run *r, const char *subject, char *why, size_t cap)
         return UNREAD;
     }
     return w + l->window_ms <= r->now ? UNDECIDED : READ_LATER;
+}
+
+/* Whether subject is a level of a window after the next one: a task there is judged by its body
+ * now, not when its window comes (judge_body). */
+static int
+far_ahead(const struct run *r, const char *subject)
+{
+    const struct sa_layout *l = &r->s->c->n->layout;
+    int64_t w, slot;
+
+    return !sa_layout_is_park(subject, NULL) &&
+           sa_layout_level_of(l, subject, &w, &slot, NULL) == SA_OK &&
+           w > sa_layout_window(l, r->now) + l->window_ms;
+}
+
+/* Issue 37.5: junk a keyless publisher put in a window years ahead would hold places under the
+ * stream's size limit until then, and make every booking exit 7. So a message far ahead is
+ * opened once, when the walk passes it: one that does not open with the ring (or whose task
+ * does not decode) is unread, dead-lettered now with the reason; one sealed with a key this
+ * member lacks is left for its window (the park judges it then, as mid-rotation). */
+static enum verdict
+judge_body(const struct run *r, const char *subject, natsMsg *m, char *why, size_t cap)
+{
+    struct consumer *c = r->s->c;
+    const uint8_t *data = (const uint8_t *)natsMsg_GetData(m);
+    size_t len = (size_t)natsMsg_GetDataLength(m);
+    struct sa_place place;
+    struct sa_task *t = NULL;
+    struct sa_err err = {0};
+    enum sa_code rc;
+    int key_unknown;
+
+    if (sa_layout_parse_subject(&place, subject, &err) != SA_OK) {
+        snprintf(why, cap, "never read: %s", err.msg);
+        return UNREAD;
+    }
+    pthread_rwlock_rdlock(&c->ring_lock);
+    rc = sa_task_open(c->ring, place.id, data, len, &t, &err);
+    key_unknown = rc != SA_OK && sa_envelope_key_unknown(c->ring, data, len);
+    pthread_rwlock_unlock(&c->ring_lock);
+    sa_task_free(t);
+    if (rc == SA_OK || key_unknown)
+        return READ_LATER;
+    snprintf(why, cap, "junk far ahead: %.280s", err.msg);
+    return UNREAD;
 }
 
 /* Subjects come from whoever could publish: bytes outside printable ASCII become '?'. */
@@ -157,11 +204,15 @@ settle(struct run *r, uint64_t seq, const char *subject, const char *why)
 /* Judges one message (sequence got) and settles it if nobody reads it; -1 if the walk
  * must stop here (the broker failed a dead letter or a delete: the message stays). */
 static int
-look(struct run *r, uint64_t got, const char *subject)
+look(struct run *r, uint64_t got, const char *subject, natsMsg *m)
 {
     char why[320];
     enum verdict v = classify(r, subject, why, sizeof(why));
-    int settled = v == UNREAD ? settle(r, got, subject, why) : 0;
+    int settled;
+
+    if (v == READ_LATER && m && far_ahead(r, subject))
+        v = judge_body(r, subject, m, why, sizeof(why));
+    settled = v == UNREAD ? settle(r, got, subject, why) : 0;
 
     if (v == UNREAD && settled == 0)
         r->found++;
@@ -189,11 +240,13 @@ walk(struct run *r)
            sa_now_ms() < r->until) {
         char subject[SA_SUBJECT_MAX];
         uint64_t got = 0;
+        natsMsg *m = NULL;
 
-        if (sweepread_next(rd, &got, subject, sizeof(subject)) != NATS_OK)
+        if (sweepread_next(rd, &got, subject, sizeof(subject), &m) != NATS_OK)
             break; /* the end of the stream, or no answer: again next turn */
         n++;
-        stop = look(r, got, subject) != 0;
+        stop = look(r, got, subject, m) != 0;
+        natsMsg_Destroy(m);
         seq = got + 1;
     }
     sweepread_close(rd);

@@ -22,6 +22,7 @@ struct reply {
     enum answer a;
     uint64_t seq;
     char subject[SA_SUBJECT_MAX];
+    natsMsg *msg; /* FOUND: the message as the server answered, till handed out */
 };
 
 struct sweepread {
@@ -113,9 +114,10 @@ last_value(natsMsg *msg, const char *name)
     return v;
 }
 
-/* Reads the answer to the request for "at or after at" into g: FOUND with the message's seq and
- * subject, or END (404: nothing at or after it; an answer without the server's headers, or
- * with a sequence before at, is taken as the same: looked at again next turn). */
+/* Reads the answer to the request for "at or after at" into g: FOUND with the message's seq,
+ * subject and the message itself (g's now), or END (404: nothing at or after it; an answer without
+ * the server's headers, or with a sequence before at, is taken as the same: looked at again next
+ * turn). */
 static void
 take(struct reply *g, natsMsg *msg, uint64_t at)
 {
@@ -126,6 +128,7 @@ take(struct reply *g, natsMsg *msg, uint64_t at)
     if (!seq || !subject || (g->seq = strtoull(seq, NULL, 10)) < at)
         return;
     g->a = FOUND;
+    g->msg = msg;
     len = strlen(subject);
     snprintf(g->subject, sizeof(g->subject), "%s", subject);
     if (len >= sizeof(g->subject))
@@ -142,8 +145,10 @@ collect(struct sweepread *r)
     if (until > r->until)
         until = r->until;
     r->round++;
-    for (int i = 0; i < r->ahead; i++)
+    for (int i = 0; i < r->ahead; i++) {
         r->got[i].a = NONE;
+        r->got[i].msg = NULL; /* each handed out or dropped by the round before */
+    }
     while (sent < r->ahead && ask(r, sent) == NATS_OK)
         sent++;
     while (answered < sent && (left = until - sa_now_ms()) > 0) {
@@ -157,7 +162,8 @@ collect(struct sweepread *r)
             take(&r->got[i], msg, r->from + (uint64_t)i);
             answered++;
         }
-        natsMsg_Destroy(msg);
+        if (i < 0 || r->got[i].msg != msg)
+            natsMsg_Destroy(msg);
     }
     while (first_missing < r->ahead && r->got[first_missing].a != NONE)
         first_missing++;
@@ -172,14 +178,21 @@ round_trip(struct sweepread *r)
 {
     int upto = collect(r);
 
+    int i = 0;
+
     r->n = r->pos = 0;
-    for (int i = 0; i < upto && r->got[i].a == FOUND; i++) {
-        if (r->n && r->got[r->n - 1].seq >= r->got[i].seq)
-            continue; /* the same message again, or a replica further behind: had already */
+    for (; i < upto && r->got[i].a == FOUND; i++) {
+        if (r->n && r->got[r->n - 1].seq >= r->got[i].seq) {
+            natsMsg_Destroy(r->got[i].msg); /* the same message again, or a replica behind */
+            continue;
+        }
         if (r->n != i)
             r->got[r->n] = r->got[i];
         r->n++;
     }
+    for (; i < r->ahead; i++) /* past what a round may hand out: looked at again after it */
+        if (r->got[i].a == FOUND)
+            natsMsg_Destroy(r->got[i].msg);
     if (upto < r->ahead)
         r->after = NATS_TIMEOUT;
     else if (r->got[r->ahead - 1].a == END || r->n == 0)
@@ -191,14 +204,17 @@ round_trip(struct sweepread *r)
 }
 
 natsStatus
-sweepread_next(struct sweepread *r, uint64_t *seq, char *subject, size_t cap)
+sweepread_next(struct sweepread *r, uint64_t *seq, char *subject, size_t cap, natsMsg **msg)
 {
+    *msg = NULL;
     if (r->pos == r->n && r->after == NATS_OK)
         round_trip(r);
     if (r->pos == r->n)
         return r->after;
     *seq = r->got[r->pos].seq;
     snprintf(subject, cap, "%s", r->got[r->pos].subject);
+    *msg = r->got[r->pos].msg;
+    r->got[r->pos].msg = NULL;
     r->pos++;
     return NATS_OK;
 }
@@ -208,6 +224,8 @@ sweepread_close(struct sweepread *r)
 {
     if (!r)
         return;
+    for (int i = r->pos; i < r->n; i++)
+        natsMsg_Destroy(r->got[i].msg);
     if (r->sub)
         natsSubscription_Unsubscribe(r->sub);
     natsSubscription_Destroy(r->sub);

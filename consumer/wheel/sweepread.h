@@ -17,10 +17,12 @@ enum sa_code sweepread_open(struct sweepread **out, const struct sa_nats *n, con
                             const char *subjects, uint64_t from, int64_t until,
                             struct sa_err *err) SA_MUST_CHECK;
 
-/* The next stored message's sequence and subject (cut to cap; a subject cut ends in '?').
- * NATS_NOT_FOUND: nothing more is stored now; any other status: the broker did not answer in
- * time, read on next turn. */
-natsStatus sweepread_next(struct sweepread *r, uint64_t *seq, char *subject, size_t cap);
+/* The next stored message's sequence and subject (cut to cap; a subject cut ends in '?'), and
+ * the message as the direct get answered it (*msg, the caller's to destroy; its data is the
+ * stored body). NATS_NOT_FOUND: nothing more is stored now; any other status: the broker did
+ * not answer in time, read on next turn. */
+natsStatus sweepread_next(struct sweepread *r, uint64_t *seq, char *subject, size_t cap,
+                          natsMsg **msg);
 
 /* Frees r. NULL is fine. */
 void sweepread_close(struct sweepread *r);

@@ -165,12 +165,15 @@ read_all(struct sa_nats *n, uint64_t from, uint64_t *seqs, int cap)
     char subject[SA_SUBJECT_MAX], want[SA_SUBJECT_MAX];
     uint64_t seq;
     natsStatus s;
+    natsMsg *m = NULL;
     int got = 0;
 
     assert_int_equal(sweepread_open(&rd, n, "SENDAT_TASKS", "sendat.task.*.*.*", from,
                                     test_now_ms() + 60000, NULL),
                      SA_OK);
-    while ((s = sweepread_next(rd, &seq, subject, sizeof(subject))) == NATS_OK) {
+    while ((s = sweepread_next(rd, &seq, subject, sizeof(subject), &m)) == NATS_OK) {
+        assert_non_null(m); /* the stored message itself, its body for the sweep to judge */
+        natsMsg_Destroy(m);
         assert_true(got < cap);
         assert_true(got == 0 ? seq >= from : seq > seqs[got - 1]);
         snprintf(want, sizeof(want), "sendat.task.1.w.r%" PRIu64, seq);
@@ -309,6 +312,61 @@ test_unread_flood_is_dead_lettered_a_turn_at_a_time(void **state)
     fx_stop(&F);
 }
 
+#define N_FAR 6
+
+static char far[N_FAR][SA_SUBJECT_MAX];
+
+static int
+far_swept(void *arg)
+{
+    char reason[300];
+
+    (void)arg;
+    for (int i = 0; i < N_FAR; i++) {
+        dead_reason(far[i], reason, sizeof(reason));
+        if (!strstr(reason, "junk far ahead") || in_stream(far[i]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Issue 37.5: a keyless publisher fills the size limit with junk on well-formed subjects of a
+ * window three years ahead, and every booking is refused (exit 7). The sweep opens what lies
+ * beyond the next window when its walk passes it: the junk is dead-lettered ("junk far ahead")
+ * within a few turns, the limit counts only tasks again, and a booking goes through; a real
+ * task ten minutes ahead (60 windows here) opens and stays. */
+static void
+test_far_junk_is_found_and_frees_the_limit(void **state)
+{
+    char *env[] = {"SENDAT_SWEEP_INTERVAL=1s", NULL};
+    char id[80], later[80], out[256], err[1024], subject[SA_SUBJECT_MAX];
+    int64_t years = (test_now_ms() / 10000 + 3 * 365 * 8640) * 10000; /* a window, 3 years on */
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 600000, "/later", later, sizeof(later)), 0);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--max-tasks", "5", NULL), 0);
+    for (int i = 0; i < N_FAR; i++) {
+        snprintf(far[i], SA_SUBJECT_MAX, "sendat.task.%" PRId64 ".w.far-%d", years, i);
+        assert_int_equal(js_Publish(NULL, js, far[i], "sealed?", 7, NULL, NULL), NATS_OK);
+    }
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/full", id, sizeof(id)), 7);
+    fx_consumer(&F, 0, env);
+    if (!wait_until(far_swept, NULL, 60000))
+        fx_print_log(&F, 0);
+    assert_true(far_swept(NULL));
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 60000, "/room", id, sizeof(id)), 0);
+    sa_layout_id_filter(subject, sizeof(subject), 0, later);
+    assert_true(in_stream(subject)); /* it opens: left for its window */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
@@ -316,6 +374,7 @@ main(void)
         cmocka_unit_test(test_reader_sees_every_stored_message),
         cmocka_unit_test(test_unread_tasks_are_dead_lettered),
         cmocka_unit_test(test_unread_flood_is_dead_lettered_a_turn_at_a_time),
+        cmocka_unit_test(test_far_junk_is_found_and_frees_the_limit),
     };
     return FX_RUN(tests);
 }
