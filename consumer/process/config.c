@@ -60,6 +60,8 @@ static const char usage_smtp_on[] =
     "  SENDAT_SMTP_TLS            required (default) | off (refused unless the server is "
     "loopback)\n"
     "  SENDAT_MAX_HOST_CONNECTIONS  connections to one host at once (default 0: no cap)\n"
+    "  SENDAT_HOST_MAX_INFLIGHT   sends in flight to one host no SENDAT_HOST_LIMITS rule names\n"
+    "                             (default 64; 0: no cap)\n"
     "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
     "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
     "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
@@ -189,7 +191,7 @@ env_dur_or_off(const char *name, int64_t def, int64_t *out)
 int
 config_load(struct config *cfg)
 {
-    int64_t inflight, batch, attempts, held, host_conns, ack_pending;
+    int64_t inflight, batch, attempts, held, host_conns, ack_pending, host_inflight;
     char host[48] = "consumer";
     const char *name = getenv("SENDAT_CONSUMER_NAME");
     int bad = 0;
@@ -210,6 +212,7 @@ config_load(struct config *cfg)
     bad |= env_int("SENDAT_MAX_HELD", 200000, 100, 100000000, &held);
     bad |= env_int("SENDAT_MAX_ACK_PENDING", 100000, 1, 10000000, &ack_pending);
     bad |= env_int("SENDAT_MAX_HOST_CONNECTIONS", 0, 0, 100000, &host_conns);
+    bad |= env_int("SENDAT_HOST_MAX_INFLIGHT", 64, 0, 100000, &host_inflight);
     bad |= env_int("SENDAT_CLAIM_LEAD_MS", 50, 0, 1000, &cfg->claim_lead_ms);
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
@@ -229,6 +232,7 @@ config_load(struct config *cfg)
     cfg->max_held = held;
     cfg->max_host_connections = (int)host_conns;
     cfg->max_ack_pending = (int)ack_pending;
+    cfg->host_max_inflight = (int)host_inflight;
     return bad ? -1 : 0;
 }
 

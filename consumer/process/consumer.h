@@ -34,6 +34,7 @@ struct config {
     int64_t drain_ms;          /* SIGTERM grace for sends in flight */
     int64_t max_held;          /* tasks held in memory at once */
     int max_ack_pending;       /* per level durable; fleet-wide bound */
+    int host_max_inflight;     /* sends in flight to one host no rule names, 0: no cap */
     int max_host_connections;  /* connections to one host at once, 0: no cap */
     int64_t sweep_interval_ms; /* a turn at the sweep for unread tasks, 0: off */
     int64_t leader_balance_ms; /* a turn at spreading the shards' leaders, 0: off */

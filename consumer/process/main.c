@@ -213,6 +213,7 @@ setup(struct consumer *c, struct sa_err *err)
         cancel_start(&c->cancels, c->n->cancel, c->claims_ttl_ms, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
         return -1;
+    limits_set_default(c->limits, c->cfg.host_max_inflight);
     if (limits_need_leases(c->limits)) {
         if (js_KeyValue(&c->leases, c->n->js, LEASES_BUCKET) != NATS_OK) {
             sa_fail(err, SA_ENOTFOUND, "bucket %s does not exist: run `sendat init` first",

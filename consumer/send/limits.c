@@ -33,6 +33,7 @@ struct host {
 struct limits {
     struct rule rules[RULES_MAX];
     int n_rules;
+    struct rule fallback; /* hosts no rule names: SENDAT_HOST_MAX_INFLIGHT, 0: none */
     struct host hosts[HOSTS_MAX];
     int n_hosts;
     kvStore *leases;
@@ -124,6 +125,26 @@ limits_need_leases(const struct limits *l)
 }
 
 void
+limits_set_default(struct limits *l, int concurrency)
+{
+    snprintf(l->fallback.pattern, sizeof(l->fallback.pattern), "*");
+    l->fallback.concurrency = concurrency > 0 ? concurrency : 0;
+}
+
+/* A free place in the host table: an unused one, else one of a host under the fallback cap with
+ * nothing in flight (it holds no tokens or leases, so forgetting it loses nothing). */
+static struct host *
+host_slot(struct limits *l)
+{
+    if (l->n_hosts < HOSTS_MAX)
+        return &l->hosts[l->n_hosts++];
+    for (int i = 0; i < HOSTS_MAX; i++)
+        if (l->hosts[i].rule == &l->fallback && l->hosts[i].inflight == 0)
+            return &l->hosts[i];
+    return NULL;
+}
+
+void
 limits_set_leases(struct limits *l, kvStore *kv)
 {
     l->leases = kv;
@@ -141,9 +162,11 @@ host_of(struct limits *l, const char *name)
     for (int i = 0; i < l->n_rules && !rule; i++)
         if (fnmatch(l->rules[i].pattern, name, FNM_CASEFOLD) == 0)
             rule = &l->rules[i];
-    if (!rule || l->n_hosts == HOSTS_MAX)
+    if (!rule && l->fallback.concurrency)
+        rule = &l->fallback;
+    if (!rule || !(h = host_slot(l)))
         return NULL; /* no rule: no limit */
-    h = &l->hosts[l->n_hosts++];
+    memset(h, 0, sizeof(*h));
     snprintf(h->name, sizeof(h->name), "%s", name);
     h->rule = rule;
     h->tokens = rule->rate > 1 ? rule->rate : 1;

@@ -20,6 +20,10 @@ enum sa_code limits_new(struct limits **out, const char *spec, const char *consu
                         struct sa_err *err) SA_MUST_CHECK;
 void limits_free(struct limits *l);
 
+/* Caps the sends in flight to each host no rule names (0: no cap), so one destination that never
+ * answers cannot hold all of this consumer's send slots (SENDAT_HOST_MAX_INFLIGHT). */
+void limits_set_default(struct limits *l, int concurrency);
+
 /* Whether any rule asks for fleet-wide leases (then bind the leases bucket). */
 int limits_need_leases(const struct limits *l);
 void limits_set_leases(struct limits *l, kvStore *kv);

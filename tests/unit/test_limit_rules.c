@@ -134,14 +134,38 @@ test_rate_bounds(void **state)
     limits_free(l);
 }
 
+/* A host no rule names is held to the fallback cap; a named one keeps its rule; 0 is no cap. */
+static void
+test_fallback_cap(void **state)
+{
+    struct limits *l = NULL;
+    int64_t retry = 0;
+    int lease = -1;
+
+    (void)state;
+    assert_int_equal(limits_new(&l, "named.example=concurrency:5", "c", NULL), SA_OK);
+    limits_set_default(l, 2);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(limits_acquire(l, "stuck.example", 1000, &retry, &lease), 1);
+    assert_int_equal(limits_acquire(l, "stuck.example", 1000, &retry, &lease), 0);
+    assert_int_equal(limits_acquire(l, "other.example", 1000, &retry, &lease), 1);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(limits_acquire(l, "named.example", 1000, &retry, &lease), 1);
+    limits_release(l, "stuck.example", -1);
+    assert_int_equal(limits_acquire(l, "stuck.example", 1000, &retry, &lease), 1);
+    limits_set_default(l, 0);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(limits_acquire(l, "new.example", 1000, &retry, &lease), 1);
+    limits_free(l);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_rules),
-        cmocka_unit_test(test_rate),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_rate_bounds),
+        cmocka_unit_test(test_valid_rules),  cmocka_unit_test(test_rate),
+        cmocka_unit_test(test_refusals),     cmocka_unit_test(test_rate_bounds),
+        cmocka_unit_test(test_fallback_cap),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
