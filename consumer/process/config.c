@@ -61,7 +61,7 @@ static const char usage_smtp_on[] =
     "loopback)\n"
     "  SENDAT_MAX_HOST_CONNECTIONS  connections to one host at once (default 0: no cap)\n"
     "  SENDAT_HOST_MAX_INFLIGHT   sends in flight to one host no SENDAT_HOST_LIMITS rule names\n"
-    "                             (default 64; 0: no cap)\n"
+    "                             (default: half of SENDAT_MAX_INFLIGHT; 0: no cap)\n"
     "  SENDAT_HOST_LIMITS         per destination host (glob): concurrency:N (this consumer),\n"
     "                             rate:N/s or N/m (this consumer), fleet:N (whole fleet, exact);\n"
     "                             e.g. \"api.pay.example=fleet:3;*.example.org=rate:50/s\"\n"
@@ -212,7 +212,7 @@ config_load(struct config *cfg)
     bad |= env_int("SENDAT_MAX_HELD", 200000, 100, 100000000, &held);
     bad |= env_int("SENDAT_MAX_ACK_PENDING", 100000, 1, 10000000, &ack_pending);
     bad |= env_int("SENDAT_MAX_HOST_CONNECTIONS", 0, 0, 100000, &host_conns);
-    bad |= env_int("SENDAT_HOST_MAX_INFLIGHT", 64, 0, 100000, &host_inflight);
+    bad |= env_int("SENDAT_HOST_MAX_INFLIGHT", -1, 0, 100000, &host_inflight);
     bad |= env_int("SENDAT_CLAIM_LEAD_MS", 50, 0, 1000, &cfg->claim_lead_ms);
     bad |= env_dur("SENDAT_HTTP_TIMEOUT", 10000, &cfg->http_timeout_ms);
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
@@ -232,7 +232,8 @@ config_load(struct config *cfg)
     cfg->max_held = held;
     cfg->max_host_connections = (int)host_conns;
     cfg->max_ack_pending = (int)ack_pending;
-    cfg->host_max_inflight = (int)host_inflight;
+    /* unset: half the slots, so one destination never holds them all */
+    cfg->host_max_inflight = host_inflight >= 0 ? (int)host_inflight : (int)(inflight + 1) / 2;
     return bad ? -1 : 0;
 }
 

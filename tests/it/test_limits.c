@@ -2,14 +2,19 @@
  * SENDAT_HOST_LIMITS=<host>=fleet:3 holds across two consumers with a burst due at once; a
  * rate limit spaces the sends of one consumer. And the task stream's size limit (issue 24.6):
  * `sendat init --max-tasks 50` makes producers refuse the 51st task (exit 7, HTTP 507) while
- * everything booked is still sent, and a retry the full stream refuses is not lost. */
+ * everything booked is still sent, and a retry the full stream refuses is not lost. A host that
+ * never answers holds at most its share of a consumer's send slots (issue 37.8). */
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -233,12 +238,69 @@ test_stream_size_limit(void **state)
     assert_int_equal(stream_msgs(), 47);
 }
 
+/* A loopback address that takes connections and never answers: a listening socket on
+ * 127.0.0.2 whose connections are never accepted (the kernel completes them up to the
+ * backlog, curl sends its request and waits). Its port into port. */
+static int
+black_hole(char *port, size_t cap)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(s >= 0);
+    inet_pton(AF_INET, "127.0.0.2", &a.sin_addr);
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(s, 128), 0);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    snprintf(port, cap, "%u", (unsigned)ntohs(a.sin_port));
+    return s;
+}
+
+/* Issue 37.8: 16 tasks to a destination that never answers (timeout 30 s) and then 8 to
+ * another, on a consumer of 8 send slots. Before, the first 8 took every slot for the whole
+ * timeout and the others waited 30 s; with the default cap (half the slots per host no rule
+ * names) the others go out at once, well inside the timeout. */
+static void
+test_never_answering_host_holds_half(void **state)
+{
+    char *env[] = {"SENDAT_MAX_INFLIGHT=8", "SENDAT_HTTP_TIMEOUT=30s", "SENDAT_DRAIN_TIMEOUT=1s",
+                   "SENDAT_RETRY_ATTEMPTS=1", NULL};
+    char port[16], url[96], at[40], id[80], err[512], path[32];
+    int hole = black_hole(port, sizeof(port));
+    int64_t due;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, env);
+    due = test_now_ms() + 3000;
+    snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
+    snprintf(url, sizeof(url), "http://127.0.0.2:%s/never", port);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(fx_sendat(&F, id, sizeof(id), err, sizeof(err), "schedule", "--at", at,
+                                   "--webhook", url, NULL),
+                         0);
+    for (int i = 0; i < 8; i++) {
+        snprintf(path, sizeof(path), "/other/%d", i);
+        assert_int_equal(fx_schedule(&F, due + 500, path, id, sizeof(id)), 0);
+    }
+    if (!wait_until(all_arrived, (void *)(intptr_t)8, 20000)) /* the hole's timeout is 30 s */
+        fx_print_log(&F, 0);
+    assert_int_equal(receiver_count(F.recv), 8);
+    fprintf(stderr, "8 tasks to a live host beside 16 to a silent one: in %" PRId64 " ms\n",
+            test_now_ms() - due);
+    (void)fx_stop_consumers(&F); /* the silent host's sends are given back at the drain's end */
+    close(hole);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fleet_concurrency),
         cmocka_unit_test(test_rate),
+        cmocka_unit_test(test_never_answering_host_holds_half),
         cmocka_unit_test_setup_teardown(test_stream_size_limit, api_setup, api_teardown),
     };
 
