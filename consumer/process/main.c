@@ -19,6 +19,7 @@
 #include "claimmac.h"
 #include "ledgermark.h"
 #include "ledgerwatch.h"
+#include "transfer.h"
 #include "claimq.h"
 #include "patient.h"
 #include "claims.h"
@@ -201,9 +202,24 @@ start_deliver(struct consumer *c, struct sa_err *err)
     return rc;
 }
 
+/* The host of the SMTP server, where all mail goes ("" without one): the operator's own relay,
+ * which the per-host cap for destinations no rule names leaves alone. */
+static const char *
+smtp_host(const struct consumer *c, char *out, size_t cap)
+{
+    struct sa_task mail = {.channel = SA_CHANNEL_EMAIL};
+
+    out[0] = '\0';
+    if (c->cfg.smtp.url[0])
+        transfer_host(c, &mail, out, cap);
+    return out;
+}
+
 static int
 setup(struct consumer *c, struct sa_err *err)
 {
+    char host[256];
+
     if (choose_shards(c, err) != SA_OK || claims_read_ttl(c, err) != SA_OK ||
         start_deliver(c, err) != SA_OK ||
         claimq_new(&c->claimq, c, deliver_wakeup, the_deliver, err) != SA_OK ||
@@ -213,7 +229,7 @@ setup(struct consumer *c, struct sa_err *err)
         cancel_start(&c->cancels, c->n->cancel, c->claims_ttl_ms, err) != SA_OK ||
         limits_new(&c->limits, getenv("SENDAT_HOST_LIMITS"), c->cfg.name, err) != SA_OK)
         return -1;
-    limits_set_default(c->limits, c->cfg.host_max_inflight);
+    limits_set_default(c->limits, c->cfg.host_max_inflight, smtp_host(c, host, sizeof(host)));
     if (limits_need_leases(c->limits)) {
         if (js_KeyValue(&c->leases, c->n->js, LEASES_BUCKET) != NATS_OK) {
             sa_fail(err, SA_ENOTFOUND, "bucket %s does not exist: run `sendat init` first",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "limits.h"
 
@@ -34,6 +35,7 @@ struct limits {
     struct rule rules[RULES_MAX];
     int n_rules;
     struct rule fallback; /* hosts no rule names: SENDAT_HOST_MAX_INFLIGHT, 0: none */
+    char exempt[256];     /* a host the fallback leaves alone (the SMTP server), "" if none */
     struct host hosts[HOSTS_MAX];
     int n_hosts;
     kvStore *leases;
@@ -125,10 +127,11 @@ limits_need_leases(const struct limits *l)
 }
 
 void
-limits_set_default(struct limits *l, int concurrency)
+limits_set_default(struct limits *l, int concurrency, const char *exempt)
 {
     snprintf(l->fallback.pattern, sizeof(l->fallback.pattern), "*");
     l->fallback.concurrency = concurrency > 0 ? concurrency : 0;
+    snprintf(l->exempt, sizeof(l->exempt), "%s", exempt ? exempt : "");
 }
 
 /* A free place in the host table: an unused one, else one of a host under the fallback cap with
@@ -162,7 +165,7 @@ host_of(struct limits *l, const char *name)
     for (int i = 0; i < l->n_rules && !rule; i++)
         if (fnmatch(l->rules[i].pattern, name, FNM_CASEFOLD) == 0)
             rule = &l->rules[i];
-    if (!rule && l->fallback.concurrency)
+    if (!rule && l->fallback.concurrency && strcasecmp(name, l->exempt) != 0)
         rule = &l->fallback;
     if (!rule || !(h = host_slot(l)))
         return NULL; /* no rule: no limit */

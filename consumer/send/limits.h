@@ -21,8 +21,9 @@ enum sa_code limits_new(struct limits **out, const char *spec, const char *consu
 void limits_free(struct limits *l);
 
 /* Caps the sends in flight to each host no rule names (0: no cap), so one destination that never
- * answers cannot hold all of this consumer's send slots (SENDAT_HOST_MAX_INFLIGHT). */
-void limits_set_default(struct limits *l, int concurrency);
+ * answers cannot hold all of this consumer's send slots (SENDAT_HOST_MAX_INFLIGHT); but not
+ * exempt ("" or NULL: none), the operator's own SMTP server, where all mail goes. */
+void limits_set_default(struct limits *l, int concurrency, const char *exempt);
 
 /* Whether any rule asks for fleet-wide leases (then bind the leases bucket). */
 int limits_need_leases(const struct limits *l);

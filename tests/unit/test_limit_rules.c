@@ -144,16 +144,18 @@ test_fallback_cap(void **state)
 
     (void)state;
     assert_int_equal(limits_new(&l, "named.example=concurrency:5", "c", NULL), SA_OK);
-    limits_set_default(l, 2);
+    limits_set_default(l, 2, "smtp.relay.example");
     for (int i = 0; i < 2; i++)
         assert_int_equal(limits_acquire(l, "stuck.example", 1000, &retry, &lease), 1);
     assert_int_equal(limits_acquire(l, "stuck.example", 1000, &retry, &lease), 0);
     assert_int_equal(limits_acquire(l, "other.example", 1000, &retry, &lease), 1);
     for (int i = 0; i < 5; i++)
         assert_int_equal(limits_acquire(l, "named.example", 1000, &retry, &lease), 1);
+    for (int i = 0; i < 10; i++) /* the SMTP server: all mail goes there, no cap */
+        assert_int_equal(limits_acquire(l, "smtp.relay.example", 1000, &retry, &lease), 1);
     limits_release(l, "stuck.example", -1);
     assert_int_equal(limits_acquire(l, "stuck.example", 1000, &retry, &lease), 1);
-    limits_set_default(l, 0);
+    limits_set_default(l, 0, NULL);
     for (int i = 0; i < 10; i++)
         assert_int_equal(limits_acquire(l, "new.example", 1000, &retry, &lease), 1);
     limits_free(l);
