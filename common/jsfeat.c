@@ -1,5 +1,6 @@
 /* Server features from the JetStream API level: see jsfeat.h. */
 #include "jsfeat.h"
+#include "jsapi.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -43,7 +44,7 @@ sa_jsfeat_detect(natsConnection *nc, struct sa_jsfeat *out, struct sa_err *err)
     memset(out, 0, sizeof(*out));
     if (want && *want && strcmp(want, "auto") != 0 && strcmp(want, "none") != 0)
         return sa_fail(err, SA_EINVAL, "SENDAT_SERVER_FEATURES=%s: use auto or none", want);
-    if (natsConnection_RequestString(&reply, nc, "$JS.API.INFO", "", INFO_WAIT_MS) == NATS_OK) {
+    if (sa_jsapi_raw(&reply, nc, "INFO", "", INFO_WAIT_MS) == NATS_OK) {
         out->api_level = level_of(natsMsg_GetData(reply), natsMsg_GetDataLength(reply));
         natsMsg_Destroy(reply);
     }

@@ -1,5 +1,5 @@
 /* What the connected JetStream offers beyond nats-server 2.9, read once when a process binds:
- * the account info ($JS.API.INFO) names the server's JetStream API level from 2.11 on
+ * the account info (the API's INFO) names the server's JetStream API level from 2.11 on
  * ("api": {"level": N}); a server without it is taken as 2.9 / 2.10 and gets the old path.
  * SENDAT_SERVER_FEATURES=none turns every feature off, so the 2.9 path is tested on any
  * server. Each feature's level is the server's own (server/jetstream_versioning.go). */

@@ -1,5 +1,5 @@
 /* The pull protocol by hand: a request is one publish of {"batch","expires","idle_heartbeat"}
- * to $JS.API.CONSUMER.MSG.NEXT.<stream>.<durable> with the caller's inbox as reply; the server
+ * to the API's CONSUMER.MSG.NEXT.<stream>.<durable> with the caller's inbox as reply; the server
  * sends stream messages (subject: the task's, reply: its $JS.ACK subject) and status
  * messages (no body, a Status header) to that inbox. Acks go to the ack subject. */
 #include <inttypes.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jspull.h"
+#include "jsapi.h"
 
 #define ACK_PREFIX "$JS.ACK."
 
@@ -17,7 +18,7 @@ sa_jspull_request(natsConnection *nc, const char *stream, const char *durable, c
 {
     char subject[256], body[128];
 
-    snprintf(subject, sizeof(subject), "$JS.API.CONSUMER.MSG.NEXT.%s.%s", stream, durable);
+    sa_jsapi_subject(subject, sizeof(subject), "CONSUMER.MSG.NEXT.%s.%s", stream, durable);
     if (heartbeat_ms > 0)
         snprintf(body, sizeof(body),
                  "{\"batch\":%d,\"expires\":%" PRId64 ",\"idle_heartbeat\":%" PRId64 "}", batch,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "claimmac.h"
+#include "jsapi.h"
 #include "natsconn.h"
 #include "shutdown.h"
 
@@ -97,7 +98,7 @@ static enum sa_code
 need_jetstream(natsConnection *nc, const char *url, struct sa_err *err)
 {
     natsMsg *reply = NULL;
-    natsStatus s = natsConnection_RequestString(&reply, nc, "$JS.API.INFO", "", 2000);
+    natsStatus s = sa_jsapi_raw(&reply, nc, "INFO", "", 2000);
     char where[256];
 
     natsMsg_Destroy(reply);

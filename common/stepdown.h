@@ -1,4 +1,4 @@
-/* Asks a clustered stream's leader to step down ($JS.API.STREAM.LEADER.STEPDOWN.<stream>), for
+/* Asks a clustered stream's leader to step down (STREAM.LEADER.STEPDOWN.<stream>), for
  * `sendat init`'s placement and the consumers' leader balance. From 2.11 the request may name
  * the peer to hand over to ({"placement":{"preferred":"<server>"}}); 2.9 refuses any body and
  * hands over to a current follower of its own choosing. */

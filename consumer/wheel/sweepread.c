@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsapi.h"
 #include "sweepread.h"
 #include "timeparse.h"
 
@@ -58,7 +59,7 @@ sweepread_open(struct sweepread **out, const struct sa_nats *n, const char *stre
     r->until = until;
     r->ahead = AHEAD_MIN;
     r->after = NATS_OK;
-    snprintf(r->api, sizeof(r->api), "$JS.API.DIRECT.GET.%s", stream);
+    sa_jsapi_subject(r->api, sizeof(r->api), "DIRECT.GET.%s", stream);
     snprintf(r->subjects, sizeof(r->subjects), "%s", subjects);
     rc = sa_nats_new_inbox(n, r->inbox, sizeof(r->inbox), err);
     if (rc == SA_OK) {

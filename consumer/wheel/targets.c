@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
+#include "jsapi.h"
 #include "log.h"
 #include "lookup.h"
 #include "members.h"
@@ -28,30 +27,16 @@ targets_find(const struct puller *p, const struct served *sv, int64_t window, in
     return -1;
 }
 
-/* Hands t's unacked tasks out again by a consumer reset to its ack floor ($JS.API.CONSUMER.RESET,
+/* Hands t's unacked tasks out again by a consumer reset to its ack floor (CONSUMER.RESET,
  * ADR-60, nats-server 2.14+): the durable stays, and so do the fleet's requests open on it.
  * SA_OK if the server did it; on any failure the caller makes the durable anew instead. */
 static enum sa_code
 reset_level(struct puller *p, const struct target *t, struct sa_err *err)
 {
-    char subject[SA_SUBJECT_MAX];
-    natsMsg *reply = NULL;
-    json_t *doc = NULL;
-    enum sa_code rc = SA_OK;
-    natsStatus s;
+    char api[SA_SUBJECT_MAX];
 
-    snprintf(subject, sizeof(subject), "$JS.API.CONSUMER.RESET.%s.%s", t->sv->stream, t->durable);
-    s = natsConnection_RequestString(&reply, p->c->n->nc, subject, "", RESET_WAIT_MS);
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, subject);
-    doc = json_loadb(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply), 0, NULL);
-    if (!json_is_object(doc) || json_object_get(doc, "error"))
-        rc = sa_fail(err, SA_ENATS, "%s: %.*s", subject,
-                     natsMsg_GetDataLength(reply) > 200 ? 200 : natsMsg_GetDataLength(reply),
-                     natsMsg_GetData(reply));
-    json_decref(doc);
-    natsMsg_Destroy(reply);
-    return rc;
+    snprintf(api, sizeof(api), "CONSUMER.RESET.%s.%s", t->sv->stream, t->durable);
+    return sa_jsapi_request(p->c->n->nc, api, "", RESET_WAIT_MS, NULL, NULL, err);
 }
 
 /* Makes the server deliver t's unacked tasks again if it has any: 1 if it did. With consumer

@@ -12,6 +12,7 @@
 
 #include "claim.h"
 #include "claimmac.h"
+#include "jsapi.h"
 #include "ledgermark.h"
 #include "cli.h"
 #include "placement.h"
@@ -466,60 +467,31 @@ mark_mac_since(struct sa_nats *n, const struct init_opts *o, struct sa_err *err)
 
 #define JS_API_WAIT_MS 5000
 
-/* A JetStream API request with a JSON body, its answer parsed; SA_ENATS if the server gives
- * none or answers an error (named in err). */
-static enum sa_code
-js_api(natsConnection *nc, const char *subject, const char *body, json_t **out, struct sa_err *err)
-{
-    natsMsg *reply = NULL;
-    natsStatus s = natsConnection_RequestString(&reply, nc, subject, body, JS_API_WAIT_MS);
-    json_t *e = NULL;
-
-    *out = NULL;
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, subject);
-    *out = json_loadb(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply), 0, NULL);
-    natsMsg_Destroy(reply);
-    if (!*out)
-        return sa_fail(err, SA_ENATS, "%s: the answer is no JSON", subject);
-    if ((e = json_object_get(*out, "error")) != NULL) {
-        sa_fail(err, SA_ENATS, "%s: %s", subject,
-                json_string_value(json_object_get(e, "description"))
-                    ? json_string_value(json_object_get(e, "description"))
-                    : "refused");
-        json_decref(*out);
-        *out = NULL;
-        return SA_ENATS;
-    }
-    return SA_OK;
-}
-
 /* Lets stream's messages carry a Nats-TTL header (nats-server 2.11+; nats.c 3.4 has no field
  * for it, so the config is read, changed and sent back as JSON). Once set, the server keeps it
  * (it cannot be turned off), and nats.c's own updates never touch these buckets again. */
 static enum sa_code
 allow_msg_ttl(struct sa_nats *n, const char *stream, struct sa_err *err)
 {
-    char subject[128];
-    json_t *info = NULL, *cfg = NULL, *up = NULL;
+    char api[128];
+    json_t *info = NULL, *cfg = NULL;
     char *body = NULL;
     enum sa_code rc;
 
-    snprintf(subject, sizeof(subject), "$JS.API.STREAM.INFO.%s", stream);
-    if ((rc = js_api(n->nc, subject, "", &info, err)) != SA_OK)
+    snprintf(api, sizeof(api), "STREAM.INFO.%s", stream);
+    if ((rc = sa_jsapi_request(n->nc, api, "", JS_API_WAIT_MS, &info, NULL, err)) != SA_OK)
         return rc;
     cfg = json_object_get(info, "config");
     if (!json_is_object(cfg))
-        rc = sa_fail(err, SA_ENATS, "%s: no config in the answer", subject);
+        rc = sa_fail(err, SA_ENATS, "%s: no config in the answer", api);
     else if (!json_is_true(json_object_get(cfg, "allow_msg_ttl"))) {
         json_object_set_new(cfg, "allow_msg_ttl", json_true());
         body = json_dumps(cfg, JSON_COMPACT);
-        snprintf(subject, sizeof(subject), "$JS.API.STREAM.UPDATE.%s", stream);
-        rc = body ? js_api(n->nc, subject, body, &up, err)
+        snprintf(api, sizeof(api), "STREAM.UPDATE.%s", stream);
+        rc = body ? sa_jsapi_request(n->nc, api, body, JS_API_WAIT_MS, NULL, NULL, err)
                   : sa_fail(err, SA_ENOMEM, "no memory for %s's config", stream);
     }
     free(body);
-    json_decref(up);
     json_decref(info);
     return rc;
 }

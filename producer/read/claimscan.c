@@ -1,5 +1,5 @@
 /* Pipelined last-message reads (see claimscan.h): each key is asked for with a direct get "last
- * by subject" ($JS.API.DIRECT.GET.KV_<bucket>.$KV.<bucket>.<id>), its reply subject carrying the
+ * by subject" (the API's DIRECT.GET.KV_<bucket>.$KV.<bucket>.<id>), its reply subject carrying the
  * id's index, at most IN_FLIGHT at a time. For claim states a reply without data (no message, or
  * a delete marker) means no claim. */
 #include <stdint.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "claimscan.h"
+#include "jsapi.h"
 #include "random.h"
 #include "timeparse.h"
 
@@ -25,7 +26,7 @@ ask(struct sa_nats *n, const char *bucket, const char *inbox, size_t i, const ch
         sa_layout_claims_bucket(own, sizeof(own), sa_layout_shard_of(&n->layout, id));
         bucket = own;
     }
-    snprintf(subject, sizeof(subject), "$JS.API.DIRECT.GET.KV_%s.$KV.%s.%s", bucket, bucket, id);
+    sa_jsapi_subject(subject, sizeof(subject), "DIRECT.GET.KV_%s.$KV.%s.%s", bucket, bucket, id);
     snprintf(reply, sizeof(reply), "%s.%zu", inbox, i);
     s = natsConnection_PublishRequest(n->nc, subject, reply, NULL, 0);
     return s == NATS_OK ? SA_OK : sa_nats_fail(err, s, 0, "ask for a record");
