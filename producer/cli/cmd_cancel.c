@@ -6,6 +6,7 @@
 #include "cancel.h"
 #include "cli.h"
 #include "group.h"
+#include "layout.h"
 #include "timeparse.h"
 
 static const char usage[] =
@@ -16,30 +17,18 @@ static const char usage[] =
     "  --group: cancels every task of the group not sent yet and prints\n"
     "  cancelled N, too late M (exit 0; a group nobody booked: 0 and 0)\n";
 
-/* sendat cancel --group NAME [--server URL] */
+/* sendat cancel --group NAME: every task of the group not sent yet. */
 static int
-cancel_group(int argc, char **argv)
+cancel_group(const struct cli *cli, const char *group)
 {
-    struct cli cli = {0};
     struct sa_nats *n = NULL;
     struct group_result res;
     struct sa_err err = {0};
-    const char *group = NULL;
-    const struct cli_opt table[] = {
-        {.name = "group", .kind = CLI_OPT_STRING, .to = &group},
-        CLI_OPT_SERVER(&cli),
-        {0},
-    };
-    int code, rest = 0;
-    enum cli_opts_result r = cli_opts_parse("cancel", usage, table, argc, argv, &rest);
+    int code;
 
-    if (r != CLI_OPTS_OK)
-        return cli_opts_exit(r);
-    if (rest < argc)
-        return cli_error(EXIT_USAGE, "cancel: unexpected argument %s", argv[rest]);
-    if (!group)
+    if (!*group)
         return cli_error(EXIT_USAGE, "cancel: --group needs a NAME");
-    if ((code = cli_claim_keys(&cli)) != EXIT_OK || (code = cli_connect(&cli, &n)) != EXIT_OK)
+    if ((code = cli_claim_keys(cli)) != EXIT_OK || (code = cli_connect(cli, &n)) != EXIT_OK)
         return code;
     if (group_cancel(n, group, &res, &err) != SA_OK)
         code = cli_error(cli_exit_for(err.code), "cancel --group: %s", err.msg);
@@ -49,23 +38,19 @@ cancel_group(int argc, char **argv)
     return code;
 }
 
-int
-cmd_cancel(int argc, char **argv)
+/* sendat cancel ID */
+static int
+cancel_one(const struct cli *cli, const char *id)
 {
-    struct cli cli = {0};
     struct sa_nats *n = NULL;
     struct cancel_result res;
     struct sa_err err = {0};
-    const char *id = NULL;
     char at[40];
     int code;
 
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--group"))
-            return cancel_group(argc, argv);
-    if (!cli_id_start(argc, argv, usage, 0, &cli, &id, &n, &code))
-        return code;
-    if ((code = cli_claim_keys(&cli)) != EXIT_OK)
+    if (!sa_layout_id_valid(id))
+        return cli_unknown_id();
+    if ((code = cli_claim_keys(cli)) != EXIT_OK || (code = cli_connect(cli, &n)) != EXIT_OK)
         goto out;
     if (cancel_run(n, id, &res, &err) != SA_OK) {
         code = cli_error(EXIT_FAIL, "cancel: %s", err.msg);
@@ -96,4 +81,29 @@ cmd_cancel(int argc, char **argv)
 out:
     cli_close(n);
     return code;
+}
+
+/* One option table for both forms: `--group NAME` and `--group=NAME` alike. */
+int
+cmd_cancel(int argc, char **argv)
+{
+    struct cli cli = {0};
+    const char *group = NULL;
+    const struct cli_opt table[] = {
+        {.name = "group", .kind = CLI_OPT_STRING, .to = &group},
+        CLI_OPT_SERVER(&cli),
+        {0},
+    };
+    int rest = 0;
+    enum cli_opts_result r = cli_opts_parse("cancel", usage, table, argc, argv, &rest);
+
+    if (r != CLI_OPTS_OK)
+        return cli_opts_exit(r);
+    if (group && rest < argc)
+        return cli_error(EXIT_USAGE, "cancel: --group takes no task id (%s)", argv[rest]);
+    if (group)
+        return cancel_group(&cli, group);
+    if (rest != argc - 1)
+        return cli_error(EXIT_USAGE, "cancel: give exactly one task id");
+    return cancel_one(&cli, argv[rest]);
 }

@@ -92,6 +92,12 @@ test_group_cancel_races_sends(void **state)
     snprintf(err, sizeof(err), "cancelled %ld, too late %ld\n", cancelled, too_late);
     assert_string_equal(out, err); /* again: the same answer, nothing changes */
     assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group=g1", NULL), 0);
+    snprintf(err, sizeof(err), "cancelled %ld, too late %ld\n", cancelled, too_late);
+    assert_string_equal(out, err); /* --group=NAME is the same option (issue 36.5) */
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "g1", "x", NULL), 2);
+    assert_int_equal(
         fx_sendat(&F, out, sizeof(out), err, sizeof(err), "cancel", "--group", "nobody", NULL), 0);
     assert_string_equal(out, "cancelled 0, too late 0\n");
     assert_int_equal(
