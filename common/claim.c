@@ -185,15 +185,17 @@ sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
     const struct {
         const char *key;
         int64_t v;
-    } ints[] = {{"at", c.at_ms},
-                {"attempt", c.attempt},
-                {"due", c.due_ms},
-                {"scheduled", c.scheduled_ms},
-                {"moves", c.moves},
-                {"moved", c.moved_ms},
-                {"lateness_ms", c.lateness_ms},
-                {"http_status", c.http_status},
-                {"delivery_lateness_ms", c.delivery_lateness_ms}};
+        int when_known; /* written only when not 0 */
+    } ints[] = {{"at", c.at_ms, 0},
+                {"attempt", c.attempt, 0},
+                {"due", c.due_ms, 0},
+                {"scheduled", c.scheduled_ms, 0},
+                {"booked", c.booked_ms, 1},
+                {"moves", c.moves, 0},
+                {"moved", c.moved_ms, 0},
+                {"lateness_ms", c.lateness_ms, 0},
+                {"http_status", c.http_status, 0},
+                {"delivery_lateness_ms", c.delivery_lateness_ms, 1}};
 
     utf8_clean(c.consumer, sizeof(c.consumer), in->consumer);
     utf8_clean(c.instance, sizeof(c.instance), in->instance);
@@ -202,7 +204,7 @@ sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
         jw_str(&w, strs[i][0], strs[i][1]);
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
-        if (ints[i].v || strcmp(ints[i].key, "delivery_lateness_ms")) /* written when known */
+        if (ints[i].v || !ints[i].when_known)
             jw_int(&w, ints[i].key, ints[i].v);
     jw_bytes(&w, "}", 1);
     if (w.n >= cap)
@@ -226,18 +228,19 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     json_error_t jerr;
     json_t *o = json_loadb(json, len, 0, &jerr);
     const char *state = NULL, *consumer = "", *error = "", *instance = "", *write_id = "";
-    json_int_t at = 0, due = 0, sched = 0, moved = 0, late = 0, delivery = 0;
+    json_int_t at = 0, due = 0, sched = 0, booked = 0, moved = 0, late = 0, delivery = 0;
     int attempt = 0, moves = 0, status = 0;
 
     memset(c, 0, sizeof(*c));
     if (!o)
         return sa_fail(err, SA_EINVAL, "claim record is not JSON: %s", jerr.text);
     if (json_unpack_ex(
-            o, &jerr, 0, "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s}",
-            "state", &state, "at", &at, "consumer", &consumer, "instance", &instance, "write",
-            &write_id, "attempt", &attempt, "due", &due, "scheduled", &sched, "moves", &moves,
-            "moved", &moved, "lateness_ms", &late, "delivery_lateness_ms", &delivery, "http_status",
-            &status, "error", &error) != 0) {
+            o, &jerr, 0,
+            "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s}", "state",
+            &state, "at", &at, "consumer", &consumer, "instance", &instance, "write", &write_id,
+            "attempt", &attempt, "due", &due, "scheduled", &sched, "booked", &booked, "moves",
+            &moves, "moved", &moved, "lateness_ms", &late, "delivery_lateness_ms", &delivery,
+            "http_status", &status, "error", &error) != 0) {
         json_decref(o);
         return sa_fail(err, SA_EINVAL, "claim record does not fit: %s", jerr.text);
     }
@@ -249,6 +252,7 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     c->attempt = attempt;
     c->due_ms = due;
     c->scheduled_ms = sched;
+    c->booked_ms = booked;
     c->moves = moves;
     c->moved_ms = moved;
     c->lateness_ms = late;
@@ -470,11 +474,19 @@ history_full(kvStore *kv, const kvEntryList *l)
     return full;
 }
 
-/* The newest authentic record in l (markers and junk passed over, junk counted), decoded into c
- * with the revision of l's last entry. None: state SA_CLAIM_NONE, unless junk filled the whole
- * history the bucket keeps (SA_EINVAL: what it pushed out may have been a send's record). */
+/* Whether c is a record of another booking than the one made at booked (0: any). */
+static int
+foreign(const struct sa_claim *c, int64_t booked)
+{
+    return booked && c->booked_ms && c->booked_ms != booked;
+}
+
+/* The newest authentic record of the booking in l (markers, junk and records of another
+ * booking passed over, the last two counted as junk), decoded into c with the revision of l's
+ * last entry. None: state SA_CLAIM_NONE, unless junk filled the whole history the bucket keeps
+ * (SA_EINVAL: what it pushed out may have been a send's record). */
 static enum sa_code
-beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, struct sa_err *err)
+beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked, struct sa_err *err)
 {
     uint64_t last = kvEntry_Revision(l->Entries[l->Count - 1]);
     enum sa_code rc = SA_OK;
@@ -485,7 +497,7 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, struct sa_err *er
         if (kvEntry_Operation(l->Entries[i]) != kvOp_Put)
             continue;
         rc = from_entry(c, l->Entries[i], NULL);
-        if (rc != SA_ECRYPTO)
+        if (rc != SA_ECRYPTO && !(rc == SA_OK && foreign(c, booked)))
             break;
         junk++;
         memset(c, 0, sizeof(*c));
@@ -529,14 +541,15 @@ marked(jsCtx *js, kvStore *kv, const char *key, int *yes)
 }
 
 enum sa_code
-sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *err)
+sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms, struct sa_claim *c,
+                 struct sa_err *err)
 {
     kvEntryList l = {0};
     enum sa_code rc = sa_claim_get(kv, key, c, err);
     natsStatus s = NATS_OK;
     int marker = 0;
 
-    if (rc != SA_ENOTFOUND && rc != SA_ECRYPTO)
+    if (rc != SA_ENOTFOUND && rc != SA_ECRYPTO && !(rc == SA_OK && foreign(c, booked_ms)))
         return rc;
     if (rc == SA_ENOTFOUND && ((s = marked(js, kv, key, &marker)) != NATS_OK || !marker))
         return s == NATS_OK ? rc : sa_nats_fail(err, s, 0, "read claim"); /* commonly nothing */
@@ -548,9 +561,15 @@ sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c, 
     }
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "read claim history");
-    rc = beneath(kv, c, &l, err); /* an authentic record written since is the last: read it */
+    rc = beneath(kv, c, &l, booked_ms, err); /* one written since is the last: read it */
     kvEntryList_Destroy(&l);
     return rc;
+}
+
+enum sa_code
+sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *err)
+{
+    return sa_claim_get_for(js, kv, key, 0, c, err);
 }
 
 enum sa_code

@@ -38,6 +38,10 @@ struct sa_claim {
     int attempt;
     int64_t due_ms;
     int64_t scheduled_ms;
+    /* the booking it is about: the task's sealed creation time (0: the writer did not know
+     * it, as in records written before it was kept); an id booked again after the claims TTL
+     * is another booking, and a record of the earlier one decides nothing for it */
+    int64_t booked_ms;
     int moves;
     int64_t moved_ms;
     int64_t lateness_ms;          /* dispatch: the first attempt's start minus the due time */
@@ -132,6 +136,13 @@ enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c,
  * junk costs more than sa_claim_get: a direct get, then the history (an ordered consumer). */
 enum sa_code sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c,
                                 struct sa_err *err) SA_MUST_CHECK;
+
+/* sa_claim_get_under for the booking made at booked_ms (a task's sealed creation time; 0: any):
+ * a record naming another booking (an authentic record of an earlier booking of the same id,
+ * replayed by a client allowed to write the bucket after the claims TTL freed the id) is passed
+ * over like junk and counted in junk_above. */
+enum sa_code sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms,
+                              struct sa_claim *c, struct sa_err *err) SA_MUST_CHECK;
 
 /* The revisions the bucket still keeps (its history, `sendat init` makes it 32), oldest first,
  * leaving out deletes and authentic records that do not decode; junk is kept, as state

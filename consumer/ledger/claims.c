@@ -59,6 +59,7 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
     c->attempt = h->task->attempt;
     c->due_ms = h->task->first_due_ms ? h->task->first_due_ms : h->due_ms; /* a retry's first */
     c->scheduled_ms = h->scheduled_ms;
+    c->booked_ms = h->task->created_ms;
     c->moves = h->moves;
     c->moved_ms = h->moved_ms;
 }
@@ -145,8 +146,8 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
                struct sa_claim *seen)
 {
     struct sa_err err = {0};
-    enum sa_code rc =
-        sa_claim_get_under(c->n->js, sa_nats_claims(c->n, h->task->id), h->task->id, seen, &err);
+    enum sa_code rc = sa_claim_get_for(c->n->js, sa_nats_claims(c->n, h->task->id), h->task->id,
+                                       h->task->created_ms, seen, &err);
 
     if (rc == SA_EINVAL) {
         uint64_t at = seen->revision;

@@ -261,7 +261,8 @@ short_dedupe(void)
     jsStreamInfo_Destroy(si);
 }
 
-/* The claims bucket made by init replaced by one whose TTL is ttl_ms, before any consumer. */
+/* The claims bucket made by init replaced by one whose TTL is ttl_ms, before any consumer, and
+ * recorded by `sendat init` (ledgermark.h), as an operator remaking it would. */
 static void
 short_ledger(int64_t ttl_ms)
 {
@@ -276,6 +277,7 @@ short_ledger(int64_t ttl_ms)
     kc.StorageType = js_FileStorage;
     assert_int_equal(js_CreateKeyValue(&kv, js, &kc), NATS_OK);
     kvStore_Destroy(kv);
+    fx_init(&F); /* records the bucket made again: consumers claim only in the one init knows */
 }
 
 static int
@@ -423,6 +425,64 @@ test_rebook_after_claims_ttl(void **state)
     fx_stop(&F);
 }
 
+/* The bytes of id's claim record as stored (an authentic record, MAC and all), into out. */
+static size_t
+claim_bytes(const char *id, char *out, size_t cap)
+{
+    kvStore *kv = NULL;
+    kvEntry *e = NULL;
+    size_t len;
+
+    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(kvStore_Get(&e, kv, id), NATS_OK);
+    len = (size_t)kvEntry_ValueLen(e);
+    assert_true(len < cap);
+    memcpy(out, kvEntry_Value(e), len);
+    kvEntry_Destroy(e);
+    kvStore_Destroy(kv);
+    return len;
+}
+
+/* Issue 37 (left from item 1): an authentic "sent" record of an id's first booking, captured
+ * by a client that may read and write the claims bucket (no key needed) and put back once the
+ * claims TTL freed the id and it was booked again. It carries the first booking's sealed time,
+ * so it decides nothing for the second: the task is sent, once, and the consumer logs the
+ * record as junk over nothing. (Before, the replay stopped the second booking for good.) */
+static void
+test_replayed_record_of_an_earlier_booking(void **state)
+{
+    char out[256], err[4096], rec[2048];
+    size_t len;
+    uint64_t rev;
+    kvStore *kv = NULL;
+    int c0 = 0;
+
+    (void)state;
+    fx_start(&F, 0);
+    js_open();
+    short_ledger(20000);
+    short_dedupe();
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(consumer_ready, &c0, 30000));
+    assert_int_equal(book_to("rp1", test_now_ms() + 1000, "/rp-old", "{\"n\":1}", out, err), 0);
+    assert_true(receiver_wait(F.recv, "/rp-old", 1, 30000));
+    assert_true(fx_status_says(&F, "rp1", "sent", 15000));
+    len = claim_bytes("rp1", rec, sizeof(rec));
+    assert_true(wait_until(claim_gone, "rp1", 90000));
+    assert_int_equal(book_to("rp1", test_now_ms() + 3000, "/rp-new", "{\"n\":2}", out, err), 0);
+    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(kvStore_Put(&rev, kv, "rp1", rec, (int)len), NATS_OK); /* the replay */
+    kvStore_Destroy(kv);
+    assert_true(receiver_wait(F.recv, "/rp-new", 1, 30000));
+    assert_true(wait_until_ms(test_now_ms() + 2000, 10000)); /* time for a second send */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/rp-new"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/rp-old"), 1);
+    assert_true(proc_count_lines(F.consumers[0].err_path, "event=junk_claim task=rp1 junk=1") >= 1);
+    js_close();
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
@@ -433,6 +493,7 @@ main(void)
         cmocka_unit_test(test_rebook_cancelled_within_dedupe),
         cmocka_unit_test(test_rebook_sent_after_dedupe),
         cmocka_unit_test(test_rebook_after_claims_ttl),
+        cmocka_unit_test(test_replayed_record_of_an_earlier_booking),
     };
     return FX_RUN(tests);
 }
