@@ -1,15 +1,40 @@
 /* The claims buckets compared with init's records once a turn (ledgerwatch.h). */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "ledgermark.h"
 #include "ledgerwatch.h"
 #include "log.h"
+#include "timeparse.h"
 #include "turns.h"
 
 struct ledgerwatch {
     struct turns turns;
     struct consumer *c;
+    int64_t silent_since; /* the first look JetStream did not answer while connected (0: none) */
 };
+
+/* No answer to this look: past LEDGERWATCH_SILENT_MS on a connection that is up, said once. */
+static void
+silent(struct ledgerwatch *w, const char *why)
+{
+    int64_t now = sa_now_ms();
+
+    if (natsConnection_Status(w->c->n->nc) != NATS_CONN_STATUS_CONNECTED) {
+        w->silent_since = 0; /* a reconnect is said by nats.c's handlers, not here */
+        return;
+    }
+    if (!w->silent_since)
+        w->silent_since = now;
+    if (now - w->silent_since < LEDGERWATCH_SILENT_MS || atomic_load(&w->c->js_silent))
+        return;
+    atomic_store(&w->c->js_silent, 1);
+    sa_log(SA_LOG_ERROR, "jetstream_silent",
+           "silent_ms=%" PRId64 " error=\"%s\" (connected, but JetStream answers nothing: a full "
+           "store disk stops nats-server 2.9's JetStream until it is restarted, even once space "
+           "is back; free space, then restart nats-server; the tasks wait in the stream)",
+           now - w->silent_since, why);
+}
 
 static void
 look(void *arg)
@@ -19,8 +44,15 @@ look(void *arg)
     enum sa_code rc = sa_ledger_check(w->c->n, &why);
     int was = atomic_load(&w->c->ledger_lost);
 
-    if (rc == SA_ENATS || rc == SA_ERETRY)
-        return; /* the server did not answer: the claims themselves say so */
+    if (rc == SA_ERETRY) {
+        silent(w, why.msg);
+        return;
+    }
+    if (atomic_exchange(&w->c->js_silent, 0))
+        sa_log(SA_LOG_INFO, "jetstream_back", "silent_ms=%" PRId64, sa_now_ms() - w->silent_since);
+    w->silent_since = 0;
+    if (rc == SA_ENATS)
+        return; /* an answer, but an error: the claims themselves say so */
     atomic_store(&w->c->ledger_lost, rc != SA_OK);
     if (rc != SA_OK && !was)
         sa_log(SA_LOG_ERROR, "ledger_lost", "error=\"%s\" (nothing is claimed or sent until then)",

@@ -155,6 +155,9 @@ ready(struct consumer *c)
 static char *
 not_ready_text(struct consumer *c)
 {
+    if (atomic_load(&c->started) && atomic_load(&c->js_silent))
+        return "not ready: connected, but JetStream answers nothing (a full store disk stops "
+               "nats-server 2.9's JetStream until it is restarted: free space, restart it)\n";
     if (atomic_load(&c->started) && atomic_load(&c->ledger_lost))
         return "not ready: a claims bucket is gone or was made again since sendat init recorded "
                "it (run sendat init: it says what was lost)\n";

@@ -75,6 +75,7 @@ const char *fx_ack_wait = "5s";
 const char *fx_shards = NULL;
 const char *fx_replicas = NULL;
 int fx_do_init = 1;
+const char *fx_server_config = NULL;
 
 void
 fx_init(struct fx *f)
@@ -104,7 +105,9 @@ fx_start(struct fx *f, int clustered)
         assert_int_equal(natsd_cluster_start(&f->cluster), 0);
         set_env(f, f->cluster.urls);
     } else {
-        assert_int_equal(natsd_start(&f->srv), 0);
+        assert_int_equal(fx_server_config ? natsd_start_config(&f->srv, fx_server_config)
+                                          : natsd_start(&f->srv),
+                         0);
         set_env(f, f->srv.url);
     }
     assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "keygen", f->key, NULL), 0);

@@ -42,6 +42,8 @@ extern const char *fx_shards;
 extern const char *fx_replicas;
 /* 0: fx_start leaves `sendat init` out (the test runs fx_init when it wants; default 1). */
 extern int fx_do_init;
+/* The single server's configuration (natsd_start_config; NULL: natsd_start's -js). */
+extern const char *fx_server_config;
 void fx_init(struct fx *f);
 void fx_stop(struct fx *f);
 
