@@ -445,6 +445,28 @@ add_shard(struct sa_nats *n, int k, const struct init_opts *o, struct sa_err *er
     return SA_OK;
 }
 
+/* How many records the claims and cancel buckets hold (0 if a bucket does not answer). */
+static uint64_t
+records_held(struct sa_nats *n, int shards)
+{
+    char bucket[64], stream[80];
+    uint64_t held = 0;
+
+    for (int k = -1; k < shards; k++) {
+        jsStreamInfo *si = NULL;
+
+        if (k < 0)
+            snprintf(bucket, sizeof(bucket), "%s", SA_CANCEL_BUCKET);
+        else
+            sa_layout_claims_bucket(bucket, sizeof(bucket), k);
+        snprintf(stream, sizeof(stream), "KV_%s", bucket);
+        if (js_GetStreamInfo(&si, n->js, stream, NULL, NULL) == NATS_OK)
+            held += si->State.Msgs;
+        jsStreamInfo_Destroy(si);
+    }
+    return held;
+}
+
 /* Marks when claim and cancel records began to carry MACs (claimmac.h), once: the record's
  * server time is the line before which a record without a MAC is an older version's. Run last,
  * when every bucket exists: consumers wait for it (an upgrade's consumers until this init). */
@@ -456,7 +478,7 @@ mark_mac_since(struct sa_nats *n, const struct init_opts *o, struct sa_err *err)
     natsStatus s = kvStore_CreateString(&rev, n->meta, SA_CLAIMMAC_SINCE_KEY,
                                         "claim and cancel records carry MACs from here on");
 
-    if (s == NATS_OK && o->layout_existed)
+    if (s == NATS_OK && o->layout_existed && records_held(n, n->layout.shards) > 0)
         fprintf(stderr, "init: claim and cancel records stored until now carry no MAC: read as "
                         "an older version's (the consumers of this version send from now on)\n");
     if (s != NATS_OK && (s = kvStore_Get(&e, n->meta, SA_CLAIMMAC_SINCE_KEY)) == NATS_OK)
