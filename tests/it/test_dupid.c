@@ -390,6 +390,21 @@ test_rebook_sent_after_dedupe(void **state)
     fx_stop(&F);
 }
 
+/* A deployment whose ledger forgets in 20 s and whose dedupe window is short, and one
+ * consumer, ready. */
+static void
+short_fleet(void)
+{
+    int c0 = 0;
+
+    fx_start(&F, 0);
+    js_open();
+    short_ledger(20000);
+    short_dedupe();
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(consumer_ready, &c0, 30000));
+}
+
 /* Cancelled, refused while remembered, then free once its claim expired (a 20 s ledger): the
  * new task under the id is sent, not dropped by the old cancel record the consumer still
  * holds. The cancelled copy (due in 10 min) still waits in the stream. */
@@ -398,15 +413,9 @@ test_rebook_after_claims_ttl(void **state)
 {
     char out[256], err[4096];
     int64_t due = test_now_ms() + 600000;
-    int c0 = 0;
 
     (void)state;
-    fx_start(&F, 0);
-    js_open();
-    short_ledger(20000);
-    short_dedupe();
-    fx_consumer(&F, 0, NULL);
-    assert_true(wait_until(consumer_ready, &c0, 30000));
+    short_fleet();
     assert_int_equal(book_to("rt1", due, "/rt-old", "{\"n\":1}", out, err), 0);
     cancel("rt1");
     assert_gone(book_to("rt1", due, "/rt-old", "{\"n\":1}", out, err), out, err, "rt1",
@@ -455,15 +464,9 @@ test_replayed_record_of_an_earlier_booking(void **state)
     size_t len;
     uint64_t rev;
     kvStore *kv = NULL;
-    int c0 = 0;
 
     (void)state;
-    fx_start(&F, 0);
-    js_open();
-    short_ledger(20000);
-    short_dedupe();
-    fx_consumer(&F, 0, NULL);
-    assert_true(wait_until(consumer_ready, &c0, 30000));
+    short_fleet();
     assert_int_equal(book_to("rp1", test_now_ms() + 1000, "/rp-old", "{\"n\":1}", out, err), 0);
     assert_true(receiver_wait(F.recv, "/rp-old", 1, 30000));
     assert_true(fx_status_says(&F, "rp1", "sent", 15000));
