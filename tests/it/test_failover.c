@@ -75,7 +75,7 @@ book(int mixed)
     fx_ack_wait = "60s";
     fx_start(&F, 0);
     fx_consumer(&F, 0, NULL);
-    due = test_now_ms() + (int64_t)(6000 * test_timeout_multiplier());
+    due = test_now_ms() + (int64_t)(10000 * test_timeout_multiplier());
     snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
     for (int k = 0; k < N; k++) {
         snprintf(path, sizeof(path), "/k/%d", k);
