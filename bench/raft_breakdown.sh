@@ -302,9 +302,12 @@ KINDS = [
     ("consumer: deliveries", ("(*consumer).processNextMsgRequest", "(*consumer).getNextMsg",
                               "(*consumer).loopAndGatherMsgs", "(*consumer).deliverMsg",
                               "(*jetStream).applyConsumerEntries", "(*consumer).processNextMsgReq")),
+    ("consumer: state written to disk", ("encodeConsumerState", "(*consumerFileStore).flushLoop")),
+    ("store: flush and sync", ("flushPendingMsgs", "writeFileWithOptionalSync", "(*fileStore).syncBlocks")),
     ("KV / direct get / API", ("(*stream).processDirectGetRequest", "(*stream).processDirectGetLastBySubjectRequest",
                                "(*Server).jsStreamInfoRequest", "(*Server).jsConsumerInfoRequest",
                                "(*Server).jsConsumerCreateRequest", "(*Server).jsonResponse")),
+    ("internal send loop (acks, replies)", ("(*Server).internalSendLoop", "(*Server).internalLoop")),
     ("client and route I/O", ("(*client).readLoop", "(*client).writeLoop", "(*client).flushOutbound",
                               "(*client).processInboundMsg", "(*client).flushClients")),
     ("garbage collection", ("runtime.gcBgMarkWorker", "runtime.gcDrain", "runtime.bgsweep", "runtime.bgscavenge")),
@@ -320,7 +323,7 @@ def classify(stack):
                 return name
     return "other"
 
-def profiles(tag):
+def profiles(tag, us_per_delivery):
     files = sorted(glob.glob(os.path.join(out, tag + ".n*.pb.gz")))
     if not files:
         return
@@ -340,9 +343,10 @@ def profiles(tag):
             if stack: funcs[stack[0]] += w
     if not total:
         return
-    print("-- %s: CPU profile of the 3 nodes, %.2f s of samples, by kind" % (tag, total / 1e9))
+    print("-- %s: CPU profile of the 3 nodes, %.2f s of samples, by kind (share, and that share"
+          " of the window's %.0f us of CPU per delivery)" % (tag, total / 1e9, us_per_delivery))
     for k, w in by.most_common():
-        print("   %5.1f%%  %s" % (100.0 * w / total, k))
+        print("   %5.1f%% %6.0f us  %s" % (100.0 * w / total, us_per_delivery * w / total, k))
     print("   top functions (flat):")
     for f, w in funcs.most_common(12):
         print("   %5.1f%%  %s" % (100.0 * w / total, f))
@@ -354,13 +358,13 @@ sa, sb, sc = load("sendat_A"), load("sendat_B"), load("sendat_C")
 ahead = table("sendat, booking done -> 5 s before due (A->B)", sa, sb, n)
 burst = table("sendat, the burst (B->C)", sb, sc, n)
 table("sendat, A->C", sa, sc, n)
-profiles("sendat")
+profiles("sendat", 1e6 * burst / n)
 rb, rc = load("raw_B"), load("raw_C")
 if rb and rc:
     raw = table("raw pull+POST+ack loop, stored -> all acked", rb, rc, n)
     print("burst CPU per delivery, sendat B->C / raw: %.2f x" % (burst / raw if raw else 0))
     print()
-    profiles("raw")
+    profiles("raw", 1e6 * raw / n)
 for f in ("consumer_counters.txt", "raw.json"):
     p = os.path.join(out, f)
     if os.path.exists(p):
