@@ -158,6 +158,12 @@ sleep_until $((due - 5000))
 snap sendat_B
 # the burst's own profile: from B on, long enough for a slow run
 profile_all sendat $(((due - $(now_ms)) / 1000 + 3 + N / 4000))
+# what the durables hold unacked as the tasks fall due (their state is written with all of it)
+sleep_until $((due - 200))
+mkdir -p "$OUT/sendat_due"
+for i in 0 1 2; do
+  curl -s --max-time 10 "$(port_of "$i" monitoring)/jsz?consumers=true&config=false" >"$OUT/sendat_due/n$i.jsz.json" || true
+done
 wait_delivered "$N" $((due + 120000))
 wait_empty SENDAT_TASKS 30
 sleep 1 # the last beats of the followers' applied indexes
@@ -366,6 +372,23 @@ print("the burst less the wait's rate (%.3f CPU s per s): %.0f us per delivery" 
 print()
 table("sendat, A->C", sa, sc, n)
 profiles("sendat", 1e6 * burst / n)
+held = collections.Counter()
+for f in glob.glob(os.path.join(out, "sendat_due", "n*.jsz.json")):
+    try:
+        j = json.load(open(f))
+    except ValueError:
+        continue
+    for acc in j.get("account_details") or []:
+        for s in acc.get("stream_detail") or []:
+            for c in s.get("consumer_detail") or []:
+                k = s["name"] + " > " + c["name"]
+                held[k, "ack_pending"] = max(held[k, "ack_pending"], c.get("num_ack_pending", 0))
+                held[k, "pending"] = max(held[k, "pending"], c.get("num_pending", 0))
+if held:
+    print("at the due time (-200 ms), held unacked / not yet delivered:", ", ".join(
+        "%s %d / %d" % (k, held[k, "ack_pending"], held[k, "pending"])
+        for k in sorted({k for k, _ in held}) if held[k, "ack_pending"] or held[k, "pending"]))
+    print()
 rb, rc = load("raw_B"), load("raw_C")
 if rb and rc:
     raw = table("raw pull+POST+ack loop, stored -> all acked", rb, rc, n)
