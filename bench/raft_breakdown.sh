@@ -16,11 +16,13 @@
 # and the servers' CPU ticks are read three times: when the booking is done (A), 5 s before
 # the due time (B, before the slot's durable is taken up 2 s ahead) and once every task reached the sink and every ack settled (C). The
 # differences per stream (last sequence: records appended), per durable (ack floor, delivered,
-# redelivered) and per raft group (applied index: replicated entries, where /raftz shows it)
+# redelivered) and per raft group (applied index: raft appends, each carrying whatever was
+# proposed meanwhile; where /raftz shows it)
 # are printed per delivered task with their share, for A->B (the wait: moves, member and
-# lease beats) and B->C (the burst: the slot taken up, pulls, claims, sends, outcomes, acks). With
-# --profile, every node is profiled over the burst (/debug/pprof/profile) and the samples are
-# grouped by kind of work (bench/pprof_top.py reads them). Then, on the same cluster with the
+# lease beats) and B->C (the burst: the slot taken up, pulls, claims, sends, outcomes, acks).
+# Unless --no-profile, every node is profiled over the burst (/debug/pprof/profile) and the samples are
+# grouped by kind of work (bench/pprof_top.py reads them), and 200 ms before the due time the
+# durables' unacked and undelivered counts are read. Then, on the same cluster with the
 # consumers stopped, the raw loop over N stored messages of a sealed task's size is read the
 # same way between its publishing and its last ack.
 #
@@ -28,7 +30,7 @@
 #   NATS_SERVER=$(bash deploy/nats/fetch-server.sh) bash bench/raft_breakdown.sh
 # Uses build-bench/ (SENDAT_BENCH_BUILD=DIR), built first unless SENDAT_BENCH_NO_BUILD=1.
 # Loopback only; every process started here is stopped on exit and the stores removed
-# (SENDAT_BENCH_KEEP=1 keeps them). About 1.5 minutes at 20,000 on 2 cores.
+# (SENDAT_BENCH_KEEP=1 keeps them). 1.5-2 minutes at 20,000 on 2 busy cores.
 set -euo pipefail
 
 N=20000
@@ -203,6 +205,7 @@ python3 - "$OUT" "$N" "$HZ" "$repo/bench" <<'PY' | tee "$OUT/breakdown.txt"
 import glob, json, os, sys, collections
 out, n, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 sys.path.insert(0, sys.argv[4])
+sys.dont_write_bytecode = True  # no __pycache__ left in bench/
 
 def load(name):
     """Per asset, the highest value any node shows (the leader's, or a follower caught up)."""
@@ -294,7 +297,7 @@ def table(title, a, b, deliveries):
     by = collections.Counter()
     for name, rec, r, extra in rows:
         by[kind(name) if not name.startswith("meta") else "meta group"] += r if b["has_raft"] else rec
-    print("   by kind (%s per task):" % ("raft entries" if b["has_raft"] else "records"),
+    print("   by kind (%s per task):" % ("raft appends" if b["has_raft"] else "records"),
           ", ".join("%s %.3f" % (k, v / max(deliveries, 1)) for k, v in by.most_common() if v))
     print()
     return cpu_s
