@@ -184,7 +184,7 @@ if ((RAW)); then
     --size "$size" --replicas 3 --server-pid "$(IFS=,; echo "${SERVER_PIDS[*]}")" \
     --sink "http://127.0.0.1:$SINK_PORT/raw" >"$OUT/raw.json" 2>"$OUT/raw.err" &
   rawpid=$!
-  pids+=($rawpid)
+  pids+=("$rawpid")
   wait_file "$OUT/raw.hold" 120
   sleep 1 # the publishing's last raft entries applied everywhere
   snap raw_B

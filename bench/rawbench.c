@@ -16,7 +16,7 @@
 
 #define KV_BUCKET "rawjs_kv"
 
-static natsMsg **originals; /* repub phase: the pulled message to ack once its copy is stored */
+static natsMsg **originals;   /* repub phase: the pulled message to ack once its copy is stored */
 static const char *hold_file; /* --hold-file: post_run says when stored, waits for FILE.go */
 
 /* Writes hold_file, then waits (polling every 10 ms) until hold_file.go exists: the caller
