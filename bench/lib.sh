@@ -2,6 +2,8 @@
 # globals work (a temporary folder) and pids (every process started, stopped on exit by
 # cleanup), both set by bench_start, and the caller's cluster (0/1), SENDAT, KEY, analyze.
 # The server is $NATS_SERVER, as for the tests (default: nats-server on the PATH).
+# NATS_EXTRA_ARGS (an array, default empty) is added to every server's command line, e.g.
+# (-m -1 --profile -1) for a monitoring and a profiling port each (in its .ports file).
 
 NATS_BIN=${NATS_SERVER:-nats-server}
 nats_version() { "$NATS_BIN" --version 2>&1 | grep -o 'v[0-9][0-9.]*' | head -n 1 | tr -d v; }
@@ -105,13 +107,14 @@ start_servers() {
       mkdir -p "$d/n$i"
       "$NATS_BIN" -a 127.0.0.1 -p -1 -n "bench-$i" -js -sd "$d/n$i/js" --ports_file_dir "$d/n$i" \
         --cluster_name bench --cluster "nats://127.0.0.1:${cports[i]}" --routes "$routes" \
-        -l "$d/n$i/nats.log" &
+        -l "$d/n$i/nats.log" "${NATS_EXTRA_ARGS[@]+"${NATS_EXTRA_ARGS[@]}"}" &
       SERVER_PIDS+=($!)
       pids+=($!)
     done
   else
     mkdir -p "$d/n0"
-    "$NATS_BIN" -a 127.0.0.1 -p -1 -js -sd "$d/n0/js" --ports_file_dir "$d/n0" -l "$d/n0/nats.log" &
+    "$NATS_BIN" -a 127.0.0.1 -p -1 -js -sd "$d/n0/js" --ports_file_dir "$d/n0" -l "$d/n0/nats.log" \
+      "${NATS_EXTRA_ARGS[@]+"${NATS_EXTRA_ARGS[@]}"}" &
     SERVER_PIDS+=($!)
     pids+=($!)
   fi

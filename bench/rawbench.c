@@ -16,7 +16,29 @@
 
 #define KV_BUCKET "rawjs_kv"
 
-static natsMsg **originals; /* repub phase: the pulled message to ack once its copy is stored */
+static natsMsg **originals;   /* repub phase: the pulled message to ack once its copy is stored */
+static const char *hold_file; /* --hold-file: post_run says when stored, waits for FILE.go */
+
+/* Writes hold_file, then waits (polling every 10 ms) until hold_file.go exists: the caller
+ * reads the server's counters between the publishing and the pulls (bench/raft_breakdown.sh). */
+static void
+hold(void)
+{
+    char go[4096];
+    FILE *f;
+
+    if (!hold_file)
+        return;
+    f = fopen(hold_file, "w");
+    if (!f)
+        rawjs_die("hold file", NATS_ERR);
+    fputs("stored\n", f);
+    fclose(f);
+    snprintf(go, sizeof(go), "%s.go", hold_file);
+    while ((f = fopen(go, "r")) == NULL)
+        nats_Sleep(10);
+    fclose(f);
+}
 
 enum repub { NO_REPUB, REPUB_SYNC, REPUB_ASYNC };
 
@@ -129,6 +151,7 @@ post_run(natsConnection *nc, jsCtx *js, const struct rawpost_run *run, const cha
     snprintf(filter, sizeof(filter), "rawjs.*.%s.*", level);
     rawstream_publish(js, level, run->n, payload, size, 1);
     sub = rawpull_durable(nc, js, RAWSTREAM_NAME, durable, filter);
+    hold();
     rawmeter_mark();
     done = rawpost_consume(sub, run, &secs, &refused);
     rawmeter_report(name, done, secs, first);
@@ -172,6 +195,20 @@ rawjs_bench(const struct rawjs_opts *o)
     printf("{\"n\":%ld,\"size\":%d,\"replicas\":%d,\"batch\":%d", n, o->size, o->replicas,
            o->batch);
     first = 0;
+    if (o->post_only) { /* the delivery loop alone; the stream stays for the caller to read */
+        struct rawpost_run run = {
+            .n = n, .batch = 64, .inflight = o->inflight, .url = o->sink, .max_secs = 120};
+        if (!o->sink)
+            rawjs_die("--post-only needs --sink", NATS_INVALID_ARG);
+        hold_file = o->hold_file;
+        post_run(nc, js, &run, "d", payload, o->size, "pull_post_ack", &first);
+        printf(",\"failed\":%ld}\n", rawstream_failed());
+        jsCtx_Destroy(ajs);
+        jsCtx_Destroy(js);
+        natsConnection_Destroy(nc);
+        free(payload);
+        return rawstream_failed() ? 1 : 0;
+    }
 
     secs = rawstream_publish(js, "w", n, payload, o->size, 0);
     rawmeter_report("pub_async", n, secs, &first);

@@ -6,6 +6,9 @@
  *                       [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]
  *                       [--sink URL [--inflight K]]   also pull + POST + ack to URL
  *                       [--pace-n P --pace-seconds S]  and P more sent evenly over S seconds
+ *                       [--post-only 1 [--hold-file F]]  only the pull + POST + ack phase, its
+ *                       stream left in place; with F: F written once the N are stored and
+ *                       the durable made, then the pulls wait until F.go exists
  *   sendat-rawjs sealed --url URL --data TEXT      size of one sealed task (no broker)
  *   sendat-rawjs fill   --server URL --n N --size BYTES --subjects K [--msg-id 0]
  *                       N messages (Msg-Id and one header, like a task; --msg-id 0: no
@@ -92,6 +95,7 @@ usage(void)
         "                          [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]\n"
         "                          [--sink URL [--inflight K]]\n"
         "                          [--pace-n P --pace-seconds S]\n"
+        "                          [--post-only 1 [--hold-file F]]\n"
         "       sendat-rawjs sealed --url URL --data TEXT\n"
         "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
         "       sendat-rawjs junk --server URL --n N --window MS\n"
@@ -169,6 +173,10 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->wait_seconds = atof(v);
         else if (!strcmp(k, "--sync-seconds"))
             o->sync_seconds = atof(v);
+        else if (!strcmp(k, "--post-only"))
+            o->post_only = atoi(v);
+        else if (!strcmp(k, "--hold-file"))
+            o->hold_file = v;
         else
             usage();
     }

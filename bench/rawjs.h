@@ -21,6 +21,8 @@ struct rawjs_opts {
     int64_t due_ms, spread_ms;   /* native: the first schedule's time, and the span of the rest */
     int64_t due_in_ms, align_ms; /* native: or the first due this long after the stream is made */
     double wait_seconds;         /* native: how long after the last due time deliveries may come */
+    int post_only;               /* bench: only the pull + POST + ack phase (issue 32.1) */
+    const char *hold_file;       /* bench --post-only: written once stored; waits for FILE.go */
 };
 
 /* Says what failed and exits 1. */
