@@ -364,7 +364,17 @@ async function loadFleet() {
   }
   const alive = members.length - silent;
   say('fleet-msg', alive + (alive === 1 ? ' member' : ' members') + ' alive' +
-      (silent ? ', ' + silent + ' silent (dead or hung)' : ''), silent > 0);
+      (silent ? ', ' + silent + ' silent (dead or hung)' : '') + mailNote(res.body.mail),
+      silent > 0 || !!(res.body.mail && res.body.mail.waits));
+}
+
+/* Who of the members alive can send mail (`sendat stats`'s "mail"): said only when one
+ * cannot, as a member without SENDAT_SMTP_URL leaves email tasks to the others. */
+function mailNote(mail) {
+  if (!mail || !mail.cannot_send) return '';
+  if (mail.waits) return '; no member alive can send mail (none has SENDAT_SMTP_URL): email tasks wait until one does';
+  return '; ' + mail.can_send + ' of ' + (mail.can_send + mail.cannot_send) +
+    ' can send mail, the others leave email tasks to them';
 }
 
 /* Bookings: every group, newest booking first, with its tasks counted by state; a group's

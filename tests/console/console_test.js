@@ -246,6 +246,8 @@ async function run() {
     /* Fleet, then a group cancel. */
     await go(page, 'fleet');
     await waitText(page, '#fleet-msg', /[1-9]\d* members? alive/);
+    /* c0 has no SENDAT_SMTP_URL: email tasks wait, and the fleet view says so (issue 34.3) */
+    await waitText(page, '#fleet-msg', /no member alive can send mail \(none has SENDAT_SMTP_URL\)/);
     await waitText(page, '#fleet-list', /s ago/); /* each member's last beat, and its counts */
     const counts = await page.$$eval('#fleet-list td.num', (e) => e.map((x) => x.textContent));
     if (!counts.length || counts.some((c) => !/^\d+$/.test(c))) throw new Error('fleet counts: ' + counts);
