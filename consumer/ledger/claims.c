@@ -61,6 +61,7 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
     c->scheduled_ms = h->scheduled_ms;
     c->moves = h->moves;
     c->moved_ms = h->moved_ms;
+    c->channel = (int)h->task->channel;
 }
 
 void
