@@ -3,16 +3,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cancel.h"
 #include "cli.h"
 #include "group.h"
 #include "timeparse.h"
 
 static const char usage[] =
-    "usage: sendat cancel ID [--server URL]\n"
+    "usage: sendat cancel ID [--server URL] [--json]\n"
     "       sendat cancel --group NAME [--server URL]\n"
     "  prints one of: cancelled (exit 0), too late: sent at TIME (exit 3),\n"
-    "  unknown id (exit 4)\n"
+    "  unknown id (exit 4); --json: {\"id\", \"result\": \"cancelled\" | \"too late\" |\n"
+    "  \"unknown id\", \"reason\": that line}\n"
     "  --group: cancels every task of the group not sent yet and prints\n"
     "  cancelled N, too late M (exit 0; a group nobody booked: 0 and 0)\n";
 
@@ -49,6 +52,46 @@ cancel_group(int argc, char **argv)
     return code;
 }
 
+/* The answer as a line: cancelled, too late: ... or unknown id; its exit code. */
+static int
+answer_text(const struct cancel_result *res, const char *at, char *out, size_t cap)
+{
+    switch (res->outcome) {
+    case CANCEL_DONE:
+        snprintf(out, cap, "cancelled");
+        return EXIT_OK;
+    case CANCEL_SENT:
+        snprintf(out, cap, "too late: sent at %s", at);
+        return EXIT_TOO_LATE;
+    case CANCEL_SENDING:
+        snprintf(out, cap, "too late: being sent by %s since %s", res->by, at);
+        return EXIT_TOO_LATE;
+    case CANCEL_SERIES_FINISHED:
+        snprintf(out, cap, "too late: the series finished at %s", at);
+        return EXIT_TOO_LATE;
+    case CANCEL_UNKNOWN:
+        break;
+    }
+    snprintf(out, cap, "unknown id");
+    return EXIT_UNKNOWN;
+}
+
+/* --json: {"id", "result": "cancelled" | "too late" | "unknown id", "reason"} with the line
+ * the plain answer prints as reason. */
+static void
+print_json(const char *id, int code, const char *text)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s}", "id", id, "result",
+                          code == EXIT_OK         ? "cancelled"
+                          : code == EXIT_TOO_LATE ? "too late"
+                                                  : "unknown id",
+                          "reason", text);
+
+    json_dumpf(o, stdout, JSON_COMPACT);
+    putchar('\n');
+    json_decref(o);
+}
+
 int
 cmd_cancel(int argc, char **argv)
 {
@@ -57,13 +100,13 @@ cmd_cancel(int argc, char **argv)
     struct cancel_result res;
     struct sa_err err = {0};
     const char *id = NULL;
-    char at[40];
+    char at[40], text[256];
     int code;
 
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--group"))
             return cancel_group(argc, argv);
-    if (!cli_id_start(argc, argv, usage, 0, &cli, &id, &n, &code))
+    if (!cli_id_start(argc, argv, usage, 1, &cli, &id, &n, &code))
         return code;
     if ((code = cli_claim_keys(&cli)) != EXIT_OK)
         goto out;
@@ -72,27 +115,11 @@ cmd_cancel(int argc, char **argv)
         goto out;
     }
     sa_time_format(at, sizeof(at), res.at_ms);
-    switch (res.outcome) {
-    case CANCEL_DONE:
-        puts("cancelled");
-        code = EXIT_OK;
-        break;
-    case CANCEL_SENT:
-        printf("too late: sent at %s\n", at);
-        code = EXIT_TOO_LATE;
-        break;
-    case CANCEL_SENDING:
-        printf("too late: being sent by %s since %s\n", res.by, at);
-        code = EXIT_TOO_LATE;
-        break;
-    case CANCEL_SERIES_FINISHED:
-        printf("too late: the series finished at %s\n", at);
-        code = EXIT_TOO_LATE;
-        break;
-    case CANCEL_UNKNOWN:
-        code = cli_unknown_id();
-        break;
-    }
+    code = answer_text(&res, at, text, sizeof(text));
+    if (cli.json)
+        print_json(id, code, text);
+    else
+        puts(text);
 out:
     cli_close(n);
     return code;

@@ -193,6 +193,7 @@ test_groups_and_series_pause(void **state)
     assert_int_equal(call("GET", "/series", reader, NULL, &doc), 200);
     text = json_dumps(doc, 0);
     assert_non_null(strstr(text, "paused"));
+    assert_non_null(strstr(text, "\"cron\": \"0 7 * * *\", \"tz\": \"UTC\", \"next\": \"20"));
     free(text);
     json_decref(doc);
     assert_int_equal(call("POST", "/series/nope/resume", producer, NULL, NULL), 404);
