@@ -12,6 +12,7 @@
 #include "layout.h"
 #include "natsconn.h"
 #include "random.h"
+#include "task.h"
 
 static const char *state_names[] = {"none",      "sending", "sent",    "retrying",
                                     "cancelled", "dead",    "skipped", "junk"};
@@ -172,6 +173,29 @@ jw_int(struct jw *w, const char *key, int64_t v)
     jw_bytes(w, digits + i, sizeof(digits) - i);
 }
 
+static const char *const channel_names[] = {
+    [SA_CHANNEL_WEBHOOK] = "webhook",
+    [SA_CHANNEL_EMAIL] = "email",
+};
+#define CHANNELS (sizeof(channel_names) / sizeof(channel_names[0]))
+
+/* A record's "channel": NULL (not written) when unknown. */
+static const char *
+channel_name(int channel)
+{
+    return channel > 0 && (size_t)channel < CHANNELS ? channel_names[channel] : NULL;
+}
+
+/* 0 for a record without one (written before channels were) or with one not known here. */
+static int
+channel_from(const char *name)
+{
+    for (int i = 1; name && (size_t)i < CHANNELS; i++)
+        if (!strcmp(name, channel_names[i]))
+            return i;
+    return 0;
+}
+
 int
 sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
 {
@@ -181,7 +205,8 @@ sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
                              {"consumer", c.consumer},
                              {"instance", c.instance},
                              {"write", c.write_id},
-                             {"error", c.error}};
+                             {"error", c.error},
+                             {"channel", channel_name(c.channel)}};
     const struct {
         const char *key;
         int64_t v;
@@ -202,7 +227,8 @@ sa_claim_encode(const struct sa_claim *in, char *out, size_t cap)
     utf8_clean(c.write_id, sizeof(c.write_id), in->write_id);
     utf8_clean(c.error, sizeof(c.error), in->error);
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
-        jw_str(&w, strs[i][0], strs[i][1]);
+        if (strs[i][1]) /* a channel only when known */
+            jw_str(&w, strs[i][0], strs[i][1]);
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
         if (ints[i].v || !ints[i].when_known)
             jw_int(&w, ints[i].key, ints[i].v);
@@ -227,7 +253,8 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
 {
     json_error_t jerr;
     json_t *o = json_loadb(json, len, 0, &jerr);
-    const char *state = NULL, *consumer = "", *error = "", *instance = "", *write_id = "";
+    const char *state = NULL, *consumer = "", *error = "", *instance = "", *write_id = "",
+               *channel = NULL;
     json_int_t at = 0, due = 0, sched = 0, booked = 0, moved = 0, late = 0, delivery = 0;
     int attempt = 0, moves = 0, status = 0;
 
@@ -236,11 +263,11 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
         return sa_fail(err, SA_EINVAL, "claim record is not JSON: %s", jerr.text);
     if (json_unpack_ex(
             o, &jerr, 0,
-            "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s}", "state",
-            &state, "at", &at, "consumer", &consumer, "instance", &instance, "write", &write_id,
-            "attempt", &attempt, "due", &due, "scheduled", &sched, "booked", &booked, "moves",
-            &moves, "moved", &moved, "lateness_ms", &late, "delivery_lateness_ms", &delivery,
-            "http_status", &status, "error", &error) != 0) {
+            "{s:s, s?I, s?s, s?s, s?s, s?i, s?I, s?I, s?I, s?i, s?I, s?I, s?I, s?i, s?s, s?s}",
+            "state", &state, "at", &at, "consumer", &consumer, "instance", &instance, "write",
+            &write_id, "attempt", &attempt, "due", &due, "scheduled", &sched, "booked", &booked,
+            "moves", &moves, "moved", &moved, "lateness_ms", &late, "delivery_lateness_ms",
+            &delivery, "http_status", &status, "error", &error, "channel", &channel) != 0) {
         json_decref(o);
         return sa_fail(err, SA_EINVAL, "claim record does not fit: %s", jerr.text);
     }
@@ -258,6 +285,7 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     c->lateness_ms = late;
     c->delivery_lateness_ms = delivery;
     c->http_status = status;
+    c->channel = channel_from(channel);
     utf8_clean(c->error, sizeof(c->error), error);
     enum sa_code rc = c->state == SA_CLAIM_NONE
                           ? sa_fail(err, SA_EINVAL, "claim state %.40s is unknown", state)

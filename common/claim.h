@@ -46,7 +46,10 @@ struct sa_claim {
     int64_t moved_ms;
     int64_t lateness_ms;          /* dispatch: the first attempt's start minus the due time */
     int64_t delivery_lateness_ms; /* the receiver's acceptance minus the due time ("sent") */
-    int http_status;
+    /* the task's channel (enum sa_channel, task.h), so status names the reply code an HTTP
+     * status or an SMTP one; 0 in a record written before claims recorded it */
+    int channel;
+    int http_status; /* the HTTP status or, for email, the SMTP reply code */
     char error[200];
     char write_id[SA_CLAIM_WRITE_ID_LEN]; /* tells our own write from another's */
     uint64_t revision;                    /* filled by get/history, not stored */

@@ -100,25 +100,36 @@ function showTime(t, clockOnly) {
   return clockOnly ? iso.slice(11, 16) + 'Z' : iso.slice(0, 10) + ' ' + iso.slice(11, 19) + 'Z';
 }
 
-/* The fleet's recent send rate per second: its busiest minute of the last ten (the current
- * one included), from the members' beats; 0 if it sent nothing. */
-function recentRate(stats) {
-  const minutes = ((stats.delivery || {}).minutes || []).slice(0, 10);
-  return Math.max(0, ...minutes.map((m) => m.sent)) / 60;
+/* What the fleet can send per second, for the capacity warnings (issue 34 item 4): its busiest
+ * minute of the last hour, from the members' beats, but at least CAPACITY_FLOOR a member alive.
+ * What it happened to send lately is no measure: a quiet fleet (7/min after a restart) flagged
+ * nearly every slot. The floor is far below what one member sends to a quick receiver
+ * (docs/performance.md: thousands a second), so a warning means a level is big, not that the
+ * fleet was idle. */
+const CAPACITY_FLOOR = 50;
+/* A level with fewer tasks is never flagged: a handful of tasks is no capacity question. */
+const CAPACITY_MIN_TASKS = 100;
+
+function fleetCapacity(stats) {
+  const minutes = (stats.delivery || {}).minutes || [];
+  const measured = Math.max(0, ...minutes.map((m) => m.sent)) / 60;
+  const alive = (stats.members || []).filter((m) => m.beat_age_ms <= 3000).length;
+  return { rate: Math.max(measured, CAPACITY_FLOOR * Math.max(1, alive)), measured };
 }
 
 function rateText(rate) {
   return rate >= 1 ? rate.toFixed(1) + '/s' : Math.round(rate * 60) + '/min';
 }
 
-/* A level's capacity warning: the time the fleet needs for its tasks at the recent rate,
- * against one slot (a window's tasks may be spread over it: "if due together"). */
-function capacityNote(l, rate, slotS) {
-  if (!rate) return null;
-  const need = l.tasks / rate;
+/* A level's capacity warning: the time the fleet needs for its tasks at its capacity, against
+ * one slot (a window's tasks may be spread over it: "if due together"); none below
+ * CAPACITY_MIN_TASKS tasks. */
+function capacityNote(l, cap, slotS) {
+  if (l.tasks < CAPACITY_MIN_TASKS) return null;
+  const need = l.tasks / cap.rate;
   if (need <= slotS) return null;
   return (l.level === 'slot' ? '' : 'if due together: ') + 'needs ~' + Math.ceil(need) +
-    ' s at the fleet\'s recent rate (' + rateText(rate) + '), longer than a slot (' + slotS + ' s)';
+    ' s at the fleet\'s capacity (' + rateText(cap.rate) + '), longer than a slot (' + slotS + ' s)';
 }
 
 function loadBar(l, max, note) {
@@ -135,7 +146,7 @@ function loadBar(l, max, note) {
 }
 
 /* Upcoming load: tasks per level start over the next 24 h, one bar each, later ones in one
- * bar; a level the fleet cannot send within a slot at its recent rate is marked. Cancelled
+ * bar; a level the fleet cannot send within a slot at its capacity (fleetCapacity) is marked. Cancelled
  * tasks (still in the stream until due) are left out of the bars and the warnings, and a level
  * they alone fill is not drawn. */
 async function loadLoad() {
@@ -149,10 +160,10 @@ async function loadLoad() {
   const rows = levels.concat(later.length ? [{ later: true, tasks: later.reduce((a, l) => a + l.tasks, 0),
                                                cancelled: later.reduce((a, l) => a + (l.cancelled || 0), 0) }] : []);
   const max = Math.max(1, ...rows.map((l) => l.tasks));
-  const rate = recentRate(res.body), slotS = ((res.body.layout || {}).slot_ms || 10000) / 1000;
+  const cap = fleetCapacity(res.body), slotS = ((res.body.layout || {}).slot_ms || 10000) / 1000;
   let total = 0, warned = 0;
   for (const l of rows) {
-    const note = l.later ? null : capacityNote(l, rate, slotS);
+    const note = l.later ? null : capacityNote(l, cap, slotS);
     if (!l.later) total += l.tasks;
     warned += !!note;
     chart.append(loadBar(l, max, note));
@@ -161,9 +172,12 @@ async function loadLoad() {
     ' starting within 24 h' + (later.length ? ', ' + rows[rows.length - 1].tasks +
     ' later in ' + plural(later.length, 'level') : '') + '; ' + plural(res.body.tasks || 0, 'task') +
     ' in the stream in all' + (res.body.cancelled ? ', ' + res.body.cancelled +
-    ' of them cancelled (left out above: they wait until due, never to be sent)' : '') + '. ' + (rate ? 'Recent send rate: ' + rateText(rate) +
-    (warned ? '; ' + warned + (warned === 1 ? ' level needs' : ' levels need') + ' longer than a slot.' : '.') :
-    'No sends in the last 10 minutes: no capacity estimate.');
+    ' of them cancelled (left out above: they wait until due, never to be sent)' : '') + '. ' +
+    'Capacity: ' + rateText(cap.rate) + (cap.rate > cap.measured ? ' (at least ' + CAPACITY_FLOOR +
+    '/s a member alive; the busiest minute of the last hour sent ' + rateText(cap.measured) + ')'
+    : ' (the busiest minute of the last hour)') + '; levels of ' + CAPACITY_MIN_TASKS +
+    ' tasks or more are checked' +
+    (warned ? '; ' + warned + (warned === 1 ? ' level needs' : ' levels need') + ' longer than a slot.' : '.');
   say('load-msg', levels.length ? '' : 'Nothing is due in the next 24 h.');
 }
 
@@ -364,7 +378,17 @@ async function loadFleet() {
   }
   const alive = members.length - silent;
   say('fleet-msg', alive + (alive === 1 ? ' member' : ' members') + ' alive' +
-      (silent ? ', ' + silent + ' silent (dead or hung)' : ''), silent > 0);
+      (silent ? ', ' + silent + ' silent (dead or hung)' : '') + mailNote(res.body.mail),
+      silent > 0 || !!(res.body.mail && res.body.mail.waits));
+}
+
+/* Who of the members alive can send mail (`sendat stats`'s "mail"): said only when one
+ * cannot, as a member without SENDAT_SMTP_URL leaves email tasks to the others. */
+function mailNote(mail) {
+  if (!mail || !mail.cannot_send) return '';
+  if (mail.waits) return '; no member alive can send mail (none has SENDAT_SMTP_URL): email tasks wait until one does';
+  return '; ' + mail.can_send + ' of ' + (mail.can_send + mail.cannot_send) +
+    ' can send mail, the others leave email tasks to them';
 }
 
 /* Bookings: every group, newest booking first, with its tasks counted by state; a group's

@@ -62,6 +62,7 @@ claims_fill(struct sa_claim *c, const struct consumer *k, const struct held *h,
     c->booked_ms = h->task->created_ms;
     c->moves = h->moves;
     c->moved_ms = h->moved_ms;
+    c->channel = (int)h->task->channel;
 }
 
 void

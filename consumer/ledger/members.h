@@ -21,7 +21,7 @@
 
 #define MEMBERS_MAX 256
 #define MEMBERS_INSTANCE_MAX 24
-#define MEMBERS_FACTS_MAX 1536 /* a beat's facts, the hour's counts included */
+#define MEMBERS_FACTS_MAX 1600 /* a beat's facts, the hour's counts included */
 
 struct members;
 

@@ -53,6 +53,7 @@ static const char usage[] =
     ""; /* two strings: ISO C promises string literals of 4,095 characters, no more */
 static const char usage_smtp_on[] =
     "  SENDAT_SMTP_URL            smtp://host:587 (STARTTLS required) or smtps://host:465\n"
+    "                             (unset: webhooks only, email left to members with it)\n"
     "  SENDAT_SMTP_USER, SENDAT_SMTP_PASSWORD   SMTP login\n"
     "  SENDAT_SMTP_FROM           From when a task has none\n"
     "  SENDAT_SMTP_EHLO           name to greet the server with (default: this host's)\n"

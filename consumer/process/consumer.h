@@ -15,7 +15,7 @@
 #include "netpolicy.h"
 
 struct smtp_config {
-    char url[600]; /* empty: no SMTP server, email tasks are dead-lettered */
+    char url[600]; /* empty: no SMTP server, email tasks are left to other members */
     const char *user, *password, *from, *ca_file;
     int tls_off; /* only ever for a loopback server */
 };
@@ -55,6 +55,7 @@ struct histogram {
 struct counters {
     atomic_long pulled, held, moved, cancelled, duplicates, redelivered_held, key_waits;
     atomic_long parked, dead_deferred; /* park.h */
+    atomic_long mail_left; /* email tasks left to members with SMTP settings (park_unsendable) */
     /* re-publishes (moves, retries, next occurrences) a full task stream refused: the
      * original stays and comes again later (init --max-tasks) */
     atomic_long stream_full;

@@ -174,6 +174,15 @@ not_ready_text(struct consumer *c)
     }
 }
 
+/* /readyz's answer when ready: a member without SMTP settings is ready for webhooks only. */
+static char *
+ready_text(struct consumer *c)
+{
+    return c->cfg.smtp.url[0] ? "ready\n"
+                              : "ready (webhooks only: no SENDAT_SMTP_URL, email tasks are left "
+                                "to members that can send mail)\n";
+}
+
 static int put(char *buf, int used, const char *fmt, ...) SA_PRINTF(3, 4);
 
 static int
@@ -272,6 +281,16 @@ metrics(struct consumer *c, char *buf)
             "%ld\n",
             atomic_load(&k->dead_deferred));
     n = put(buf, n,
+            "# HELP sendat_can_send_mail 1 if this member has SMTP settings (SENDAT_SMTP_URL), 0 "
+            "if it leaves email tasks to the others.\n"
+            "# TYPE sendat_can_send_mail gauge\nsendat_can_send_mail %d\n",
+            c->cfg.smtp.url[0] != '\0');
+    n = put(buf, n,
+            "# HELP sendat_mail_left_total Email tasks handed to the park for members that can "
+            "send mail (this one has no SENDAT_SMTP_URL).\n"
+            "# TYPE sendat_mail_left_total counter\nsendat_mail_left_total %ld\n",
+            atomic_load(&k->mail_left));
+    n = put(buf, n,
             "# HELP sendat_stream_full_total Moves, retries and next occurrences a full task "
             "stream refused (each original stays and comes again later).\n"
             "# TYPE sendat_stream_full_total counter\nsendat_stream_full_total %ld\n",
@@ -327,7 +346,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         return reply(conn, 200, "text/plain", "ok\n", MHD_RESPMEM_PERSISTENT);
     if (!strcmp(url, "/readyz"))
         return ready(h->c)
-                   ? reply(conn, 200, "text/plain", "ready\n", MHD_RESPMEM_PERSISTENT)
+                   ? reply(conn, 200, "text/plain", ready_text(h->c), MHD_RESPMEM_PERSISTENT)
                    : reply(conn, 503, "text/plain", not_ready_text(h->c), MHD_RESPMEM_PERSISTENT);
     if (strcmp(url, "/metrics") != 0)
         return reply(conn, 404, "text/plain", "not found\n", MHD_RESPMEM_PERSISTENT);

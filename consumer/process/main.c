@@ -333,6 +333,10 @@ run(struct consumer *c)
            "consumer=%s claims_ttl_ms=%" PRId64 " shards=%d serving=%d api_level=%d features=%s",
            c->cfg.name, c->claims_ttl_ms, c->n->layout.shards, __builtin_popcountll(c->served),
            c->n->feat.api_level, sa_jsfeat_names(c->n->feat.have, feats, sizeof(feats)));
+    if (!c->cfg.smtp.url[0])
+        sa_log(SA_LOG_WARN, "no_smtp",
+               "reason=\"no SENDAT_SMTP_URL: email tasks are left to members that can send "
+               "mail, and wait while none can\"");
     notify_ready();
     deliver_run(the_deliver); /* returns once stopping and drained */
     ledgerwatch_stop(watch);

@@ -26,6 +26,7 @@ park_init(struct park *k, struct consumer *c)
     k->parked.event = "parked";
     k->dead.event = "dead_letter";
     k->deferred.event = "dead_letter_deferred";
+    k->no_smtp.event = "no_smtp";
 }
 
 void
@@ -35,6 +36,7 @@ park_tick(struct park *k, int64_t now_ms)
     logsum_tick(&k->parked, now_ms);
     logsum_tick(&k->dead, now_ms);
     logsum_tick(&k->deferred, now_ms);
+    logsum_tick(&k->no_smtp, now_ms);
 }
 
 static int
@@ -84,14 +86,14 @@ hand_back(struct park *k, natsMsg *msg, int64_t delay)
     natsMsg_Destroy(msg);
 }
 
+static void to_park(struct park *k, natsMsg *msg, int shard, const char *id, const char *reason,
+                    int64_t now);
+
 void
 park_unopened(struct park *k, natsMsg *msg, int shard, const char *id, int key_unknown,
               const char *reason)
 {
-    char subject[SA_SUBJECT_MAX], msgid[SA_SUBJECT_MAX], seqid[32];
     int64_t now = sa_now_ms();
-    struct relay_meta m;
-    struct sa_err err = {0};
 
     if (key_unknown) {
         atomic_fetch_add(&k->c->counters.key_waits, 1);
@@ -100,6 +102,17 @@ park_unopened(struct park *k, natsMsg *msg, int shard, const char *id, int key_u
         dead_letter(k, msg, id, reason, now);
         return;
     }
+    to_park(k, msg, shard, id, reason, now);
+}
+
+/* Re-publishes msg into shard's park and acks it once stored; handed back if that fails. */
+static void
+to_park(struct park *k, natsMsg *msg, int shard, const char *id, const char *reason, int64_t now)
+{
+    char subject[SA_SUBJECT_MAX], msgid[SA_SUBJECT_MAX], seqid[32];
+    struct relay_meta m;
+    struct sa_err err = {0};
+
     if (!id) { /* a subject without a valid id: the sequence names it, as a dead letter's */
         snprintf(seqid, sizeof(seqid), "seq-%" PRIu64, relay_seq(msg));
         id = seqid;
@@ -167,5 +180,28 @@ park_again(struct park *k, natsMsg *msg, const char *id, int key_unknown, const 
     if (logsum_take(&k->deferred, now))
         sa_log(SA_LOG_WARN, "dead_letter_deferred", "task=%s reason=\"%s\" back_in_ms=%" PRId64, id,
                why, delay);
+    hand_back(k, msg, delay);
+}
+
+void
+park_unsendable(struct park *k, natsMsg *msg, int shard, const char *id, int parked)
+{
+    static const char reason[] = "email task, but this member has no SENDAT_SMTP_URL";
+    int64_t now = sa_now_ms(), delay;
+    uint64_t delivered;
+
+    atomic_fetch_add(&k->c->counters.mail_left, 1);
+    if (!parked) {
+        to_park(k, msg, shard, id, reason, now);
+        return;
+    }
+    parked_for(msg, now, &delivered);
+    delay = keywait_delay_ms(delivered);
+    if (delay > PARK_MAIL_MAX_MS)
+        delay = PARK_MAIL_MAX_MS;
+    if (logsum_take(&k->no_smtp, now))
+        sa_log(SA_LOG_WARN, "no_smtp",
+               "task=%s delivered=%" PRIu64 " back_in_ms=%" PRId64 " reason=\"%s\"", id, delivered,
+               delay, reason);
     hand_back(k, msg, delay);
 }

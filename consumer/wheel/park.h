@@ -27,6 +27,9 @@
  * messages filled (it_keyrot test_rotation_amid_junk: the tasks behind them never came). */
 #define PARK_MAX_ACK_PENDING 1000000000
 #define PARK_DEAD_EVERY_MS 10000
+/* The longest delay between two deliveries of a parked email task this member cannot send:
+ * shorter than KEYWAIT_MAX_MS, so a member with SMTP settings gets it soon whoever pulls it. */
+#define PARK_MAIL_MAX_MS 10000
 /* The window and slot of a shard's park among the puller's targets (pull.h): pulled for as
  * long as the member runs, never dropped. */
 #define PULL_PARK (-1)
@@ -36,7 +39,7 @@ struct park {
     int64_t reload_from_ms; /* a task with an unknown key id may ask for a reload from then */
     int64_t dead_from_ms;   /* the budget's interval */
     int dead_used;
-    struct logsum unknown, parked, dead, deferred;
+    struct logsum unknown, parked, dead, deferred, no_smtp;
 };
 
 void park_init(struct park *k, struct consumer *c);
@@ -50,6 +53,12 @@ void park_unopened(struct park *k, natsMsg *msg, int shard, const char *id, int 
 /* A parked message that did not open again. Takes msg: handed round again, dead-lettered, or
  * left in the park for the next interval's budget. */
 void park_again(struct park *k, natsMsg *msg, const char *id, int key_unknown, const char *reason);
+
+/* An email task this member cannot send (no SENDAT_SMTP_URL; parked: it came from the park).
+ * Takes msg: moved into the park, or handed round again at most PARK_MAIL_MAX_MS later, for
+ * as long as it takes a member with SMTP settings to pull it. Never dead-lettered: without
+ * any such member the task waits, and `sendat stats` says so (the beats' "mail" fact). */
+void park_unsendable(struct park *k, natsMsg *msg, int shard, const char *id, int parked);
 
 /* Writes the summaries of intervals that are over. */
 void park_tick(struct park *k, int64_t now_ms);

@@ -156,6 +156,11 @@ handle(struct puller *p, natsMsg *msg)
         sa_task_free(t);
         return;
     }
+    if (t->channel == SA_CHANNEL_EMAIL && !p->c->cfg.smtp.url[0]) {
+        park_unsendable(&p->park, msg, place.shard, t->id, parked);
+        sa_task_free(t);
+        return;
+    }
     hold(p, msg, t, now);
 }
 
@@ -188,7 +193,8 @@ update_backlog(struct puller *p, int64_t now)
 }
 
 /* What a beat tells `sendat stats` and the console about this member: what it holds, has in
- * flight and has done, and its last hour minute by minute (recent.h). */
+ * flight and has done, whether it can send mail (and how often it left an email task to the
+ * others), and its last hour minute by minute (recent.h). */
 static void
 members_facts(struct puller *p, int64_t now, char *out, size_t n)
 {
@@ -196,10 +202,13 @@ members_facts(struct puller *p, int64_t now, char *out, size_t n)
     int len;
 
     recent_tick(&p->recent, &c->counters, now);
-    len = snprintf(
-        out, n, "{\"held\":%zu,\"in_flight\":%ld,\"sent\":%ld,\"retried\":%ld,\"dead\":%ld,",
-        wheel_count(c->wheel), atomic_load(&c->counters.inflight), counters_sum(c->counters.sent),
-        counters_sum(c->counters.retried), counters_sum(c->counters.dead));
+    len = snprintf(out, n,
+                   "{\"held\":%zu,\"in_flight\":%ld,\"sent\":%ld,\"retried\":%ld,\"dead\":%ld,"
+                   "\"mail\":%s,\"mail_left\":%ld,",
+                   wheel_count(c->wheel), atomic_load(&c->counters.inflight),
+                   counters_sum(c->counters.sent), counters_sum(c->counters.retried),
+                   counters_sum(c->counters.dead), c->cfg.smtp.url[0] ? "true" : "false",
+                   atomic_load(&c->counters.mail_left));
     if (len < 0 || (size_t)len >= n ||
         recent_json(&p->recent, &c->counters, out + len, n - (size_t)len - 1) < 0)
         snprintf(out, n, "{}"); /* cannot happen with MEMBERS_FACTS_MAX: say nothing */

@@ -30,6 +30,10 @@ struct server {
     struct tokens *tokens; /* swapped on SIGHUP under tokens_lock */
     pthread_rwlock_t tokens_lock;
     const char *tokens_file;
+    /* the tokens file as last read (inode, size, modification time): a request that finds it
+     * changed has it read again (serve.c), so `sendat token create` and `revoke` apply at once */
+    pthread_mutex_t follow_lock;
+    char tokens_seen[96];
     struct MHD_Daemon *d;
     struct serve_guard *guard; /* request-head deadlines, rates per token (serve_guard.c) */
     int tls;

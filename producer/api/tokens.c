@@ -21,6 +21,7 @@ struct record {
     enum token_role role;
     char name[TOKEN_NAME_MAX + 1];
     unsigned char hash[HASH_BYTES];
+    char created[40];
 };
 
 struct tokens {
@@ -122,7 +123,8 @@ parse_line(char *line, struct record *r, struct sa_err *err, long at)
     char role[16], name[TOKEN_NAME_MAX + 2], hex[HASH_BYTES * 2 + 2];
     size_t bin_len = 0;
 
-    if (sscanf(line, "v1 %15s %65s %65s", role, name, hex) != 3 ||
+    r->created[0] = '\0';
+    if (sscanf(line, "v1 %15s %65s %65s %39s", role, name, hex, r->created) < 3 ||
         (r->role = tokens_role(role)) == TOKEN_NONE || !name_ok(name) ||
         strlen(hex) != HASH_BYTES * 2 ||
         sodium_hex2bin(r->hash, HASH_BYTES, hex, strlen(hex), NULL, &bin_len, NULL) != 0 ||
@@ -211,6 +213,19 @@ tokens_check(const struct tokens *t, const char *token, char name[TOKEN_NAME_MAX
                 snprintf(name, TOKEN_NAME_MAX + 1, "%s", t->r[i].name);
         }
     return found;
+}
+
+void
+tokens_info(const struct tokens *t, size_t i, struct token_info *out)
+{
+    const struct record *r = &t->r[i];
+    char hex[HASH_BYTES * 2 + 1];
+
+    out->role = r->role;
+    snprintf(out->name, sizeof(out->name), "%s", r->name);
+    sodium_bin2hex(hex, sizeof(hex), r->hash, sizeof(r->hash));
+    snprintf(out->id, sizeof(out->id), "%.*s", TOKEN_ID_LEN, hex);
+    snprintf(out->created, sizeof(out->created), "%s", r->created[0] ? r->created : "-");
 }
 
 size_t

@@ -32,6 +32,26 @@ enum sa_code tokens_load(struct tokens **out, const char *path, struct sa_err *e
 enum token_role tokens_check(const struct tokens *t, const char *token,
                              char name[TOKEN_NAME_MAX + 1]);
 
+#define TOKEN_ID_LEN 12 /* a token's id: the first hex digits of its hash */
+
+/* What `sendat token list` shows of one record (never the token: the file has only hashes). */
+struct token_info {
+    enum token_role role;
+    char name[TOKEN_NAME_MAX + 1];
+    char id[TOKEN_ID_LEN + 1];
+    char created[40];
+};
+
+/* Record i (< tokens_count) of t into out. */
+void tokens_info(const struct tokens *t, size_t i, struct token_info *out);
+
+/* Removes from path the records of which, a token's id (at least 6 of its first hex digits,
+ * as `sendat token list` shows) or its name, and writes how many went into removed (0: none
+ * matches). A name shared by several tokens is refused (SA_ECONFLICT): revoke those by id. The
+ * file is written anew beside it and renamed over it, so a server reads the old or the new. */
+enum sa_code tokens_revoke(const char *path, const char *which, size_t *removed,
+                           struct sa_err *err) SA_MUST_CHECK;
+
 size_t tokens_count(const struct tokens *t);
 void tokens_free(struct tokens *t);
 

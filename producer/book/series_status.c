@@ -231,6 +231,27 @@ series_state(struct sa_nats *n, const char *id)
     return cancelled_at(n, key) ? "paused" : "active";
 }
 
+/* One series of the list: id, state, cron, zone and next fire (null if none is ahead); a
+ * record that does not read gives only id and state. */
+static json_t *
+list_entry(struct sa_nats *n, const char *id)
+{
+    struct series_info s;
+    json_t *ahead = json_array(), *out;
+    const char *state = NULL;
+
+    if (series_get(n, id, &s, NULL) != SA_OK ||
+        series_ahead(n, id, 1, ahead, &state, NULL) != SA_OK) {
+        json_decref(ahead);
+        return json_pack("{s:s, s:s}", "id", id, "state", series_state(n, id));
+    }
+    out = json_pack(
+        "{s:s, s:s, s:s, s:s, s:O}", "id", id, "state", state, "cron", s.cron, "tz", s.tz, "next",
+        json_array_size(ahead) ? json_object_get(json_array_get(ahead, 0), "at") : json_null());
+    json_decref(ahead);
+    return out;
+}
+
 enum sa_code
 series_list(struct sa_nats *n, json_t *out, struct sa_err *err)
 {
@@ -242,8 +263,7 @@ series_list(struct sa_nats *n, json_t *out, struct sa_err *err)
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "list series");
     for (int i = 0; i < keys.Count; i++)
-        json_array_append_new(out, json_pack("{s:s, s:s}", "id", keys.Keys[i], "state",
-                                             series_state(n, keys.Keys[i])));
+        json_array_append_new(out, list_entry(n, keys.Keys[i]));
     kvKeysList_Destroy(&keys);
     return SA_OK;
 }
@@ -288,8 +308,8 @@ series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *
     return SA_OK;
 }
 
-static json_t *
-occurrence_ahead(const char *tz, int64_t at, int flags)
+json_t *
+series_fire_json(const char *tz, int64_t at, int flags)
 {
     char local[64], utc[40];
 
@@ -338,7 +358,7 @@ series_ahead(struct sa_nats *n, const char *id, int max, json_t *out, const char
         if ((s.count && total >= s.count) || (s.until_ms && at > s.until_ms))
             break;
         if (at > now) {
-            json_array_append_new(out, occurrence_ahead(s.tz, at, flags));
+            json_array_append_new(out, series_fire_json(s.tz, at, flags));
             shown++;
         }
         if (sa_cron_next(c, s.tz, at, &at, &flags, NULL) != SA_OK)

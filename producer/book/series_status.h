@@ -29,7 +29,9 @@ struct pause_result {
 enum sa_code series_pause(struct sa_nats *n, const char *id, int pause, struct pause_result *out,
                           struct sa_err *err) SA_MUST_CHECK;
 
-/* Appends {"id", "state"} for every series (state: active, paused, cancelled or finished). */
+/* Appends {"id", "state", "cron", "tz", "next"} for every series (state: active, paused,
+ * cancelled or finished; next: its next fire in UTC, null when none is ahead; a record that
+ * does not read gives id and state only). */
 enum sa_code series_list(struct sa_nats *n, json_t *out, struct sa_err *err) SA_MUST_CHECK;
 
 /* Appends to out the next max occurrences of series id after now (within its count and
@@ -39,6 +41,9 @@ enum sa_code series_list(struct sa_nats *n, json_t *out, struct sa_err *err) SA_
  * a cancelled or finished series has none ahead. SA_ENOTFOUND if id names no series. */
 enum sa_code series_ahead(struct sa_nats *n, const char *id, int max, json_t *out,
                           const char **state, struct sa_err *err) SA_MUST_CHECK;
+
+/* One fire at at in zone tz as {"at", "local", "dst"} (series_ahead; flags: sa_cron_next's). */
+json_t *series_fire_json(const char *tz, int64_t at, int flags);
 
 /* Adds the series, its occurrences (their claim states) and every pause and resume its record
  * keeps to events; SA_ENOTFOUND if id names no series. */

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cancel.h"
 #include "cli.h"
 #include "group.h"
@@ -10,10 +12,11 @@
 #include "timeparse.h"
 
 static const char usage[] =
-    "usage: sendat cancel ID [--server URL]\n"
+    "usage: sendat cancel ID [--server URL] [--json]\n"
     "       sendat cancel --group NAME [--server URL]\n"
     "  prints one of: cancelled (exit 0), too late: sent at TIME (exit 3),\n"
-    "  unknown id (exit 4)\n"
+    "  unknown id (exit 4); --json: {\"id\", \"result\": \"cancelled\" | \"too late\" |\n"
+    "  \"unknown id\", \"reason\": that line}\n"
     "  --group: cancels every task of the group not sent yet and prints\n"
     "  cancelled N, too late M (exit 0; a group nobody booked: 0 and 0)\n";
 
@@ -38,14 +41,54 @@ cancel_group(const struct cli *cli, const char *group)
     return code;
 }
 
-/* sendat cancel ID */
+/* The answer as a line: cancelled, too late: ... or unknown id; its exit code. */
+static int
+answer_text(const struct cancel_result *res, const char *at, char *out, size_t cap)
+{
+    switch (res->outcome) {
+    case CANCEL_DONE:
+        snprintf(out, cap, "cancelled");
+        return EXIT_OK;
+    case CANCEL_SENT:
+        snprintf(out, cap, "too late: sent at %s", at);
+        return EXIT_TOO_LATE;
+    case CANCEL_SENDING:
+        snprintf(out, cap, "too late: being sent by %s since %s", res->by, at);
+        return EXIT_TOO_LATE;
+    case CANCEL_SERIES_FINISHED:
+        snprintf(out, cap, "too late: the series finished at %s", at);
+        return EXIT_TOO_LATE;
+    case CANCEL_UNKNOWN:
+        break;
+    }
+    snprintf(out, cap, "unknown id");
+    return EXIT_UNKNOWN;
+}
+
+/* --json: {"id", "result": "cancelled" | "too late" | "unknown id", "reason"} with the line
+ * the plain answer prints as reason. */
+static void
+print_json(const char *id, int code, const char *text)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s}", "id", id, "result",
+                          code == EXIT_OK         ? "cancelled"
+                          : code == EXIT_TOO_LATE ? "too late"
+                                                  : "unknown id",
+                          "reason", text);
+
+    json_dumpf(o, stdout, JSON_COMPACT);
+    putchar('\n');
+    json_decref(o);
+}
+
+/* sendat cancel ID [--json] */
 static int
 cancel_one(const struct cli *cli, const char *id)
 {
     struct sa_nats *n = NULL;
     struct cancel_result res;
     struct sa_err err = {0};
-    char at[40];
+    char at[40], text[256];
     int code;
 
     if (!sa_layout_id_valid(id))
@@ -57,27 +100,11 @@ cancel_one(const struct cli *cli, const char *id)
         goto out;
     }
     sa_time_format(at, sizeof(at), res.at_ms);
-    switch (res.outcome) {
-    case CANCEL_DONE:
-        puts("cancelled");
-        code = EXIT_OK;
-        break;
-    case CANCEL_SENT:
-        printf("too late: sent at %s\n", at);
-        code = EXIT_TOO_LATE;
-        break;
-    case CANCEL_SENDING:
-        printf("too late: being sent by %s since %s\n", res.by, at);
-        code = EXIT_TOO_LATE;
-        break;
-    case CANCEL_SERIES_FINISHED:
-        printf("too late: the series finished at %s\n", at);
-        code = EXIT_TOO_LATE;
-        break;
-    case CANCEL_UNKNOWN:
-        code = cli_unknown_id();
-        break;
-    }
+    code = answer_text(&res, at, text, sizeof(text));
+    if (cli->json)
+        print_json(id, code, text);
+    else
+        puts(text);
 out:
     cli_close(n);
     return code;
@@ -92,6 +119,7 @@ cmd_cancel(int argc, char **argv)
     const struct cli_opt table[] = {
         {.name = "group", .kind = CLI_OPT_STRING, .to = &group},
         CLI_OPT_SERVER(&cli),
+        CLI_OPT_JSON(&cli),
         {0},
     };
     int rest = 0;
@@ -99,6 +127,8 @@ cmd_cancel(int argc, char **argv)
 
     if (r != CLI_OPTS_OK)
         return cli_opts_exit(r);
+    if (group && cli.json)
+        return cli_error(EXIT_USAGE, "cancel: --json is for one task id, not --group");
     if (group && rest < argc)
         return cli_error(EXIT_USAGE, "cancel: --group takes no task id (%s)", argv[rest]);
     if (group)

@@ -10,11 +10,13 @@
 static const char usage[] =
     "usage: sendat series pause ID [--server URL]\n"
     "       sendat series resume ID [--server URL]\n"
-    "       sendat series list [--server URL]\n"
+    "       sendat series list [--server URL] [--json]\n"
     "  pause/resume print one of: paused / resumed (exit 0), too late: the series was\n"
     "  cancelled or finished at TIME (exit 3), unknown id (exit 4).\n"
     "  Occurrences due while a series is paused are skipped: status says \"skipped (paused)\".\n"
-    "  list prints one line per series: ID STATE (active, paused, cancelled or finished).\n";
+    "  list prints one line per series: ID STATE (active, paused, cancelled or finished), its\n"
+    "  next fire (UTC; - when none is ahead), zone and cron; --json: an array of\n"
+    "  {id, state, cron, tz, next}.\n";
 
 static int
 answer(const struct pause_result *res, int pause)
@@ -60,12 +62,35 @@ pause_or_resume(int argc, char **argv, int pause)
     return code;
 }
 
+static const char *
+str(json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "-";
+}
+
+/* ID STATE NEXT ZONE CRON: the cron last, as it holds spaces. */
+static void
+print_series(json_t *s)
+{
+    printf("%s %s next %s %s cron \"%s\"\n", str(s, "id"), str(s, "state"), str(s, "next"),
+           str(s, "tz"), str(s, "cron"));
+}
+
+static void
+print_json(json_t *all)
+{
+    json_dumpf(all, stdout, JSON_COMPACT);
+    putchar('\n');
+}
+
 static int
 list(int argc, char **argv)
 {
     struct cli cli = {0};
     const struct cli_opt table[] = {
         CLI_OPT_SERVER(&cli),
+        CLI_OPT_JSON(&cli),
         {0},
     };
     struct sa_nats *n = NULL;
@@ -86,8 +111,10 @@ list(int argc, char **argv)
     all = json_array();
     if (series_list(n, all, &err) != SA_OK)
         code = cli_error(EXIT_FAIL, "series list: %s", err.msg);
-    json_array_foreach(all, i, s) printf("%s %s\n", json_string_value(json_object_get(s, "id")),
-                                         json_string_value(json_object_get(s, "state")));
+    if (code == EXIT_OK && cli.json)
+        print_json(all);
+    else if (code == EXIT_OK)
+        json_array_foreach(all, i, s) print_series(s);
     json_decref(all);
     cli_close(n);
     return code;

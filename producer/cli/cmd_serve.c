@@ -22,7 +22,7 @@ static const char usage[] =
     "                          free port); plain HTTP elsewhere than loopback is refused\n"
     "  SENDAT_API_TLS_CERT, SENDAT_API_TLS_KEY   PEM files: serve HTTPS\n"
     "  SENDAT_API_INSECURE=1   allow plain HTTP on any address (behind a TLS proxy)\n"
-    "  SENDAT_API_TOKENS_FILE  the tokens file (required; read again on SIGHUP)\n"
+    "  SENDAT_API_TOKENS_FILE  the tokens file (required; read again once changed, and on SIGHUP)\n"
     "  SENDAT_API_THREADS      requests served at once (default 8)\n"
     "  SENDAT_API_CLIENT_CONNECTIONS  connections one client address may hold (default 32)\n"
     "  SENDAT_API_REQUEST_TIMEOUT     seconds a client has to send a complete request head,\n"
@@ -174,6 +174,7 @@ cmd_serve(int argc, char **argv)
         return EXIT_USAGE;
     sa_log_init("sendat-serve");
     pthread_rwlock_init(&s.tokens_lock, NULL);
+    pthread_mutex_init(&s.follow_lock, NULL);
     pthread_rwlock_init(&s.ring_lock, NULL);
     if ((code = read_tls(&tls)) == EXIT_OK && (code = cli_keyring(&cli, &s.ring)) == EXIT_OK &&
         (code = cli_connect(&cli, &s.n)) == EXIT_OK)
@@ -183,6 +184,7 @@ cmd_serve(int argc, char **argv)
     sa_keyring_free(s.ring);
     tokens_free(s.tokens);
     pthread_rwlock_destroy(&s.tokens_lock);
+    pthread_mutex_destroy(&s.follow_lock);
     pthread_rwlock_destroy(&s.ring_lock);
     return code;
 }

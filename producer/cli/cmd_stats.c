@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "stats.h"
+#include "stats_fleet.h"
 
 static json_int_t
 num(json_t *o, const char *key)
@@ -81,13 +82,32 @@ print_members(json_t *members)
         json_int_t age = num(d, "beat_age_ms");
 
         printf("  %s (instance %s): last beat %.1f s ago%s", str(d, "name"), str(d, "instance"),
-               (double)age / 1000, age > 3000 ? " (silent: dead or hung)" : "");
+               (double)age / 1000, age > MEMBER_SILENT_MS ? " (silent: dead or hung)" : "");
         if (json_object_get(d, "held"))
             printf(", holds %" JSON_INTEGER_FORMAT ", in flight %" JSON_INTEGER_FORMAT
                    ", sent %" JSON_INTEGER_FORMAT,
                    num(d, "held"), num(d, "in_flight"), num(d, "sent"));
+        if (json_is_false(json_object_get(d, "mail")))
+            printf(", no SMTP (leaves email to the others)");
         putchar('\n');
     }
+}
+
+/* Whether the members alive can send mail: said only when one of them cannot. */
+static void
+print_mail(json_t *mail)
+{
+    json_int_t can = num(mail, "can_send"), cannot = num(mail, "cannot_send");
+
+    if (cannot == 0)
+        return;
+    if (can == 0)
+        printf("mail: no member alive can send mail (none has SENDAT_SMTP_URL): email tasks "
+               "wait until one does\n");
+    else
+        printf("mail: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+               " members alive can send mail; the others leave email tasks to them\n",
+               can, can + cannot);
 }
 
 /* The fleet's last hour in one line: what its members' beats say they did. */
@@ -128,6 +148,7 @@ print_fleet(json_t *doc)
                "drops a slot's after a window unused, a window's after an hour)\n",
                num(doc, "idle_past_durables"));
     print_members(json_object_get(doc, "members"));
+    print_mail(json_object_get(doc, "mail"));
     print_hour(json_object_get(doc, "delivery"));
     if (json_is_integer(json_object_get(doc, "dead_letters")))
         printf("dead letters: %" JSON_INTEGER_FORMAT "\n", num(doc, "dead_letters"));

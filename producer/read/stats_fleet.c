@@ -275,11 +275,38 @@ stats_fleet_sweep(struct sa_nats *n)
     return out;
 }
 
+/* Who of the members alive (a beat within MEMBER_SILENT_MS) can send mail, from their beats'
+ * "mail" fact (a member from before it says nothing and is not counted), and how many email
+ * tasks those without SMTP settings left to the others; "waits": no member alive can send
+ * mail, so email tasks wait. */
+static json_t *
+mail(json_t *members)
+{
+    json_int_t can = 0, cannot = 0, left = 0;
+    size_t i;
+    json_t *m;
+
+    json_array_foreach(members, i, m)
+    {
+        json_t *fact = json_object_get(m, "mail");
+
+        if (!json_is_boolean(fact) ||
+            json_integer_value(json_object_get(m, "beat_age_ms")) > MEMBER_SILENT_MS)
+            continue;
+        can += json_is_true(fact);
+        cannot += json_is_false(fact);
+        left += json_integer_value(json_object_get(m, "mail_left"));
+    }
+    return json_pack("{s:I, s:I, s:I, s:b}", "can_send", can, "cannot_send", cannot, "left", left,
+                     "waits", can == 0 && cannot > 0);
+}
+
 void
 stats_fleet_add(struct sa_nats *n, json_t *doc)
 {
     json_object_set_new(doc, "pulling", pulling(n, doc));
     json_object_set_new(doc, "dead_letters", dead_letters(n));
     json_object_set_new(doc, "members", members(n));
+    json_object_set_new(doc, "mail", mail(json_object_get(doc, "members")));
     json_object_set_new(doc, "delivery", delivery(json_object_get(doc, "members")));
 }

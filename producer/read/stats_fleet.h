@@ -8,8 +8,13 @@
 
 #include "natsconn.h"
 
-/* Adds "idle_past_durables", "pulling", "dead_letters" (null if unread), "members" and
- * "delivery" (the fleet's last hour from the members' beats) to doc, in that order. */
+/* A member whose last beat is older than this is silent: dead or hung (a member beats every
+ * second). */
+#define MEMBER_SILENT_MS 3000
+
+/* Adds "idle_past_durables", "pulling", "dead_letters" (null if unread), "members", "mail"
+ * (who of them can send mail, stats_fleet.c) and "delivery" (the fleet's last hour from the
+ * members' beats) to doc, in that order. */
 void stats_fleet_add(struct sa_nats *n, json_t *doc);
 /* The sweep of one shard as it is (null: never swept); of several, what they found and
  * looked at in all, the oldest last run, and each swept shard's record under "shards" (null if

@@ -137,7 +137,8 @@ claim_fields(const struct sa_claim *c)
     if (c->state == SA_CLAIM_SENT) {
         json_object_set_new(f, "lateness_ms", json_integer(c->lateness_ms));
         json_object_set_new(f, "delivery_lateness_ms", json_integer(c->delivery_lateness_ms));
-        json_object_set_new(f, "http_status", json_integer(c->http_status));
+        json_object_set_new(f, c->channel == SA_CHANNEL_EMAIL ? "smtp_status" : "http_status",
+                            json_integer(c->http_status));
     }
     if (c->error[0]) /* a replay's record says where it came from: no error */
         json_object_set_new(f, c->state == SA_CLAIM_RETRYING && by_cli(c) ? "note" : "error",

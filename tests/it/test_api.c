@@ -1,7 +1,8 @@
 /* `sendat serve` as an application server uses it (issue 13): bearer tokens with roles (401
  * without, saying no more; 403 for a role too small, naming the role needed), booking with an id
  * that is an idempotency key, a task's history, exact cancel (200 / 409 / 404), NDJSON batches with
- * one result per line, one error shape naming the field, and tokens read again on SIGHUP. */
+ * one result per line, one error shape naming the field, tokens listed and revoked, and the
+ * tokens file read again once it changed and on SIGHUP. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -192,6 +193,7 @@ test_groups_and_series_pause(void **state)
     assert_int_equal(call("GET", "/series", reader, NULL, &doc), 200);
     text = json_dumps(doc, 0);
     assert_non_null(strstr(text, "paused"));
+    assert_non_null(strstr(text, "\"cron\": \"0 7 * * *\", \"tz\": \"UTC\", \"next\": \"20"));
     free(text);
     json_decref(doc);
     assert_int_equal(call("POST", "/series/nope/resume", producer, NULL, NULL), 404);
@@ -220,6 +222,8 @@ reloaded(void *arg)
     return proc_count_lines(api.err_path, "event=reloaded") > 0;
 }
 
+/* A token made while the server runs is good at once (the changed file is read again at the
+ * next request), and SIGHUP still reads the tokens and the key file. */
 static void
 test_sighup_reads_new_tokens(void **state)
 {
@@ -227,10 +231,65 @@ test_sighup_reads_new_tokens(void **state)
 
     (void)state;
     make_token("reader", late, sizeof(late));
-    assert_int_equal(call("GET", "/tasks/x", late, NULL, NULL), 401); /* not read yet */
+    assert_int_equal(call("GET", "/tasks/x", late, NULL, NULL), 404);
     proc_signal(&api, SIGHUP);
     assert_true(wait_until(reloaded, NULL, 20000));
     assert_int_equal(call("GET", "/tasks/x", late, NULL, NULL), 404);
+}
+
+/* The id `sendat token list` shows on the line naming name, into id. */
+static void
+listed_id(const char *list, const char *name, char id[16])
+{
+    char want[80];
+    const char *at, *line;
+
+    snprintf(want, sizeof(want), "  %s ", name);
+    at = strstr(list, want);
+    if (!at)
+        fail_msg("token list lacks %s:\n%s", name, list);
+    for (line = at; line > list && line[-1] != '\n'; line--)
+        ;
+    snprintf(id, 16, "%.*s", (int)strcspn(line, " "), line);
+}
+
+/* sendat token list and revoke (issue 34): the list shows ids, roles and names, never a
+ * token; a revoked token gets 401 at once, the others go on; a name two tokens share and an
+ * unknown id are refused. */
+static void
+test_token_list_and_revoke(void **state)
+{
+    char doomed[64], twin[64], out[8192], err[1024], id[16];
+
+    (void)state;
+    assert_int_equal(fx_sendat(&F, doomed, sizeof(doomed), NULL, 0, "token", "create", "--role",
+                               "reader", "--name", "doomed", NULL),
+                     0);
+    doomed[strcspn(doomed, "\n")] = '\0';
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(fx_sendat(&F, twin, sizeof(twin), NULL, 0, "token", "create", "--role",
+                                   "reader", "--name", "twin", NULL),
+                         0);
+    assert_int_equal(call("GET", "/whoami", doomed, NULL, NULL), 200);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "token", "list", NULL), 0);
+    assert_non_null(strstr(out, "ROLE"));
+    assert_null(strstr(out, "sat_")); /* hashes only */
+    listed_id(out, "doomed", id);
+    assert_int_equal(strlen(id), 12);
+    assert_int_equal(
+        fx_sendat(&F, out, sizeof(out), err, sizeof(err), "token", "revoke", "twin", NULL), 2);
+    assert_non_null(strstr(err, "twin names 2 tokens"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "token", "revoke",
+                               "0000000000000000", NULL),
+                     4);
+    assert_non_null(strstr(err, "unknown token"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "token", "revoke", id, NULL),
+                     0);
+    assert_int_equal(call("GET", "/whoami", doomed, NULL, NULL), 401);
+    assert_int_equal(call("GET", "/whoami", reader, NULL, NULL), 200); /* the others stay */
+    assert_int_equal(call("GET", "/whoami", twin, NULL, NULL), 200);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "token", "list", NULL), 0);
+    assert_null(strstr(out, "doomed"));
 }
 
 /* Plain HTTP only on loopback (unless SENDAT_API_INSECURE=1); HTTPS from PEM files. */
@@ -272,6 +331,7 @@ main(void)
         cmocka_unit_test(test_errors_name_the_field),
         cmocka_unit_test(test_batch_one_result_per_line),
         cmocka_unit_test(test_sighup_reads_new_tokens),
+        cmocka_unit_test(test_token_list_and_revoke),
         cmocka_unit_test(test_listening_plain_or_tls),
         cmocka_unit_test(test_groups_and_series_pause),
     };

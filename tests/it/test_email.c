@@ -104,6 +104,13 @@ test_mail_arrives_intact(void **state)
     }
     assert_int_equal(seen, 2);
     free(mail);
+    /* the mail server's reply code, named as such (issue 34: it read http_status=250) */
+    assert_true(fx_status_says(&F, id1, "smtp_status=250", 20000));
+    {
+        char st[8192];
+        assert_int_equal(fx_sendat(&F, st, sizeof(st), NULL, 0, "status", id1, NULL), 0);
+        assert_null(strstr(st, "http_status"));
+    }
     { /* the refused attempt and the accepted one carried the same Message-ID */
         char path[500], want[200], *log;
         snprintf(path, sizeof(path), "%s/smtp-attempts.log", F.dir);

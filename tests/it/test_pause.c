@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "check.h"
 #include "fixture.h"
@@ -25,6 +26,34 @@ count_of(const char *text, const char *word)
     for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
         k++;
     return k;
+}
+
+/* `series list --json` has series in state, with its cron and zone, and a next fire (a
+ * string) when one is ahead, else null. */
+static void
+list_json_shows(const char *series, const char *state, int ahead)
+{
+    char out[8192];
+    json_t *all, *s;
+    size_t i;
+    int found = 0;
+
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "list", "--json", NULL), 0);
+    all = json_loads(out, 0, NULL);
+    assert_true(json_is_array(all));
+    json_array_foreach(all, i, s)
+    {
+        if (strcmp(json_string_value(json_object_get(s, "id")), series) != 0)
+            continue;
+        found = 1;
+        assert_string_equal(json_string_value(json_object_get(s, "state")), state);
+        assert_string_equal(json_string_value(json_object_get(s, "cron")), "*/2 * * * * *");
+        assert_string_equal(json_string_value(json_object_get(s, "tz")), "UTC");
+        assert_true(ahead ? json_is_string(json_object_get(s, "next"))
+                          : json_is_null(json_object_get(s, "next")));
+    }
+    assert_true(found);
+    json_decref(all);
 }
 
 static void
@@ -53,11 +82,20 @@ test_pause_skips_and_resume_delivers(void **state)
     assert_true(at_resume <= at_pause + 1); /* at most the one already being sent */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "list", NULL), 0);
     assert_non_null(strstr(out, "paused"));
+    assert_non_null(strstr(out, " UTC cron \"*/2 * * * * *\"")); /* its zone and cron */
+    assert_non_null(strstr(out, " next 20"));                    /* and its next fire */
+    list_json_shows(series, "paused", 1);
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "resume", series, NULL), 0);
     assert_string_equal(out, "resumed\n");
     assert_true(receiver_wait(F.recv, NULL, at_resume + 2, 30000)); /* the chain went on */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "series", "list", NULL), 0);
     assert_non_null(strstr(out, "active"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", series, "--json", NULL), 0);
+    assert_non_null(strstr(out, "\"result\":\"cancelled\""));
+    list_json_shows(series, "cancelled", 0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel",
+                               "0000000000000000000000000000", "--json", NULL),
+                     4);
     fx_finish(&F);
 }
 

@@ -137,6 +137,14 @@ test_preview_and_refusals(void **state)
                      0);
     assert_non_null(strstr(out, "2026-03-29 03:00:00 +02:00"));
     assert_non_null(strstr(out, "DST gap"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "preview", "--cron",
+                               "30 2 * * *", "--tz", "Europe/Berlin", "--from",
+                               "2026-03-27T12:00:00Z", "-n", "3", "--json", NULL),
+                     0); /* as /v1/series/{id}/ahead gives them */
+    assert_non_null(strstr(out, "\"at\":\"2026-03-29T01:00:00.000Z\""));
+    assert_non_null(strstr(out, "\"local\":\"2026-03-29 03:00:00 +02:00\""));
+    assert_non_null(strstr(out, "\"dst\":\"gap\""));
+    assert_non_null(strstr(out, "\"dst\":null"));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron",
                                "0 7 * * *", "--tz", "Mars/Olympus", "--webhook",
                                "http://127.0.0.1:9/x", NULL),

@@ -182,6 +182,8 @@ test_dispatch_and_delivery_lateness(void **state)
     assert_true(dispatch <= event_at(events, "failed", 0) - due); /* the first attempt's start */
     assert_true(delivery >= event_at(events, "failed", 1) - due); /* after the second failure */
     assert_true(delivery > dispatch);
+    assert_true(json_is_integer(json_object_get(sent, "http_status"))); /* a webhook's */
+    assert_null(json_object_get(sent, "smtp_status"));
     json_decref(doc);
     assert_int_equal(fx_consumer_get(&F, 0, "/metrics", metrics), 200);
     assert_non_null(strstr(metrics, "sendat_delivery_lateness_seconds_count "));

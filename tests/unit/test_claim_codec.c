@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "claim.h"
+#include "task.h"
 
 static struct sa_claim
 sample(void)
@@ -25,6 +26,7 @@ sample(void)
         .moves = 1,
         .moved_ms = 1795340090000LL,
         .lateness_ms = 123,
+        .channel = SA_CHANNEL_WEBHOOK,
         .http_status = 204,
     };
 
@@ -123,13 +125,39 @@ test_escapes_and_signs(void **state)
     assert_memory_equal(&in, &out, sizeof(in));
 }
 
+/* The channel is recorded (status names an email's reply code smtp_status); a record from
+ * before it was, or naming a channel not known here, reads as channel 0. */
+static void
+test_channel(void **state)
+{
+    struct sa_claim in = sample(), out;
+    static const char old[] = "{\"state\":\"sent\",\"consumer\":\"c0\",\"http_status\":250}";
+    static const char odd[] = "{\"state\":\"sent\",\"channel\":\"pigeon\"}";
+    char json[1024];
+
+    (void)state;
+    in.channel = SA_CHANNEL_EMAIL;
+    in.http_status = 250;
+    assert_true(sa_claim_encode(&in, json, sizeof(json)) > 0);
+    assert_non_null(strstr(json, "\"channel\":\"email\""));
+    round_trip(&in, &out);
+    assert_int_equal(out.channel, SA_CHANNEL_EMAIL);
+    in.channel = 0;
+    assert_true(sa_claim_encode(&in, json, sizeof(json)) > 0);
+    assert_null(strstr(json, "channel")); /* not written while unknown */
+    assert_int_equal(sa_claim_decode(&out, old, sizeof(old) - 1, NULL), SA_OK);
+    assert_int_equal(out.channel, 0);
+    assert_int_equal(out.http_status, 250);
+    assert_int_equal(sa_claim_decode(&out, odd, sizeof(odd) - 1, NULL), SA_OK);
+    assert_int_equal(out.channel, 0);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_field),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_text_that_is_not_utf8),
+        cmocka_unit_test(test_every_field),       cmocka_unit_test(test_channel),
+        cmocka_unit_test(test_refusals),          cmocka_unit_test(test_text_that_is_not_utf8),
         cmocka_unit_test(test_escapes_and_signs),
     };
 
