@@ -48,6 +48,8 @@ send_answer(struct MHD_Connection *conn, struct request *r)
         MHD_add_response_header(resp, "Strict-Transport-Security", SERVE_HSTS);
     if (r->status == 401)
         MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+    if (r->close)
+        MHD_add_response_header(resp, "Connection", "close");
     if (r->status == 429) {
         snprintf(retry, sizeof(retry), "%d", r->retry_after_s);
         MHD_add_response_header(resp, "Retry-After", retry);
@@ -211,9 +213,9 @@ guard_conn(struct MHD_Connection *conn)
     return ci ? ci->socket_context : NULL;
 }
 
-/* The first call, with the head only: the token, the rate and the size are checked before a
- * byte of the body is read (twenty unauthenticated 60 MiB batches once held 1.2 GiB). 1 if the
- * body may come; 0 with r->status set, answered at once. */
+/* The first call, with the head only: the token, its share of connections, its rate and the
+ * size are checked before a byte of the body is read (twenty unauthenticated 60 MiB batches once
+ * held 1.2 GiB). 1 if the body may come; 0 with r->status set, answered at once. */
 static int
 admit(struct request *r, struct MHD_Connection *conn, const char *url)
 {
@@ -229,6 +231,12 @@ admit(struct request *r, struct MHD_Connection *conn, const char *url)
         return 1;
     if (r->role == TOKEN_NONE)
         return serve_fail(r, 401, NULL, "a valid bearer token is required");
+    if (!serve_guard_enter(r->s->guard, guard_conn(conn), r->who)) {
+        r->close = 1; /* its connection goes: the token holds its share already */
+        r->retry_after_s = 1;
+        return serve_fail(r, 429, NULL, "this token has %d requests under way; retry after 1 s",
+                          r->s->per_token);
+    }
     if (!serve_guard_admit(r->s->guard, r->who, &r->retry_after_s))
         return serve_fail(r, 429, NULL, "too many requests for this token; retry after %d s",
                           r->retry_after_s);
@@ -263,10 +271,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         return (enum MHD_Result)serve_console_send(conn, r->console, r->s->tls);
     }
     if (*data_size) {
+        int64_t t0 = sa_now_ms();
         take_body(r, data, *data_size);
+        serve_guard_body(r->s->guard, guard_conn(conn), *data_size, sa_now_ms() - t0);
         *data_size = 0;
         return MHD_YES;
     }
+    serve_guard_body_in(r->s->guard, guard_conn(conn));
     if (!r->status) {
         if (serve_is_public(r))
             serve_openapi(r);
@@ -382,8 +393,9 @@ serve_start(struct server *s, const char *addr, int threads, const struct serve_
         return rc;
     if (tls->cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return sa_fail(err, SA_EINVAL, "this libmicrohttpd has no TLS: SENDAT_API_TLS_CERT");
-    if ((rc = serve_guard_new(&s->guard, (int64_t)lim->head_s * 1000, lim->rate, CONNECTIONS_KEPT,
-                              err)) != SA_OK)
+    s->per_token = lim->per_token;
+    if ((rc = serve_guard_new(&s->guard, (int64_t)lim->head_s * 1000, lim->rate, lim->per_token,
+                              CONNECTIONS_KEPT, err)) != SA_OK)
         return rc;
     if (start_daemon(s, &sin, threads, tls, lim) != SA_OK) {
         serve_guard_free(s->guard);

@@ -31,8 +31,9 @@ struct server {
     pthread_rwlock_t tokens_lock;
     const char *tokens_file;
     struct MHD_Daemon *d;
-    struct serve_guard *guard; /* request-head deadlines, rates per token (serve_guard.c) */
+    struct serve_guard *guard; /* request deadlines, rates and shares per token (serve_guard.c) */
     int tls;
+    int per_token; /* a token's share of requests under way, for its 429 */
 };
 
 /* What one client may take (issue 24.4), from the environment (cmd_serve.c). */
@@ -40,6 +41,7 @@ struct serve_limits {
     int per_client; /* connections from one address: SENDAT_API_CLIENT_CONNECTIONS */
     int head_s;     /* seconds to a complete request head: SENDAT_API_REQUEST_TIMEOUT */
     int rate;       /* requests a second per token, 0 no limit: SENDAT_API_RATE */
+    int per_token;  /* requests one token may have under way: SENDAT_API_TOKEN_CONNECTIONS */
 };
 
 /* One request as the routes see it. */
@@ -56,6 +58,7 @@ struct request {
     int status;                   /* the answer, set by serve_reply / serve_fail */
     int console;                  /* outside /v1: the console file (serve_console.c), or -1 */
     int retry_after_s;            /* a 429's Retry-After */
+    int close;                    /* answer with Connection: close */
     int64_t started_ms;           /* when its head was in, for the log */
     struct serve_batch *batch;    /* POST /v1/batches: lines booked as they arrive */
     json_t *answer;
