@@ -6,6 +6,7 @@
  * (serve_console.c). */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,26 +23,53 @@
 
 #define IDLE_TIMEOUT_S 60
 #define CONNECTIONS_MAX 1024
-#define CONNECTIONS_KEPT 768 /* then the oldest waiting one makes room (serve_guard.c) */
+#define CONNECTIONS_KEPT 768      /* then the oldest waiting one makes room (serve_guard.c) */
+#define TRIM_AT (2 * 1024 * 1024) /* an answer this big is freed with serve_trim_after */
+
+/* Frees a big answer's text and gives the memory back (serve_trim_after). */
+static void
+free_big(void *text)
+{
+    free(text);
+    serve_trim_after(TRIM_AT);
+}
+
+/* r's answer as a response: its text as given (taken), or its document dumped. */
+static struct MHD_Response *
+answer_body(struct request *r)
+{
+    struct MHD_Response *resp;
+    size_t len = r->answer_len;
+    char *text = r->answer_text;
+
+    r->answer_text = NULL;
+    if (!text) {
+        if (r->role == TOKEN_READER)
+            serve_redact_for_reader(r->answer);
+        text = r->answer ? json_dumps(r->answer, JSON_COMPACT) : strdup("{}");
+        len = text ? strlen(text) : 0;
+    }
+    if (!text)
+        return NULL;
+    if (len >= TRIM_AT)
+        resp = MHD_create_response_from_buffer_with_free_callback(len, text, free_big);
+    else
+        resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        free(text);
+    return resp;
+}
 
 static enum MHD_Result
 send_answer(struct MHD_Connection *conn, struct request *r)
 {
-    char *text;
     struct MHD_Response *resp;
     enum MHD_Result ok;
     char retry[16];
 
-    if (r->role == TOKEN_READER)
-        serve_redact_for_reader(r->answer);
-    text = r->answer ? json_dumps(r->answer, JSON_COMPACT) : strdup("{}");
-    if (!text)
+    resp = answer_body(r);
+    if (!resp)
         return MHD_NO;
-    resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
     MHD_add_response_header(resp, "Content-Type", "application/json");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     if (r->s->tls)
@@ -110,6 +138,7 @@ request_free(struct request *r)
         sodium_memzero(r->body, r->body_len); /* may hold recipients and bodies */
     free(r->body);
     serve_batch_free(r->batch);
+    free(r->answer_text);
     json_decref(r->answer);
     free(r);
 }
@@ -391,6 +420,9 @@ serve_start(struct server *s, const char *addr, int threads, const struct serve_
         rc = check_plain(&sin, addr, tls, err);
     if (rc != SA_OK)
         return rc;
+    /* Blocks from 256 KiB on (a batch's results and answer) are mapped apart and unmapped when
+     * freed: with glibc's threshold moving up, each worker's arena kept ~25 MiB a junk batch. */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     if (tls->cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return sa_fail(err, SA_EINVAL, "this libmicrohttpd has no TLS: SENDAT_API_TLS_CERT");
     s->per_token = lim->per_token;

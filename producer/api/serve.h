@@ -62,10 +62,19 @@ struct request {
     int64_t started_ms;           /* when its head was in, for the log */
     struct serve_batch *batch;    /* POST /v1/batches: lines booked as they arrive */
     json_t *answer;
+    char *answer_text; /* or the answer as JSON text already (serve_reply_text) */
+    size_t answer_len;
 };
 
 /* The answer: status and a JSON document (taken). */
 void serve_reply(struct request *r, int status, json_t *doc);
+/* The answer: status and a JSON document as text of len bytes (taken, malloc'd), for an answer
+ * too big to hold as jansson objects (a batch's); never redacted, so no route a reader may
+ * call gives one. */
+void serve_reply_text(struct request *r, int status, char *text, size_t len);
+/* After a request that held more than a megabyte (bytes), gives glibc's free memory back to the
+ * system (malloc_trim): its arenas kept a junk batch's ~90 MiB until a restart. */
+void serve_trim_after(size_t bytes);
 
 /* The one error shape: {"error": {"status": S, "message": ..., "field": ...}}; field may be
  * NULL, else the request field at fault. Always returns 0 so routes can `return serve_fail()`. */
