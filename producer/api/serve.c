@@ -6,6 +6,7 @@
  * (serve_console.c). */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,32 +24,61 @@
 
 #define IDLE_TIMEOUT_S 60
 #define CONNECTIONS_MAX 1024
-#define CONNECTIONS_KEPT 768 /* then the oldest waiting one makes room (serve_guard.c) */
+#define CONNECTIONS_KEPT 768      /* then the oldest waiting one makes room (serve_guard.c) */
+#define TRIM_AT (2 * 1024 * 1024) /* an answer this big is freed with serve_trim_after */
+
+/* Frees a big answer's text and gives the memory back (serve_trim_after). */
+static void
+free_big(void *text)
+{
+    free(text);
+    serve_trim_after(TRIM_AT);
+}
+
+/* r's answer as a response: its text as given (taken), or its document dumped. */
+static struct MHD_Response *
+answer_body(struct request *r)
+{
+    struct MHD_Response *resp;
+    size_t len = r->answer_len;
+    char *text = r->answer_text;
+
+    r->answer_text = NULL;
+    if (!text) {
+        if (r->role == TOKEN_READER)
+            serve_redact_for_reader(r->answer);
+        text = r->answer ? json_dumps(r->answer, JSON_COMPACT) : strdup("{}");
+        len = text ? strlen(text) : 0;
+    }
+    if (!text)
+        return NULL;
+    if (len >= TRIM_AT)
+        resp = MHD_create_response_from_buffer_with_free_callback(len, text, free_big);
+    else
+        resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        free(text);
+    return resp;
+}
 
 static enum MHD_Result
 send_answer(struct MHD_Connection *conn, struct request *r)
 {
-    char *text;
     struct MHD_Response *resp;
     enum MHD_Result ok;
     char retry[16];
 
-    if (r->role == TOKEN_READER)
-        serve_redact_for_reader(r->answer);
-    text = r->answer ? json_dumps(r->answer, JSON_COMPACT) : strdup("{}");
-    if (!text)
+    resp = answer_body(r);
+    if (!resp)
         return MHD_NO;
-    resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
     MHD_add_response_header(resp, "Content-Type", "application/json");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     if (r->s->tls)
         MHD_add_response_header(resp, "Strict-Transport-Security", SERVE_HSTS);
     if (r->status == 401)
         MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+    if (r->close)
+        MHD_add_response_header(resp, "Connection", "close");
     if (r->status == 429) {
         snprintf(retry, sizeof(retry), "%d", r->retry_after_s);
         MHD_add_response_header(resp, "Retry-After", retry);
@@ -143,6 +173,7 @@ request_free(struct request *r)
         sodium_memzero(r->body, r->body_len); /* may hold recipients and bodies */
     free(r->body);
     serve_batch_free(r->batch);
+    free(r->answer_text);
     json_decref(r->answer);
     free(r);
 }
@@ -246,9 +277,9 @@ guard_conn(struct MHD_Connection *conn)
     return ci ? ci->socket_context : NULL;
 }
 
-/* The first call, with the head only: the token, the rate and the size are checked before a
- * byte of the body is read (twenty unauthenticated 60 MiB batches once held 1.2 GiB). 1 if the
- * body may come; 0 with r->status set, answered at once. */
+/* The first call, with the head only: the token, its share of connections, its rate and the
+ * size are checked before a byte of the body is read (twenty unauthenticated 60 MiB batches once
+ * held 1.2 GiB). 1 if the body may come; 0 with r->status set, answered at once. */
 static int
 admit(struct request *r, struct MHD_Connection *conn, const char *url)
 {
@@ -264,6 +295,12 @@ admit(struct request *r, struct MHD_Connection *conn, const char *url)
         return 1;
     if (r->role == TOKEN_NONE)
         return serve_fail(r, 401, NULL, "a valid bearer token is required");
+    if (!serve_guard_enter(r->s->guard, guard_conn(conn), r->who)) {
+        r->close = 1; /* its connection goes: the token holds its share already */
+        r->retry_after_s = 1;
+        return serve_fail(r, 429, NULL, "this token has %d requests under way; retry after 1 s",
+                          r->s->per_token);
+    }
     if (!serve_guard_admit(r->s->guard, r->who, &r->retry_after_s))
         return serve_fail(r, 429, NULL, "too many requests for this token; retry after %d s",
                           r->retry_after_s);
@@ -298,10 +335,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         return (enum MHD_Result)serve_console_send(conn, r->console, r->s->tls);
     }
     if (*data_size) {
+        int64_t t0 = sa_now_ms();
         take_body(r, data, *data_size);
+        serve_guard_body(r->s->guard, guard_conn(conn), *data_size, sa_now_ms() - t0);
         *data_size = 0;
         return MHD_YES;
     }
+    serve_guard_body_in(r->s->guard, guard_conn(conn));
     if (!r->status) {
         if (serve_is_public(r))
             serve_openapi(r);
@@ -415,10 +455,14 @@ serve_start(struct server *s, const char *addr, int threads, const struct serve_
         rc = check_plain(&sin, addr, tls, err);
     if (rc != SA_OK)
         return rc;
+    /* Blocks from 256 KiB on (a batch's results and answer) are mapped apart and unmapped when
+     * freed: with glibc's threshold moving up, each worker's arena kept ~25 MiB a junk batch. */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     if (tls->cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return sa_fail(err, SA_EINVAL, "this libmicrohttpd has no TLS: SENDAT_API_TLS_CERT");
-    if ((rc = serve_guard_new(&s->guard, (int64_t)lim->head_s * 1000, lim->rate, CONNECTIONS_KEPT,
-                              err)) != SA_OK)
+    s->per_token = lim->per_token;
+    if ((rc = serve_guard_new(&s->guard, (int64_t)lim->head_s * 1000, lim->rate, lim->per_token,
+                              CONNECTIONS_KEPT, err)) != SA_OK)
         return rc;
     if (start_daemon(s, &sin, threads, tls, lim) != SA_OK) {
         serve_guard_free(s->guard);

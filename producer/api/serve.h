@@ -35,8 +35,9 @@ struct server {
     pthread_mutex_t follow_lock;
     char tokens_seen[96];
     struct MHD_Daemon *d;
-    struct serve_guard *guard; /* request-head deadlines, rates per token (serve_guard.c) */
+    struct serve_guard *guard; /* request deadlines, rates and shares per token (serve_guard.c) */
     int tls;
+    int per_token; /* a token's share of requests under way, for its 429 */
 };
 
 /* What one client may take (issue 24.4), from the environment (cmd_serve.c). */
@@ -44,6 +45,7 @@ struct serve_limits {
     int per_client; /* connections from one address: SENDAT_API_CLIENT_CONNECTIONS */
     int head_s;     /* seconds to a complete request head: SENDAT_API_REQUEST_TIMEOUT */
     int rate;       /* requests a second per token, 0 no limit: SENDAT_API_RATE */
+    int per_token;  /* requests one token may have under way: SENDAT_API_TOKEN_CONNECTIONS */
 };
 
 /* One request as the routes see it. */
@@ -60,13 +62,23 @@ struct request {
     int status;                   /* the answer, set by serve_reply / serve_fail */
     int console;                  /* outside /v1: the console file (serve_console.c), or -1 */
     int retry_after_s;            /* a 429's Retry-After */
+    int close;                    /* answer with Connection: close */
     int64_t started_ms;           /* when its head was in, for the log */
     struct serve_batch *batch;    /* POST /v1/batches: lines booked as they arrive */
     json_t *answer;
+    char *answer_text; /* or the answer as JSON text already (serve_reply_text) */
+    size_t answer_len;
 };
 
 /* The answer: status and a JSON document (taken). */
 void serve_reply(struct request *r, int status, json_t *doc);
+/* The answer: status and a JSON document as text of len bytes (taken, malloc'd), for an answer
+ * too big to hold as jansson objects (a batch's); never redacted, so no route a reader may
+ * call gives one. */
+void serve_reply_text(struct request *r, int status, char *text, size_t len);
+/* After a request that held more than a megabyte (bytes), gives glibc's free memory back to the
+ * system (malloc_trim): its arenas kept a junk batch's ~90 MiB until a restart. */
+void serve_trim_after(size_t bytes);
 
 /* The one error shape: {"error": {"status": S, "message": ..., "field": ...}}; field may be
  * NULL, else the request field at fault. Always returns 0 so routes can `return serve_fail()`. */

@@ -4,6 +4,7 @@
  * other in a circle: serve.c calls the routes, the routes call only this. */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +16,34 @@
 #include "serve.h"
 #include "timeparse.h"
 
+#define TRIM_ABOVE (1024 * 1024)
+
 void
 serve_reply(struct request *r, int status, json_t *doc)
 {
+    free(r->answer_text);
+    r->answer_text = NULL;
     json_decref(r->answer);
     r->status = status;
     r->answer = doc;
+}
+
+void
+serve_reply_text(struct request *r, int status, char *text, size_t len)
+{
+    json_decref(r->answer);
+    r->answer = NULL;
+    free(r->answer_text);
+    r->status = status;
+    r->answer_text = text;
+    r->answer_len = len;
+}
+
+void
+serve_trim_after(size_t bytes)
+{
+    if (bytes > TRIM_ABOVE)
+        malloc_trim(0);
 }
 
 int

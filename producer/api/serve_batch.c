@@ -6,7 +6,8 @@
  * that names its id waits in a run of RUN_MAX such lines, whose ids are checked at once
  * (dupcheck_gone_many: an id whose task finished is refused, 409 with its state) before they
  * are published. Lines are booked as the body arrives: only the line under way and one run
- * are held, never the whole body. */
+ * are held, never the whole body, and the results are kept as compact text (serve_results.h:
+ * a jansson object per line held ~570 times a junk batch's size, issue 37.7). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "group.h"
 #include "publish.h"
 #include "serve.h"
+#include "serve_results.h"
 #include "timeparse.h"
 
 #define BATCH_LINES_MAX 100000
@@ -35,7 +37,7 @@ struct held {
 
 struct serve_batch {
     struct publisher *pub;
-    json_t *results;
+    struct serve_results *results;
     long line;
     char *part; /* the line begun in an earlier piece of the body */
     size_t part_len, part_cap;
@@ -51,8 +53,8 @@ refusal(long line, enum sa_code rc, const struct sa_err *err)
                      serve_error_object(serve_status_for(rc), err));
 }
 
-/* One line: a result appended to results now (a refusal, or the id of a task published in
- * flight or held in b's run, corrected later if its check or PubAck says otherwise). */
+/* One line: its result now (a refusal, or the id of a task published in flight or held in b's
+ * run, corrected later if its check or PubAck says otherwise). */
 static json_t *
 one_line(struct request *r, struct serve_batch *b, long line, const char *text)
 {
@@ -100,40 +102,21 @@ one_line(struct request *r, struct serve_batch *b, long line, const char *text)
     return res;
 }
 
-/* The result of line (results are in line order). */
-static json_t *
-result_of(json_t *results, long line)
-{
-    size_t lo = 0, hi = json_array_size(results);
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        long at = (long)json_integer_value(json_object_get(json_array_get(results, mid), "line"));
-        if (at == line)
-            return json_array_get(results, mid);
-        if (at < line)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
+/* line's result says its task was already scheduled (a duplicate PubAck, same content). */
 static void
-replace(json_t *results, long line, json_t *res)
+mark_already(struct serve_results *results, long line)
 {
-    json_t *old = result_of(results, line);
+    json_t *res = serve_results_get(results, line);
 
-    if (old) {
-        json_object_clear(old);
-        json_object_update(old, res);
-    }
-    json_decref(res);
+    if (!res)
+        return; /* no memory: the line keeps its id */
+    json_object_set_new(res, "already_scheduled", json_true());
+    serve_results_set(results, line, res);
 }
 
 /* After the PubAcks: duplicates compared, failures put in place of the ids. */
 static void
-settle(struct request *r, struct publisher *pub, json_t *results)
+settle(struct request *r, struct publisher *pub, struct serve_results *results)
 {
     uint64_t seq;
     natsMsg *msg;
@@ -148,15 +131,15 @@ settle(struct request *r, struct publisher *pub, json_t *results)
         rc = dupcheck_verify_sealed(r->s->n, r->s->ring, msg, seq, &err);
         pthread_rwlock_unlock(&r->s->ring_lock);
         if (rc == SA_OK)
-            json_object_set_new(result_of(results, line), "already_scheduled", json_true());
+            mark_already(results, line);
         else
-            replace(results, line, refusal(line, rc, &err));
+            serve_results_set(results, line, refusal(line, rc, &err));
         natsMsg_Destroy(msg);
     }
     for (long i = 0; (failure = publisher_failure(pub, i, &at)); i++) {
         struct sa_err err = {0};
         sa_fail(&err, SA_ENATS, "not stored: %s", failure);
-        replace(results, at, refusal(at, SA_ENATS, &err));
+        serve_results_set(results, at, refusal(at, SA_ENATS, &err));
     }
 }
 
@@ -189,38 +172,19 @@ flush_run(struct request *r, struct serve_batch *b)
         enum sa_code prc = rc;
 
         if (rc != SA_OK)
-            replace(b->results, h->line, refusal(h->line, rc, &err));
+            serve_results_set(b->results, h->line, refusal(h->line, rc, &err));
         else if (asks[i].rc != SA_OK)
-            replace(b->results, h->line,
-                    json_pack("{s:I, s:o}", "line", (json_int_t)h->line, "error",
-                              serve_gone_error(serve_status_for(asks[i].rc), &asks[i].err,
-                                               &asks[i].gone)));
+            serve_results_set(b->results, h->line,
+                              json_pack("{s:I, s:o}", "line", (json_int_t)h->line, "error",
+                                        serve_gone_error(serve_status_for(asks[i].rc), &asks[i].err,
+                                                         &asks[i].gone)));
         else if ((prc = publisher_send(b->pub, h->t, h->env, h->len, sa_now_ms(), h->line,
                                        &perr)) != SA_OK)
-            replace(b->results, h->line, refusal(h->line, prc, &perr));
+            serve_results_set(b->results, h->line, refusal(h->line, prc, &perr));
         drop_held(h);
     }
     b->n_run = 0;
     free(asks);
-}
-
-static void
-answer(struct request *r, json_t *results)
-{
-    json_int_t ok = 0, refused = 0;
-    size_t i;
-    json_t *res;
-
-    json_array_foreach(results, i, res)
-    {
-        if (json_object_get(res, "id"))
-            ok++;
-        else
-            refused++;
-    }
-    serve_reply(
-        r, 200,
-        json_pack("{s:I, s:I, s:o}", "scheduled", ok, "refused", refused, "results", results));
 }
 
 int
@@ -235,22 +199,28 @@ serve_batch_begin(struct request *r)
     b->groups_ttl_ms = -1;
     if (publisher_new(&b->pub, r->s->n, IN_FLIGHT, &err) != SA_OK)
         return serve_fail(r, 503, NULL, "%s", err.msg);
-    b->results = json_array();
-    return b->results ? 1 : serve_fail(r, 503, NULL, "no memory for a batch");
+    if (serve_results_new(&b->results, &err) != SA_OK)
+        return serve_fail(r, 503, NULL, "%s", err.msg);
+    return 1;
 }
 
 /* One complete line (NUL-terminated, its newline gone). */
 static void
 take_line(struct request *r, struct serve_batch *b, const char *text)
 {
+    struct sa_err err = {0};
+
     if (r->status)
         return;
     if (++b->line > BATCH_LINES_MAX) {
         serve_fail(r, 413, NULL, "a batch holds at most %d lines", BATCH_LINES_MAX);
         return;
     }
-    if (text[strspn(text, " \t\r")] != '\0')
-        json_array_append_new(b->results, one_line(r, b, b->line, text));
+    if (text[strspn(text, " \t\r")] != '\0' &&
+        serve_results_add(b->results, b->line, one_line(r, b, b->line, text), &err) != SA_OK) {
+        serve_fail(r, 503, NULL, "%s", err.msg);
+        return;
+    }
     if (b->n_run == RUN_MAX)
         flush_run(r, b);
 }
@@ -314,22 +284,31 @@ serve_batch(struct request *r)
     if (!r->status && publisher_finish(b->pub, FINISH_MS, &err) != SA_OK)
         serve_fail(r, 503, NULL, "%s", err.msg);
     if (!r->status) {
+        size_t len = 0;
+        char *text;
         settle(r, b->pub, b->results);
-        answer(r, json_incref(b->results));
+        if ((text = serve_results_answer(b->results, &len)))
+            serve_reply_text(r, 200, text, len);
+        else
+            serve_fail(r, 503, NULL, "no memory for a batch's answer");
     }
 }
 
 void
 serve_batch_free(struct serve_batch *b)
 {
+    size_t held;
+
     if (!b)
         return;
     for (size_t i = 0; i < b->n_run; i++)
         drop_held(&b->run[i]);
-    json_decref(b->results);
+    held = serve_results_bytes(b->results);
+    serve_results_free(b->results);
     publisher_free(b->pub);
     if (b->part)
         sodium_memzero(b->part, b->part_cap); /* recipients and bodies */
     free(b->part);
     free(b);
+    serve_trim_after(held);
 }

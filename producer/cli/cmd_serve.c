@@ -29,6 +29,8 @@ static const char usage[] =
     "                          from connecting or from its previous answer (default 10)\n"
     "  SENDAT_API_RATE         requests a second one token may make, bursts of as many\n"
     "                          (default 50; 0: no limit); more are answered 429\n"
+    "  SENDAT_API_TOKEN_CONNECTIONS  requests one token may have under way at once, bodies\n"
+    "                          being sent included (default 64); more are answered 429\n"
     "  SENDAT_API_TLS_PRIORITIES  GnuTLS priorities (default TLS 1.2 and later:\n"
     "                          NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-VERS-SSL3.0)\n"
     "  SENDAT_KEY_FILE         the key ring tasks are sealed with (read again on SIGHUP)\n"
@@ -51,12 +53,15 @@ limits_from_env(struct serve_limits *lim)
     lim->per_client = int_from_env("SENDAT_API_CLIENT_CONNECTIONS", 32, 1, 1024);
     lim->head_s = int_from_env("SENDAT_API_REQUEST_TIMEOUT", 10, 1, 3600);
     lim->rate = int_from_env("SENDAT_API_RATE", 50, 0, 1000000);
+    lim->per_token = int_from_env("SENDAT_API_TOKEN_CONNECTIONS", 64, 1, 1024);
     if (lim->per_client < 0)
         return cli_error(EXIT_USAGE, "serve: SENDAT_API_CLIENT_CONNECTIONS must be 1 to 1024");
     if (lim->head_s < 0)
         return cli_error(EXIT_USAGE, "serve: SENDAT_API_REQUEST_TIMEOUT must be 1 to 3600 s");
     if (lim->rate < 0)
         return cli_error(EXIT_USAGE, "serve: SENDAT_API_RATE must be 0 to 1000000");
+    if (lim->per_token < 0)
+        return cli_error(EXIT_USAGE, "serve: SENDAT_API_TOKEN_CONNECTIONS must be 1 to 1024");
     return EXIT_OK;
 }
 

@@ -2,7 +2,9 @@
  * a byte of the body is read, each route has its own ceiling, a batch is read line by line,
  * one address holds a few connections and must finish a request head in time, a token has a
  * request rate, TLS is 1.2 at least with HSTS, every answer is logged once, and a reader sees
- * one class for every failed connection. Clients come from 127.0.0.1-3 and 127.0.2.1-40. */
+ * one class for every failed connection; a token holds a share of connections and a body has
+ * a deadline, and junk batches give their memory back. Clients come from 127.0.0.1-3,
+ * 127.0.2.1-40 and 127.0.3.1-34. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -82,19 +84,26 @@ test_token_and_size_checked_before_the_body(void **state)
     assert_int_equal(head_only("POST", "/dead-letters/x/replay", admin, 1L << 20), 413);
 }
 
-/* The peak resident size of the server, in KiB. */
+/* A size of p's /proc status in KiB (field "VmHWM:", the peak, or "VmRSS:", now), or -1. */
 static long
-peak_kib(void)
+status_kib(const struct proc *p, const char *field)
 {
     char path[64], *text, *at;
     long kib = -1;
 
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)api.pid);
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
     text = proc_read_file(path);
-    if (text && (at = strstr(text, "VmHWM:")))
-        kib = atol(at + 6);
+    if (text && (at = strstr(text, field)))
+        kib = atol(at + strlen(field));
     free(text);
     return kib;
+}
+
+/* The peak resident size of the server, in KiB. */
+static long
+peak_kib(void)
+{
+    return status_kib(&api, "VmHWM:");
 }
 
 /* A 24 MiB batch of blank lines leaves the server's peak size almost where it was: only the
@@ -353,6 +362,163 @@ test_many_addresses_cannot_fill_the_api(void **state)
     assert_int_equal(answered, 3);
 }
 
+#define GREEDY_ADDRS 34
+#define GREEDY_EACH 32 /* 1,088 in all, each address at its cap, over the 1,024 */
+
+/* Sends a head with a 16,000-byte body declared and the body's first byte; 0 if it failed. */
+static int
+start_slow_body(int s, const char *token)
+{
+    char req[256];
+    int n = snprintf(req, sizeof(req),
+                     "GET /v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                     "Content-Length: 16000\r\n\r\n{",
+                     token);
+
+    for (int tries = 0; tries < 50; tries++) { /* a non-blocking connect may still be going */
+        if (send(s, req, (size_t)n, MSG_NOSIGNAL) == n)
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+/* Drips a body byte into each open connection of conns every 300 ms until the server has
+ * closed them all (1) or ms passed (0). */
+static int
+drip_body_until_closed(int *conns, int n, int ms)
+{
+    int64_t end = test_now_ms() + (int64_t)(ms * test_timeout_multiplier());
+    int open = n;
+    char buf[512];
+
+    while (open > 0 && test_now_ms() < end) {
+        open = 0;
+        for (int i = 0; i < n; i++) {
+            if (conns[i] < 0)
+                continue;
+            while (dial_readable(conns[i], 0) && recv(conns[i], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+                ; /* an answer (429): the close follows */
+            if (send(conns[i], " ", 1, MSG_NOSIGNAL) < 0 ||
+                (dial_readable(conns[i], 0) && recv(conns[i], buf, 1, MSG_DONTWAIT) <= 0)) {
+                close(conns[i]);
+                conns[i] = -1;
+            } else {
+                open++;
+            }
+        }
+        usleep(300000);
+    }
+    return open == 0;
+}
+
+/* Issue 37.6: a reader's token trickling request bodies over 1,088 connections from 34
+ * addresses (each at its cap) held them all: a body had no deadline and a connection reading
+ * one was never made room with, so nobody else was answered. Now the token's share of
+ * connections (SENDAT_API_TOKEN_CONNECTIONS) is all it gets, the rest answered 429 and
+ * closed, another token is served at once, and a body trickled in is cut at its deadline. */
+static void
+test_slow_bodies_of_one_token_cannot_fill_the_api(void **state)
+{
+    static int greedy[GREEDY_ADDRS * GREEDY_EACH];
+    struct proc slow = {0};
+    int port, s, answered = 0, started = 0;
+
+    (void)state;
+    if (!dial_raise_fd_limit(GREEDY_ADDRS * GREEDY_EACH + 300))
+        skip(); /* this machine allows too few descriptors to stage it */
+    /* no rate: at the default 50 a second the same attack only takes 22 s to stage */
+    port = api_serve(&slow, "slowbody", "SENDAT_API_REQUEST_TIMEOUT=3", "SENDAT_API_RATE=0", NULL);
+    for (int i = 0; i < GREEDY_ADDRS * GREEDY_EACH; i++) { /* each in its body at once */
+        assert_true((greedy[i] = dial_spread("127.0.3", i, GREEDY_EACH, port)) >= 0);
+        started += start_slow_body(greedy[i], reader);
+        usleep(1000); /* its head read before the next opens: the server makes no room */
+    }
+    assert_true(started > 1024);
+    usleep(500000); /* the server takes them in */
+    for (int i = 0; i < 3; i++) {
+        char get[256];
+        snprintf(get, sizeof(get),
+                 "GET /v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n",
+                 producer);
+        s = dial_from("127.0.0.3", port, 0);
+        answered += s >= 0 && exchange(s, get, 3000) == 200;
+        if (s >= 0)
+            close(s);
+    }
+    assert_int_equal(answered, 3);
+    assert_true(drip_body_until_closed(greedy, GREEDY_ADDRS * GREEDY_EACH, 30000));
+    assert_true(proc_count_lines(slow.err_path, "status=429") > 0);
+    assert_true(proc_count_lines(slow.err_path, "event=api_body_timeout") > 0);
+    proc_signal(&slow, SIGTERM);
+    assert_int_equal(proc_wait(&slow, 30000), 0);
+}
+
+#define JUNK_LINES 100000 /* "x\n" each: 195 KiB, the most lines a batch may hold */
+#define JUNK_BATCHES 8
+
+/* Issue 37.7: a batch of junk lines cost the server ~570 times its size (195 KiB: ~110 MiB,
+ * kept after the answer). Eight of them now leave its resident size under 64 MiB above
+ * where it was, each still answers every line's refusal, and a line's result is still
+ * corrected after its PubAck (the same task twice: the second already scheduled). */
+static void
+test_junk_batches_give_their_memory_back(void **state)
+{
+    struct proc junk = {0};
+    int port = api_serve(&junk, "junk", NULL, NULL, NULL);
+    char *body = malloc(JUNK_LINES * 2 + 1), url[128], auth[128];
+    char line[160], twice[330];
+    json_t *doc = NULL;
+    long before, after, peak;
+
+    (void)state;
+    assert_non_null(body);
+    for (int i = 0; i < JUNK_LINES; i++)
+        memcpy(body + 2 * i, "x\n", 2);
+    body[JUNK_LINES * 2] = '\0';
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/batches", port);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", producer);
+    before = status_kib(&junk, "VmRSS:");
+    assert_true(before > 0);
+    for (int i = 0; i < JUNK_BATCHES; i++) {
+        struct curl_slist *h = curl_slist_append(NULL, auth);
+        CURL *c = curl_easy_init();
+        FILE *sink = fopen("/dev/null", "w");
+        long status = 0;
+        curl_off_t got = 0;
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(120 * test_timeout_multiplier()));
+        assert_int_equal(curl_easy_perform(c), CURLE_OK);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &got);
+        assert_int_equal(status, 200);
+        assert_true(got > (curl_off_t)JUNK_LINES * 40); /* a refusal with its message per line */
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        fclose(sink);
+    }
+    after = status_kib(&junk, "VmRSS:");
+    peak = status_kib(&junk, "VmHWM:");
+    print_message("junk batches: rss %ld -> %ld KiB, peak %ld KiB\n", before, after, peak);
+    free(body);
+    proc_signal(&junk, SIGTERM);
+    assert_int_equal(proc_wait(&junk, 30000), 0);
+    if (after - before > 64 * 1024)
+        fail_msg("%d junk batches grew the server by %ld KiB", JUNK_BATCHES, after - before);
+    snprintf(line, sizeof(line),
+             "{\"at\":\"@%lld\",\"webhook\":\"http://127.0.0.1:9/j\",\"id\":\"junk-twice\"}\n",
+             (long long)(test_now_ms() / 1000 + 3600));
+    snprintf(twice, sizeof(twice), "%s%s", line, line);
+    assert_int_equal(call("POST", "/batches", producer, twice, &doc), 200); /* results redone */
+    assert_int_equal(json_integer_value(json_object_get(doc, "scheduled")), 2);
+    assert_true(json_is_true(
+        json_object_get(json_array_get(json_object_get(doc, "results"), 1), "already_scheduled")));
+    json_decref(doc);
+}
+
 static long
 whoami_as(int port, const char *token, long *retry_after)
 {
@@ -454,6 +620,8 @@ main(void)
         cmocka_unit_test(test_connections_per_client_and_head_deadline),
         cmocka_unit_test(test_many_addresses_cannot_fill_the_api),
         cmocka_unit_test(test_rate_per_token),
+        cmocka_unit_test(test_slow_bodies_of_one_token_cannot_fill_the_api),
+        cmocka_unit_test(test_junk_batches_give_their_memory_back),
         cmocka_unit_test(test_tls_12_at_least_and_hsts),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);
