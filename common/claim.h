@@ -9,7 +9,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 enum sa_claim_state {
     SA_CLAIM_NONE = 0,

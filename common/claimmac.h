@@ -22,7 +22,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "keyring.h"
 
 #define SA_CLAIMMAC_TAG 32

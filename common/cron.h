@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 #define SA_CRON_GAP 1     /* the local time did not exist (spring forward) */
 #define SA_CRON_OVERLAP 2 /* the local time happened twice (fall back); the first was taken */

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 struct civil {
     int year, month, day, hour, minute, second; /* month 1-12 */

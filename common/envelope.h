@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "keyring.h"
 
 #define SA_ENVELOPE_VERSION 0x01

@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* "$JS.API." and the formatted rest, into out; the length, -1 if cap is short. */
 int sa_jsapi_subject(char *out, size_t cap, const char *fmt, ...) SA_PRINTF(3, 4);

@@ -8,7 +8,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 #define SA_JSFEAT_MSG_TTL 0x1u  /* per-message TTL, the Nats-TTL header: level 1 (2.11) */
 #define SA_JSFEAT_ATOMIC 0x2u   /* atomic batch publish: level 2 (2.12) */

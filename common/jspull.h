@@ -7,7 +7,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* What a message that reached a pull inbox is: a task (a stream message to ack), or one of
  * the server's status messages about the request it answers. */

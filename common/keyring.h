@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 #define SA_KEY_BYTES 32
 #define SA_KID_BYTES 4

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 #define SA_ID_MAX 64       /* longest task id, excluding the NUL */
 #define SA_SUBJECT_MAX 160 /* longest subject this layout produces, including the NUL */

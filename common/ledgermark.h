@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "natsconn.h"
 
 #define SA_LEDGER_META "ledger"

@@ -18,7 +18,7 @@
 #include <nats/nats.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "layout.h"
 
 #define SA_LEVELS_BUCKET "sendat_levels"

@@ -5,7 +5,7 @@
 
 #include <netinet/in.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* Parses addr into sin. SA_EINVAL names var (the variable the value came from) and says what
  * is wanted. */

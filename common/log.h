@@ -3,7 +3,7 @@
 #ifndef SA_LOG_H
 #define SA_LOG_H
 
-#include "err.h"
+#include "sa_err.h"
 
 enum sa_log_level { SA_LOG_DEBUG = 0, SA_LOG_INFO, SA_LOG_WARN, SA_LOG_ERROR };
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* One folded header field at most, name and folds included: below Postfix's
  * header_size_limit (102400), which cuts longer fields. */

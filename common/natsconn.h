@@ -6,7 +6,7 @@
 #include <nats/nats.h>
 #include <stdatomic.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "jsfeat.h"
 #include "layout.h"
 #include "levelmark.h"

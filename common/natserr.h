@@ -4,7 +4,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* Converts a nats.c status (and JetStream error code, 0 if none) once, at the boundary:
  * "what: <status text> (<last error>)". Timeouts and lost connections map to SA_ERETRY. */

@@ -10,7 +10,7 @@
 
 #include <sys/socket.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* Most entries one list may hold (the word `private` counts as 11). */
 #define SA_NETPOLICY_MAX 1024

@@ -4,7 +4,7 @@
 #ifndef SA_SDNOTIFY_H
 #define SA_SDNOTIFY_H
 
-#include "err.h"
+#include "sa_err.h"
 
 /* Sends state ("READY=1", "STOPPING=1", "STATUS=...") to $NOTIFY_SOCKET: a path, or an
  * abstract name written with a leading '@'. SA_OK also when the variable is unset or empty;

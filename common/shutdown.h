@@ -10,7 +10,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* Makes sure no asynchronous-publish handler of js runs any more, so that what its closure
  * points at may be freed now: the publishes still waiting for their PubAck are taken out of

@@ -7,7 +7,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* One step-down request, naming `to` as the next leader (NULL: a plain request, the server
  * chooses). SA_OK once the leader took it; SA_ENATS with the server's description when it

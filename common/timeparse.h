@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 #define SA_TIME_MAX_MS (253402300799999LL) /* 9999-12-31T23:59:59.999Z, the last time parsed */
 

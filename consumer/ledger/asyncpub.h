@@ -10,7 +10,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "seqset.h"
 
 /* A PubAck (pa) or its error (pae) for the message published with val; called on a nats.c

@@ -6,7 +6,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 struct cancel_set;
 

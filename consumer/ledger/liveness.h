@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "natsconn.h"
 
 #define LIVENESS_INSTANCE_MAX 24

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "natsconn.h"
 
 #define MEMBERS_MAX 256

@@ -32,7 +32,7 @@
 #include "sa_version.h"
 #include "sdnotify.h"
 #include "shutdown.h"
-#include "limits.h"
+#include "hostlimits.h"
 #include "sign.h"
 #include "sweep.h"
 #include "leaders.h"

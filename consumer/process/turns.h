@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 struct turns {
     pthread_t thread;

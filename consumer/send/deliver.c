@@ -13,7 +13,7 @@
 #include "deliver.h"
 #include "jspull.h"
 #include "ledgerwatch.h"
-#include "limits.h"
+#include "hostlimits.h"
 #include "log.h"
 #include "outcome.h"
 #include "patient.h"

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "minheap.h"
 #include "wheel.h"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "jspull.h"
-#include "limits.h"
+#include "hostlimits.h"
 #include "transfer.h"
 
 static void

@@ -9,7 +9,7 @@
 #include <nats/nats.h>
 
 #include "claim.h"
-#include "err.h"
+#include "sa_err.h"
 #include "task.h"
 
 /* A fetched, unacked task. Whoever acks, naks or terms msg destroys it (and frees the held). */

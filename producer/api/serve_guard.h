@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 struct serve_guard;
 struct serve_guard_conn; /* one connection's deadline, libmicrohttpd's socket context */

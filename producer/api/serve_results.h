@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 #define SERVE_RESULT_TEXT_MAX 1024 /* one line's result; a longer one is cut to its status */
 

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 enum token_role { TOKEN_NONE = 0, TOKEN_READER, TOKEN_PRODUCER, TOKEN_ADMIN };
 

@@ -13,7 +13,7 @@ batch_template(struct batch *b, struct sa_err *err)
 
     if (!b->template_file)
         return SA_OK;
-    return schedule_read_file(b->template_file, INPUT_LINE_MAX, &b->tmpl, &len, err);
+    return book_read_file(b->template_file, INPUT_LINE_MAX, &b->tmpl, &len, err);
 }
 
 static json_t *

@@ -45,11 +45,11 @@ book_build_json(json_t *obj, struct sa_task **out, struct sa_err *err)
     o.key_names = 1; /* the API's words: "at", not "--at" */
     rc = batch_opts_from_json(&o, obj, err);
     if (rc == SA_OK)
-        rc = schedule_check(&o, err);
+        rc = book_check(&o, err);
     if (rc == SA_OK)
         rc = sa_task_new(&t, err);
     if (rc == SA_OK)
-        rc = schedule_build_task(t, &o, (const uint8_t *)(o.data ? o.data : ""),
+        rc = book_build_task(t, &o, (const uint8_t *)(o.data ? o.data : ""),
                                  o.data ? strlen(o.data) : 0, sa_now_ms(), err);
     if (rc != SA_OK) {
         sa_task_free(t);

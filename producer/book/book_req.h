@@ -4,7 +4,7 @@
 #ifndef BOOK_REQ_H
 #define BOOK_REQ_H
 
-#include "err.h"
+#include "sa_err.h"
 #include "task.h"
 
 struct book_req {
@@ -26,22 +26,22 @@ struct book_req {
 };
 
 /* Adds a comma-separated recipient list of one kind; -1 if there are too many lists. */
-int schedule_add_rcpt(struct book_req *o, enum sa_rcpt kind, const char *list);
+int book_add_rcpt(struct book_req *o, enum sa_rcpt kind, const char *list);
 
 /* Checks that the request names one complete task (SA_EINVAL says what is missing). */
-enum sa_code schedule_check(const struct book_req *o, struct sa_err *err) SA_MUST_CHECK;
+enum sa_code book_check(const struct book_req *o, struct sa_err *err) SA_MUST_CHECK;
 
 /* Builds a whole task (times, channel, id) from a checked request and validates it. */
-enum sa_code schedule_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *body,
+enum sa_code book_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *body,
                                  size_t body_len, int64_t now, struct sa_err *err) SA_MUST_CHECK;
 
 /* Fills the email part of t from the request (files read, addresses checked). */
-enum sa_code schedule_build_email(struct sa_task *t, const struct book_req *o,
+enum sa_code book_build_email(struct sa_task *t, const struct book_req *o,
                                   struct sa_err *err) SA_MUST_CHECK;
 
 /* Reads a whole file ("-": stdin) of at most limit bytes; more is refused, not truncated.
  * *out is malloc'd and NUL-terminated. */
-enum sa_code schedule_read_file(const char *path, size_t limit, char **out, size_t *len,
+enum sa_code book_read_file(const char *path, size_t limit, char **out, size_t *len,
                                 struct sa_err *err) SA_MUST_CHECK;
 
 #endif

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 #define INPUT_LINE_MAX (1024 * 1024) /* one line of a batch file */
 #define INPUT_FIELDS_MAX 256

@@ -5,7 +5,7 @@
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 /* Replicas a new shard's stream and bucket are made with so that placement_settle can choose
  * their server: on a cluster, 3 or replicas if more; 0 on one server (nothing to choose). */

@@ -16,7 +16,7 @@
 #define FUTURE_LIMIT_MS (10 * 366 * 86400 * 1000LL) /* about ten years ahead */
 
 int
-schedule_add_rcpt(struct book_req *o, enum sa_rcpt kind, const char *list)
+book_add_rcpt(struct book_req *o, enum sa_rcpt kind, const char *list)
 {
     if (o->n_rcpt[kind] == 64)
         return -1;
@@ -46,7 +46,7 @@ dash(const struct book_req *o)
 }
 
 enum sa_code
-schedule_check(const struct book_req *o, struct sa_err *err)
+book_check(const struct book_req *o, struct sa_err *err)
 {
     const char *d = dash(o);
 
@@ -222,7 +222,7 @@ set_group(struct sa_task *t, const struct book_req *o, struct sa_err *err)
 }
 
 enum sa_code
-schedule_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *body,
+book_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *body,
                     size_t body_len, int64_t now, struct sa_err *err)
 {
     enum sa_code rc = o->cron ? series_times(t, o, now, err) : set_times(t, o, now, err);
@@ -236,7 +236,7 @@ schedule_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *
         if (rc == SA_OK)
             rc = sa_err_field(err, sa_task_set_body(t, body, body_len, err), "data");
     } else if (rc == SA_OK) {
-        rc = schedule_build_email(t, o, err);
+        rc = book_build_email(t, o, err);
     }
     if (rc != SA_OK)
         return rc;

@@ -9,7 +9,7 @@
 #include "book_req.h"
 
 enum sa_code
-schedule_read_file(const char *path, size_t limit, char **out, size_t *len, struct sa_err *err)
+book_read_file(const char *path, size_t limit, char **out, size_t *len, struct sa_err *err)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     enum sa_code rc = SA_OK;
@@ -74,7 +74,7 @@ set_from_file(struct sa_task *t, enum sa_email_field f, const char *path, struct
 {
     char *text = NULL;
     size_t len = 0;
-    enum sa_code rc = schedule_read_file(path, SA_BODY_MAX, &text, &len, err);
+    enum sa_code rc = book_read_file(path, SA_BODY_MAX, &text, &len, err);
 
     if (rc == SA_OK && strlen(text) != len)
         rc = sa_fail(err, SA_EINVAL, "%s holds a NUL byte", path);
@@ -85,7 +85,7 @@ set_from_file(struct sa_task *t, enum sa_email_field f, const char *path, struct
 }
 
 enum sa_code
-schedule_build_email(struct sa_task *t, const struct book_req *o, struct sa_err *err)
+book_build_email(struct sa_task *t, const struct book_req *o, struct sa_err *err)
 {
     enum sa_code rc = SA_OK;
 

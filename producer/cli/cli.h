@@ -5,7 +5,7 @@
 
 #include "cli_exit.h"
 #include "cli_opts.h"
-#include "err.h"
+#include "sa_err.h"
 #include "keyring.h"
 #include "natsconn.h"
 

@@ -5,7 +5,7 @@
 
 #include <stdarg.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 enum {
     EXIT_OK = 0,

@@ -43,7 +43,7 @@ refuse(struct batch *b, const char *why)
 static enum sa_code
 prepare(struct batch *b, const struct book_req *o, struct prepared *p, struct sa_err *err)
 {
-    enum sa_code rc = schedule_check(o, err);
+    enum sa_code rc = book_check(o, err);
     int64_t now = sa_now_ms();
 
     memset(p, 0, sizeof(*p));
@@ -52,7 +52,7 @@ prepare(struct batch *b, const struct book_req *o, struct prepared *p, struct sa
     if (rc == SA_OK)
         rc = sa_task_new(&p->t, err);
     if (rc == SA_OK)
-        rc = schedule_build_task(p->t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0,
+        rc = book_build_task(p->t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0,
                                  now, err);
     if (rc == SA_OK && p->t->group[0] && !b->groups_ttl_known &&
         (rc = group_ttl(b->n, &b->groups_ttl_ms, err)) == SA_OK)

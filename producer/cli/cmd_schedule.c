@@ -51,7 +51,7 @@ static const char usage[] =
 static int
 add_rcpt(struct sched_cmd *o, enum sa_rcpt kind, const char *list)
 {
-    if (schedule_add_rcpt(&o->req, kind, list) == 0)
+    if (book_add_rcpt(&o->req, kind, list) == 0)
         return 0;
     cli_error(EXIT_USAGE, "schedule: too many --email/--cc/--bcc flags");
     return -1;
@@ -133,7 +133,7 @@ parse_opts(struct sched_cmd *o, int argc, char **argv)
         return cli_bad("schedule: unexpected argument %s", argv[rest]);
     if (o->batch)
         return batch_check_opts(o) == EXIT_OK ? CLI_OPTS_OK : CLI_OPTS_BAD;
-    if (schedule_check(&o->req, &err) != SA_OK)
+    if (book_check(&o->req, &err) != SA_OK)
         return cli_bad("schedule: %s", err.msg);
     return CLI_OPTS_OK;
 }
@@ -154,7 +154,7 @@ schedule(const struct sched_cmd *o, const uint8_t *body, size_t body_len)
 
     if (sa_task_new(&t, &err) != SA_OK)
         return cli_error(EXIT_FAIL, "%s", err.msg);
-    if (schedule_build_task(t, &o->req, body, body_len, sa_now_ms(), &err) != SA_OK) {
+    if (book_build_task(t, &o->req, body, body_len, sa_now_ms(), &err) != SA_OK) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
@@ -196,7 +196,7 @@ cmd_schedule(int argc, char **argv)
     if (o.batch)
         return batch_run(&o);
     if (o.req.data_file &&
-        schedule_read_file(o.req.data_file, SA_BODY_MAX, &body, &body_len, &err) != SA_OK)
+        book_read_file(o.req.data_file, SA_BODY_MAX, &body, &body_len, &err) != SA_OK)
         return cli_error(cli_exit_for(err.code), "schedule: --data-file: %s", err.msg);
     if (o.req.data)
         code = schedule(&o, (const uint8_t *)o.req.data, strlen(o.req.data));

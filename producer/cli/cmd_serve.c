@@ -137,9 +137,9 @@ read_tls(struct serve_tls *tls)
         return EXIT_OK;
     if (!(cert && *cert) || !(key && *key))
         return cli_error(EXIT_USAGE, "serve: set both SENDAT_API_TLS_CERT and SENDAT_API_TLS_KEY");
-    if (schedule_read_file(cert, 1 << 20, &tls->cert, &len, &err) != SA_OK)
+    if (book_read_file(cert, 1 << 20, &tls->cert, &len, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "serve: SENDAT_API_TLS_CERT: %s", err.msg);
-    if (schedule_read_file(key, 1 << 20, &tls->key, &len, &err) != SA_OK)
+    if (book_read_file(key, 1 << 20, &tls->key, &len, &err) != SA_OK)
         return cli_error(EXIT_USAGE, "serve: SENDAT_API_TLS_KEY: %s", err.msg);
     return EXIT_OK;
 }

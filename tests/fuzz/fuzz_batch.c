@@ -36,9 +36,9 @@ one_line(struct batch *b, char *line)
         flat_as_jansson(line, obj);
     if (!obj)
         return;
-    if (batch_opts_from_json(&o, obj, NULL) == SA_OK && schedule_check(&o, NULL) == SA_OK &&
+    if (batch_opts_from_json(&o, obj, NULL) == SA_OK && book_check(&o, NULL) == SA_OK &&
         sa_task_new(&t, NULL) == SA_OK &&
-        schedule_build_task(t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0, NOW_MS,
+        book_build_task(t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0, NOW_MS,
                             NULL) == SA_OK &&
         sa_task_validate(t, NULL) != SA_OK)
         abort(); /* a built task is a valid task */

@@ -1,7 +1,7 @@
 /* SENDAT_HOST_LIMITS rules: the first line is the rule text, each further line a host that
  * takes and gives back room (fleet rules need the leases bucket, so their hosts are not sent). */
 #include "fuzz.h"
-#include "limits.h"
+#include "hostlimits.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -294,7 +294,7 @@ test_refusals_name_fields(void **state)
         json_decref(obj);
     }
     sa_err_clear(&err);
-    assert_int_equal(schedule_check(&cli, &err), SA_EINVAL); /* the CLI's words */
+    assert_int_equal(book_check(&cli, &err), SA_EINVAL); /* the CLI's words */
     assert_string_equal(err.msg, "--at TIME (or --cron EXPR --tz ZONE) is required");
     assert_string_equal(err.field, "at");
 }

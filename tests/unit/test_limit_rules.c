@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "limits.h"
+#include "hostlimits.h"
 
 static struct limits *
 parse(const char *spec)

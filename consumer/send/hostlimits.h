@@ -1,14 +1,14 @@
 /* Provider limits per destination host: concurrency and a token-bucket rate in each consumer,
  * and an exact fleet-wide concurrency through leases in a KV bucket. Configured by
  * SENDAT_HOST_LIMITS, e.g. "api.pay.example=fleet:3;*.example.org=concurrency:8,rate:50/s". */
-#ifndef LIMITS_H
-#define LIMITS_H
+#ifndef HOSTLIMITS_H
+#define HOSTLIMITS_H
 
 #include <stdint.h>
 
 #include <nats/nats.h>
 
-#include "err.h"
+#include "sa_err.h"
 #include "layout.h"
 
 #define LEASES_BUCKET SA_LEASES_BUCKET

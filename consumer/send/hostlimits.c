@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "limits.h"
+#include "hostlimits.h"
 
 #define RULES_MAX 32
 #define HOSTS_MAX 1024

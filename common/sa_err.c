@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "sa_err.h"
 
 static void
 record(struct sa_err *err, enum sa_code code, const char *field, const char *fmt, va_list ap)
