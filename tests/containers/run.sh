@@ -70,7 +70,9 @@ stack_volumes() { podman volume ls --format '{{.Name}}' | grep -E "^${proj}_" ||
 stack_networks() { podman network ls --format '{{.Name}}' | grep -Fx "$net" || true; }
 teardown() { # down -v, then what it left, by name; prints what down left
   local left c
-  # first what compose did not make: the clones (consumer_2...) and the helpers
+  # first what compose did not make: the helpers (nothing to drain), then the clones
+  # (consumer_2...), which drain
+  for c in $(stack_containers | grep -E "^${proj}-"); do podman rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
   for c in $(stack_containers | grep -vxE "${proj}_(n[123]|keygen|init|producer|consumer)_1"); do
     podman rm -f -t 25 "$c" >/dev/null 2>&1 || true
   done
@@ -103,6 +105,10 @@ if [ ! -s "$tarball" ]; then
     tail -20 "$work/debootstrap.log" >&2
     die "debootstrap failed"
   }
+  # apt's lists and caches are left out (80 MB): each image build runs apt-get update itself
+  rm -rf "$work/root"/var/lib/apt/lists/* "$work/root"/var/cache/apt/*.bin \
+    "$work/root"/var/cache/apt/archives/*.deb
+  mkdir -p "$work/root/var/lib/apt/lists/partial"
   rm -f "$cache"/containers-bookworm-*.tar
   tar -C "$work/root" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
   rm -rf --one-file-system "$work/root"
@@ -191,13 +197,12 @@ wait_ready 60 "$c1"
 say "$c1 healthy (/readyz), read-only root, uid 10001"
 
 # scale: podman-compose 1.0.3 ignores --scale; a clone has the compose consumer's settings,
-# network and aliases
+# network, volume and aliases. consumer_2..5 are made now and started when scaled to.
+for i in 2 3 4 5; do quiet podman container clone ${proj}_consumer_1 ${proj}_consumer_$i; done
 scale_to() {
   local n=$1 i
   for ((i = 2; i <= n; i++)); do
-    podman container exists ${proj}_consumer_$i && continue
-    quiet podman container clone ${proj}_consumer_1 ${proj}_consumer_$i
-    quiet podman start ${proj}_consumer_$i
+    [ "$(state ${proj}_consumer_$i Status)" = running ] || quiet podman start ${proj}_consumer_$i
   done
 }
 scale_to 2
@@ -290,6 +295,7 @@ slow=0
 for i in 3 4 5; do
   read -r name ms code <"$work/stop.$i"
   say "podman stop $name: exit $code after $ms ms"
+  # the drain is 20 s at most; the engine gets 5 s more to stop the container
   [ "$code" = 0 ] && [ "$ms" -le $((20000 + 5000 * mult)) ] || slow=1
 done
 [ "$slow" = 0 ] || die "a stopped consumer did not drain within 20 s (exit 0)"
