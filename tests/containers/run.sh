@@ -298,7 +298,13 @@ for i in 3 4 5; do
   # the drain is 20 s at most; the engine gets 5 s more to stop the container
   [ "$code" = 0 ] && [ "$ms" -le $((20000 + 5000 * mult)) ] || slow=1
 done
-[ "$slow" = 0 ] || die "a stopped consumer did not drain within 20 s (exit 0)"
+if [ "$slow" != 0 ]; then
+  for i in 3 4 5; do
+    echo "--- the last lines of ${proj}_consumer_$i:" >&2
+    podman logs --tail 15 ${proj}_consumer_$i 2>&1 | grep -v 'systemd connection' >&2 || true
+  done
+  die "a stopped consumer did not drain within 20 s (exit 0)"
+fi
 say "1 consumer from t0+36 s ($(now))"
 
 # -- wait for every task (bounded), then what arrived
