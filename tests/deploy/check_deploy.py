@@ -121,6 +121,9 @@ def check_image():
     check(any(l.startswith("COPY --from=build") and "sendat-consumer" in l and
               "producer/sendat" in l for l in runtime), "Dockerfile: both binaries copied")
     check(any(l == "EXPOSE %d" % HTTP_PORT for l in runtime), "Dockerfile: EXPOSE 8080")
+    check(any(l.startswith("HEALTHCHECK ") and "sendat-ready" in l for l in runtime) and
+          any(l.startswith("COPY deploy/sendat-ready ") for l in runtime),
+          "Dockerfile: no HEALTHCHECK with deploy/sendat-ready")
     for binary in BINARIES:
         for lib, pkg in needed_packages(binary).items():
             if SANITIZER_RUNTIME.match(lib):
@@ -151,7 +154,8 @@ def check_compose():
     urls = {"nats://%s:4222" % n for n in nodes}
     for n in nodes:
         s = services.get(n, {})
-        check(s.get("image", "").startswith("nats:"), "compose: %s is not a nats image" % n)
+        image = re.sub(r"^\$\{SENDAT_NATS_IMAGE:-(.*)\}$", r"\1", s.get("image", ""))
+        check(image.startswith("nats:"), "compose: %s is not a nats image by default" % n)
         check(s.get("command") == ["-c", "/etc/nats/%s.conf" % n],
               "compose: %s does not run deploy/nats/%s.conf" % (n, n))
         check("./nats:/etc/nats:ro" in s.get("volumes", []), "compose: %s lacks ./nats" % n)
@@ -167,8 +171,11 @@ def check_compose():
           "compose: consumer publishes a host port, which prevents --scale")
     check(con.get("depends_on", {}).get("init", {}).get("condition") ==
           "service_completed_successfully", "compose: consumer starts before init finished")
-    check(str(HTTP_PORT) in str(con.get("healthcheck", {}).get("test")) and
-          "/readyz" in str(con.get("healthcheck", {}).get("test")), "compose: consumer healthcheck")
+    test = str(con.get("healthcheck", {}).get("test"))
+    # sendat-ready (the image's check) asks the port of SENDAT_HTTP_ADDR
+    port = str(env_of(con).get("SENDAT_HTTP_ADDR", "")).endswith(":%d" % HTTP_PORT)
+    check((str(HTTP_PORT) in test or ("sendat-ready" in test and port)) and "/readyz" in test,
+          "compose: consumer healthcheck")
     grace = re.match(r"(\d+)s$", str(con.get("stop_grace_period", "")))
     check(grace and int(grace.group(1)) > DRAIN_S, "compose: stop_grace_period <= drain timeout")
     prod = services.get("producer", {})
