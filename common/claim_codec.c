@@ -272,4 +272,3 @@ sa_claim_decode(struct sa_claim *c, const char *json, size_t len, struct sa_err 
     json_decref(o); /* state and the other strings live in o */
     return rc;
 }
-

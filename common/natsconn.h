@@ -66,8 +66,8 @@ enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_
 
 /* Whether the server refused this connection a subject (a permissions violation: nats.c then
  * sees only a request time out, or nothing at all for a publish). Copies the server's words
- * ("Permissions Violation for Publish to '<a JetStream API subject>'", double quotes turned single so the
- * text fits in a log value) into out and returns 1; 0 if nothing was refused. */
+ * ("Permissions Violation for Publish to '<a JetStream API subject>'", double quotes turned single
+ * so the text fits in a log value) into out and returns 1; 0 if nothing was refused. */
 int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
 
 /* Closes the connection and its contexts, and frees n. */

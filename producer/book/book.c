@@ -50,7 +50,7 @@ book_build_json(json_t *obj, struct sa_task **out, struct sa_err *err)
         rc = sa_task_new(&t, err);
     if (rc == SA_OK)
         rc = book_build_task(t, &o, (const uint8_t *)(o.data ? o.data : ""),
-                                 o.data ? strlen(o.data) : 0, sa_now_ms(), err);
+                             o.data ? strlen(o.data) : 0, sa_now_ms(), err);
     if (rc != SA_OK) {
         sa_task_free(t);
         return rc;

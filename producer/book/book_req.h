@@ -33,15 +33,15 @@ enum sa_code book_check(const struct book_req *o, struct sa_err *err) SA_MUST_CH
 
 /* Builds a whole task (times, channel, id) from a checked request and validates it. */
 enum sa_code book_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *body,
-                                 size_t body_len, int64_t now, struct sa_err *err) SA_MUST_CHECK;
+                             size_t body_len, int64_t now, struct sa_err *err) SA_MUST_CHECK;
 
 /* Fills the email part of t from the request (files read, addresses checked). */
 enum sa_code book_build_email(struct sa_task *t, const struct book_req *o,
-                                  struct sa_err *err) SA_MUST_CHECK;
+                              struct sa_err *err) SA_MUST_CHECK;
 
 /* Reads a whole file ("-": stdin) of at most limit bytes; more is refused, not truncated.
  * *out is malloc'd and NUL-terminated. */
 enum sa_code book_read_file(const char *path, size_t limit, char **out, size_t *len,
-                                struct sa_err *err) SA_MUST_CHECK;
+                            struct sa_err *err) SA_MUST_CHECK;
 
 #endif

@@ -222,8 +222,8 @@ set_group(struct sa_task *t, const struct book_req *o, struct sa_err *err)
 }
 
 enum sa_code
-book_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *body,
-                    size_t body_len, int64_t now, struct sa_err *err)
+book_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *body, size_t body_len,
+                int64_t now, struct sa_err *err)
 {
     enum sa_code rc = o->cron ? series_times(t, o, now, err) : set_times(t, o, now, err);
 

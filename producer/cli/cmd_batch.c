@@ -52,8 +52,8 @@ prepare(struct batch *b, const struct book_req *o, struct prepared *p, struct sa
     if (rc == SA_OK)
         rc = sa_task_new(&p->t, err);
     if (rc == SA_OK)
-        rc = book_build_task(p->t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0,
-                                 now, err);
+        rc = book_build_task(p->t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0, now,
+                             err);
     if (rc == SA_OK && p->t->group[0] && !b->groups_ttl_known &&
         (rc = group_ttl(b->n, &b->groups_ttl_ms, err)) == SA_OK)
         b->groups_ttl_known = 1;

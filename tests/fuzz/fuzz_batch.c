@@ -39,7 +39,7 @@ one_line(struct batch *b, char *line)
     if (batch_opts_from_json(&o, obj, NULL) == SA_OK && book_check(&o, NULL) == SA_OK &&
         sa_task_new(&t, NULL) == SA_OK &&
         book_build_task(t, &o, (const uint8_t *)o.data, o.data ? strlen(o.data) : 0, NOW_MS,
-                            NULL) == SA_OK &&
+                        NULL) == SA_OK &&
         sa_task_validate(t, NULL) != SA_OK)
         abort(); /* a built task is a valid task */
     sa_task_free(t);
