@@ -457,6 +457,20 @@ test_slow_bodies_of_one_token_cannot_fill_the_api(void **state)
 #define JUNK_LINES 100000 /* "x\n" each: 195 KiB, the most lines a batch may hold */
 #define JUNK_BATCHES 8
 
+/* AddressSanitizer's allocator keeps freed blocks in quarantine and ignores malloc_trim, so a
+ * sanitizer build's resident memory says nothing of what serve gives back: the bound is
+ * checked in the plain builds only. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_TELLS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSS_TELLS 0
+#endif
+#endif
+#ifndef RSS_TELLS
+#define RSS_TELLS 1
+#endif
+
 /* Issue 37.7: a batch of junk lines cost the server ~570 times its size (195 KiB: ~110 MiB,
  * kept after the answer). Eight of them now leave its resident size under 64 MiB above
  * where it was, each still answers every line's refusal, and a line's result is still
@@ -506,7 +520,7 @@ test_junk_batches_give_their_memory_back(void **state)
     free(body);
     proc_signal(&junk, SIGTERM);
     assert_int_equal(proc_wait(&junk, 30000), 0);
-    if (after - before > 64 * 1024)
+    if (RSS_TELLS && after - before > 64 * 1024)
         fail_msg("%d junk batches grew the server by %ld KiB", JUNK_BATCHES, after - before);
     snprintf(line, sizeof(line),
              "{\"at\":\"@%lld\",\"webhook\":\"http://127.0.0.1:9/j\",\"id\":\"junk-twice\"}\n",
