@@ -253,6 +253,7 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked, s
 {
     uint64_t last = kvEntry_Revision(l->Entries[l->Count - 1]);
     enum sa_code rc = SA_OK;
+    int64_t other = 0;
     int junk = 0;
 
     memset(c, 0, sizeof(*c));
@@ -262,6 +263,8 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked, s
         rc = from_entry(c, l->Entries[i], NULL);
         if (rc != SA_ECRYPTO && !(rc == SA_OK && foreign(c, booked)))
             break;
+        if (rc == SA_OK && !other)
+            other = c->at_ms;
         junk++;
         memset(c, 0, sizeof(*c));
         rc = SA_OK;
@@ -276,6 +279,7 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked, s
                      kvEntry_Key(l->Entries[0]));
     c->revision = last;
     c->junk_above = junk;
+    c->other_booking_at_ms = other;
     return rc;
 }
 

@@ -54,6 +54,9 @@ struct sa_claim {
     char write_id[SA_CLAIM_WRITE_ID_LEN]; /* tells our own write from another's */
     uint64_t revision;                    /* filled by get/history, not stored */
     int junk_above; /* sa_claim_get_under: junk records lying over this one (not stored) */
+    /* sa_claim_get_for: the at_ms of the newest authentic record of another booking passed
+     * over (0: none; not stored) */
+    int64_t other_booking_at_ms;
     int unverified; /* read by a process without a key: the MAC was not checked (not stored) */
 };
 
@@ -143,7 +146,8 @@ enum sa_code sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct 
 /* sa_claim_get_under for the booking made at booked_ms (a task's sealed creation time; 0: any):
  * a record naming another booking (an authentic record of an earlier booking of the same id,
  * replayed by a client allowed to write the bucket after the claims TTL freed the id) is passed
- * over like junk and counted in junk_above. */
+ * over like junk and counted in junk_above; the newest one's at_ms goes to other_booking_at_ms
+ * (a record written within the claims TTL is no replay: that booking is live, see claims.c). */
 enum sa_code sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms,
                               struct sa_claim *c, struct sa_err *err) SA_MUST_CHECK;
 

@@ -134,6 +134,27 @@ take_marked(struct consumer *c, struct held *h, const struct sa_claim *marker, u
     return TAKE_LATER; /* someone wrote first: its record decides the next delivery */
 }
 
+/* Whether the id's claim holds a record of another booking of it written within the claims
+ * TTL (then seen->error says so). Such a record is no replay: a replay of a record comes after
+ * the TTL freed the id, since producers refuse an id while its claim lives. So the other
+ * booking was stored while this one waited (the id booked again after the dedupe window) and
+ * holds the id: sending this one too would send the id twice. */
+static int
+other_booking_live(const struct consumer *c, struct sa_claim *seen)
+{
+    int64_t age = sa_now_ms() - seen->other_booking_at_ms;
+    char when[40];
+
+    if (!seen->other_booking_at_ms || (c->claims_ttl_ms > 0 && age >= c->claims_ttl_ms))
+        return 0;
+    sa_time_format(when, sizeof(when), seen->other_booking_at_ms);
+    snprintf(seen->error, sizeof(seen->error),
+             "another booking holds this id (claim written %.32s): booked again while "
+             "this booking waited; not sent, so the id goes once",
+             when);
+    return 1;
+}
+
 /* The claim exists: ours if it carries our write id (a write whose answer was lost), else
  * the rules of who may take it over. A DEL or PURGE marker, or junk (a record the key ring
  * does not authenticate, claimmac.h), hides nothing it did not hide before: the authentic
@@ -169,6 +190,8 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
         *rev = seen->revision;
         return TAKE_SEND;
     }
+    if (seen->state == SA_CLAIM_NONE && other_booking_live(c, seen))
+        return TAKE_OTHER_BOOKING;
     switch (seen->state) {
     case SA_CLAIM_NONE: /* a marker with nothing under it */
         return take_marked(c, h, seen, rev);

@@ -16,6 +16,10 @@ enum take {
     /* the claim record does not decode or names an unknown state: never sent (a real send's
      * record may lie under it), dead-lettered with the reason in seen->error */
     TAKE_UNREADABLE,
+    /* another booking of the id holds its claim (the id was booked again while its first
+     * booking waited, after the dedupe window): never sent, dead-lettered with the reason in
+     * seen->error, the claim left to the other booking */
+    TAKE_OTHER_BOOKING,
 };
 
 /* Reads the claims bucket's TTL into c->claims_ttl_ms (a stream info request). */

@@ -180,6 +180,10 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
         limits_release(d->c->limits, host, lease);
         outcome_dead(d->c, h, seen->revision, seen->error, 0);
         return;
+    case TAKE_OTHER_BOOKING:
+        limits_release(d->c->limits, host, lease);
+        outcome_other_booking(d->c, h, seen->error);
+        return;
     case TAKE_LATER:
         limits_release(d->c->limits, host, lease);
         sa_jspull_ack(d->c->n->nc, h->msg, SA_JSPULL_NAK, 1000);

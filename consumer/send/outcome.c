@@ -83,26 +83,42 @@ nak_later(struct consumer *c, struct held *h)
     held_free(h);
 }
 
+/* Publishes h's dead letter; 0, or -1 when it could not (then h is handed back to the stream,
+ * to be tried again, and freed). */
+static int
+dead_letter(struct consumer *c, struct held *h, const char *reason)
+{
+    struct sa_err err = {0};
+
+    sa_log(SA_LOG_WARN, "dead_letter", "task=%s attempt=%d reason=\"%s\"", h->task->id,
+           h->task->attempt, reason);
+    if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, h->task->channel, reason,
+                          &err) == SA_OK)
+        return 0;
+    sa_log(SA_LOG_ERROR, "dead_letter_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
+    sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK, 0); /* keep it: redelivered and tried again */
+    held_free(h);
+    return -1;
+}
+
 /* Dead-letters h, records it on the claim, then then(c, h). */
 static void
 dead_then(struct consumer *c, struct held *h, uint64_t rev, const char *reason, int status,
           claim_then_fn then)
 {
-    struct sa_err err = {0};
     struct sa_claim rec;
 
-    sa_log(SA_LOG_WARN, "dead_letter", "task=%s attempt=%d reason=\"%s\"", h->task->id,
-           h->task->attempt, reason);
-    if (retry_dead_letter(c, h->msg, h->task->id, h->task->attempt, h->task->channel, reason,
-                          &err) != SA_OK) {
-        sa_log(SA_LOG_ERROR, "dead_letter_failed", "task=%s error=\"%s\"", h->task->id, err.msg);
-        sa_jspull_ack(c->n->nc, h->msg, SA_JSPULL_NAK,
-                      0); /* keep it: redelivered and tried again */
-        held_free(h);
+    if (dead_letter(c, h, reason) != 0)
         return;
-    }
     claims_outcome(&rec, c, h, SA_CLAIM_DEAD, status, reason, 0);
     record(c, h, rev, &rec, then);
+}
+
+void
+outcome_other_booking(struct consumer *c, struct held *h, const char *why)
+{
+    if (dead_letter(c, h, why) == 0)
+        ack_only(c, h); /* the id's claim is the other booking's: left as it is */
 }
 
 void

@@ -31,6 +31,9 @@ void outcome_dead(struct consumer *c, struct held *h, uint64_t rev, const char *
 /* Refused before any send (older than the claim ledger remembers): dead-lettered, acked with no
  * successor. */
 void outcome_refused(struct consumer *c, struct held *h, const char *why);
+/* A second booking of an id whose other booking holds the claim (claims.h, TAKE_OTHER_BOOKING):
+ * dead-lettered with why, acked, the claim left to the other booking. */
+void outcome_other_booking(struct consumer *c, struct held *h, const char *why);
 /* Not sent because its claim says cancelled or settled already (seen): settled. */
 void outcome_skip(struct consumer *c, struct held *h, const struct sa_claim *seen);
 /* Due while its series is paused: claimed as skipped, then settled. */

@@ -390,6 +390,39 @@ test_rebook_sent_after_dedupe(void **state)
     fx_stop(&F);
 }
 
+/* Booked, then booked again with other content after the dedupe window while the first still
+ * waits: the stream stores both copies (nothing tells the producer the id waits), and the
+ * fleet sends the id once: the copy that claims first is sent, the other is dead-lettered
+ * naming the other booking. Before, two consumers sent both (one to each path). */
+static void
+test_rebook_waiting_after_dedupe(void **state)
+{
+    char out[256], err[4096];
+    int64_t due;
+    int c0 = 0, c1 = 1;
+
+    (void)state;
+    fx_start(&F, 0);
+    js_open();
+    short_dedupe();
+    due = test_now_ms() + 3000;
+    assert_int_equal(book_to("rw1", due, "/rw-a", "{\"n\":1}", out, err), 0);
+    assert_true(wait_until_ms(test_now_ms() + 2000, 10000)); /* past the 1 s dedupe window */
+    assert_int_equal(book_to("rw1", due, "/rw-b", "{\"n\":2}", out, err), 0);
+    fx_consumer(&F, 0, NULL); /* both copies due before either consumer starts */
+    fx_consumer(&F, 1, NULL);
+    assert_true(wait_until(consumer_ready, &c0, 30000));
+    assert_true(wait_until(consumer_ready, &c1, 30000));
+    assert_true(fx_status_says(&F, "rw1", "another booking holds this id", 30000));
+    assert_true(fx_status_says(&F, "rw1", "sent", 30000));
+    assert_true(wait_until_ms(test_now_ms() + 2000, 10000)); /* time for a second send */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/rw-a") + receiver_count_path(F.recv, "/rw-b"),
+                     1);
+    js_close();
+    fx_stop(&F);
+}
+
 /* A deployment whose ledger forgets in 20 s and whose dedupe window is short, and one
  * consumer, ready. */
 static void
@@ -495,6 +528,7 @@ main(void)
         cmocka_unit_test(test_batch_per_line),
         cmocka_unit_test(test_rebook_cancelled_within_dedupe),
         cmocka_unit_test(test_rebook_sent_after_dedupe),
+        cmocka_unit_test(test_rebook_waiting_after_dedupe),
         cmocka_unit_test(test_rebook_after_claims_ttl),
         cmocka_unit_test(test_replayed_record_of_an_earlier_booking),
     };
