@@ -15,6 +15,7 @@
 #include "jsapi.h"
 #include "ledgermark.h"
 #include "cli.h"
+#include "nopurge.h"
 #include "placement.h"
 #include "tasklimit.h"
 #include "timeparse.h"
@@ -369,7 +370,8 @@ add_shard_assets(struct sa_nats *n, int k, const char *stream, const char *subje
             fprintf(stderr, "init: shard %d stays where JetStream puts it: %s\n", k, perr.msg);
     }
     if ((rc = add_stream(n->js, stream, subjects, 1, o, err)) != SA_OK ||
-        (rc = add_bucket(n->js, bucket, 32, o->claims_ttl_ms, o->replicas, err)) != SA_OK)
+        (rc = add_bucket(n->js, bucket, 32, o->claims_ttl_ms, o->replicas, err)) != SA_OK ||
+        (rc = nopurge_settle(n->js, kv_stream, err)) != SA_OK)
         return rc; /* both are kept as they are if the wide make made them */
     sa_err_clear(&perr);
     if ((wide_stream && placement_settle(n->nc, n->js, stream, k, o->replicas, &perr) != SA_OK) ||

@@ -5,7 +5,8 @@
  * ledger while no consumer ran gets the same dead letter, and `sendat dlq replay` sends both
  * again on purpose. `sendat init` refuses a claims TTL below 1h, so this test shortens the
  * bucket's own TTL to 20 s (an operator could do the same with the nats CLI): consumers read
- * the TTL from the bucket. */
+ * the TTL from the bucket. A purge of the claim key, which would erase the ledger's memory
+ * before a replay, is refused by the bucket. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -148,9 +149,56 @@ test_replay_after_the_ledger_forgot(void **state)
     fx_stop(&F);
 }
 
+static int
+sent_twice(void *path)
+{
+    return receiver_count_path(F.recv, path) >= 2;
+}
+
+/* A client that may write claim keys (the producer role may: `sendat cancel` writes them)
+ * purges a sent task's claim, which erased the key's history, then publishes the captured
+ * sealed task again: the consumer found nothing and sent it a second time. The claims
+ * bucket refuses rollups now (`sendat init`), so the purge is refused and the "sent" record
+ * stops the replay. */
+static void
+test_purge_then_replay(void **state)
+{
+    natsSubscription *sub = NULL;
+    natsMsg *captured = NULL;
+    natsStatus purged;
+    char a[80];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&claims, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
+    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
+    fx_consumer(&F, 0, NULL);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1500, "/p", a, sizeof(a)), 0);
+    assert_int_equal(natsSubscription_NextMsg(&captured, sub, 5000), NATS_OK);
+    assert_true(receiver_wait(F.recv, "/p", 1, 20000));
+    assert_true(fx_status_says(&F, a, "sent", 15000));
+    purged = kvStore_Purge(claims, a, NULL);
+    replay_raw(captured, a, "replay-after-purge");
+    assert_true(wait_until(skipped_as_sent, F.consumers[0].err_path, 20000) ||
+                wait_until(sent_twice, "/p", 1000));
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/p"), 1);
+    assert_int_not_equal(purged, NATS_OK);
+    natsMsg_Destroy(captured);
+    natsSubscription_Destroy(sub);
+    kvStore_Destroy(claims);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_replay_after_the_ledger_forgot)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_replay_after_the_ledger_forgot),
+                                       cmocka_unit_test(test_purge_then_replay)};
     return FX_RUN(tests);
 }
