@@ -134,6 +134,24 @@ take_marked(struct consumer *c, struct held *h, const struct sa_claim *marker, u
     return TAKE_LATER; /* someone wrote first: its record decides the next delivery */
 }
 
+/* Whether seen, an authentic record, was written longer ago than the bucket keeps a record
+ * (its TTL, and a tenth more, at most an hour, for clocks apart): the server removed it by
+ * then, so what the key holds now was put back by a client (a replay, which needs no key) and
+ * decides nothing; any record under it is older still. Records `sendat cancel` writes carry
+ * no booking (it does not open the task), so this is what keeps a replayed "cancelled" of an
+ * earlier booking from stopping the id's next one. */
+static int
+outlived(const struct consumer *c, const struct sa_claim *seen)
+{
+    int64_t ttl = c->claims_ttl_ms, margin = ttl / 10;
+
+    if (ttl <= 0 || seen->state == SA_CLAIM_NONE || !seen->at_ms)
+        return 0;
+    if (margin > SA_CLAIMS_MARGIN_MAX_MS)
+        margin = SA_CLAIMS_MARGIN_MAX_MS;
+    return sa_now_ms() - seen->at_ms > ttl + margin;
+}
+
 /* Whether the id's claim holds a record of another booking of it written within the claims
  * TTL (then seen->error says so). Such a record is no replay: a replay of a record comes after
  * the TTL freed the id, since producers refuse an id while its claim lives. So the other
@@ -189,6 +207,11 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
     if (write_id && write_id[0] && !strcmp(seen->write_id, write_id)) {
         *rev = seen->revision;
         return TAKE_SEND;
+    }
+    if (outlived(c, seen)) {
+        sa_log(SA_LOG_WARN, "junk_claim", "task=%s replayed=%s written_ms=%" PRId64, h->task->id,
+               sa_claim_state_name(seen->state), seen->at_ms);
+        seen->state = SA_CLAIM_NONE; /* nothing authentic lives under it: taken on its revision */
     }
     if (seen->state == SA_CLAIM_NONE && other_booking_live(c, seen))
         return TAKE_OTHER_BOOKING;

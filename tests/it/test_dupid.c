@@ -519,6 +519,39 @@ test_replayed_record_of_an_earlier_booking(void **state)
     fx_stop(&F);
 }
 
+/* An authentic "cancelled" record of an id's first booking (written by `sendat cancel`, which
+ * does not open the task, so it names no booking), captured and put back once the claims TTL
+ * freed the id and it was booked again: the record is older than the bucket keeps any record,
+ * so it is a replay and stops nothing. Before, the second booking was skipped as cancelled. */
+static void
+test_replayed_cancel_of_an_earlier_booking(void **state)
+{
+    char out[256], err[4096], rec[2048];
+    size_t len;
+    uint64_t rev;
+    kvStore *kv = NULL;
+
+    (void)state;
+    short_fleet();
+    assert_int_equal(book_to("rc1", test_now_ms() + 600000, "/rc-old", "{}", out, err), 0);
+    cancel("rc1");
+    len = claim_bytes("rc1", rec, sizeof(rec));
+    assert_true(wait_until(claim_gone, "rc1", 90000));
+    assert_true(wait_until_ms(test_now_ms() + 3000, 10000)); /* past the TTL's tenth of margin */
+    assert_int_equal(book_to("rc1", test_now_ms() + 3000, "/rc-new", "{}", out, err), 0);
+    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(kvStore_Put(&rev, kv, "rc1", rec, (int)len), NATS_OK); /* the replay */
+    kvStore_Destroy(kv);
+    assert_true(receiver_wait(F.recv, "/rc-new", 1, 30000));
+    assert_true(wait_until_ms(test_now_ms() + 2000, 10000)); /* time for a second send */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/rc-new"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/rc-old"), 0);
+    assert_true(proc_count_lines(F.consumers[0].err_path, "task=rc1 replayed=cancelled") >= 1);
+    js_close();
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
@@ -531,6 +564,7 @@ main(void)
         cmocka_unit_test(test_rebook_waiting_after_dedupe),
         cmocka_unit_test(test_rebook_after_claims_ttl),
         cmocka_unit_test(test_replayed_record_of_an_earlier_booking),
+        cmocka_unit_test(test_replayed_cancel_of_an_earlier_booking),
     };
     return FX_RUN(tests);
 }
