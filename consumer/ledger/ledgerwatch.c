@@ -1,7 +1,6 @@
 /* The claims buckets compared with init's records, one a turn (ledgerwatch.h). */
 #include <inttypes.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "ledgermark.h"
 #include "ledgerwatch.h"
@@ -10,7 +9,7 @@
 #include "turns.h"
 
 struct ledgerwatch {
-    struct turns turns;
+    struct turns turns; /* first: turns_spawn */
     struct consumer *c;
     int64_t silent_since; /* the first look JetStream did not answer while connected (0: none) */
     int next;             /* the shard the round robin looks at next */
@@ -90,29 +89,22 @@ look(void *arg)
         sa_log(SA_LOG_INFO, "ledger_back", "claims_buckets=%d", shards);
 }
 
+static void
+watch_init(void *obj, void *c)
+{
+    ((struct ledgerwatch *)obj)->c = c;
+}
+
 enum sa_code
 ledgerwatch_start(struct ledgerwatch **out, struct consumer *c, struct sa_err *err)
 {
-    struct ledgerwatch *w = calloc(1, sizeof(*w));
-
-    *out = NULL;
-    if (!w)
-        return sa_fail(err, SA_ENOMEM, "no memory for the claims bucket watch");
-    w->c = c;
-    if (turns_start(&w->turns, LEDGERWATCH_MS, &c->stopping, look, w, "claims bucket watch", err) !=
-        SA_OK) {
-        free(w);
-        return err ? err->code : SA_ENOMEM;
-    }
-    *out = w;
-    return SA_OK;
+    *out = turns_spawn(sizeof(**out), LEDGERWATCH_MS, &c->stopping, watch_init, c, look,
+                       "claims bucket watch", err);
+    return *out ? SA_OK : SA_ENOMEM;
 }
 
 void
 ledgerwatch_stop(struct ledgerwatch *w)
 {
-    if (!w)
-        return;
-    turns_stop(&w->turns);
-    free(w);
+    turns_free(w ? &w->turns : NULL);
 }
