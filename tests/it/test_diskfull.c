@@ -134,6 +134,8 @@ test_disk_full_then_restart(void **state)
         snprintf(path, sizeof(path), "/full/%d", i);
         assert_int_equal(receiver_count_path(F.recv, path), 1);
     }
+    fprintf(stderr, "stale claims of its own taken over: %d\n",
+            proc_count_lines(F.consumers[0].err_path, "event=own_claim_stale"));
     fx_finish(&F);
 }
 
