@@ -41,26 +41,35 @@ sa_ledger_recorded(kvStore *meta, int k, int64_t *ns, uint64_t *rev, struct sa_e
 }
 
 enum sa_code
+sa_ledger_check_shard(const struct sa_nats *n, int k, struct sa_err *err)
+{
+    int64_t made = 0, recorded = 0;
+    uint64_t rev;
+    enum sa_code rc;
+
+    if ((rc = sa_ledger_created(n->js, k, &made, err)) != SA_OK ||
+        (rc = sa_ledger_recorded(n->meta, k, &recorded, &rev, err)) != SA_OK)
+        return rc;
+    if (recorded == 0)
+        return sa_fail(err, SA_ENOTFOUND,
+                       "no record of the claims bucket of shard %d: run `sendat init` of "
+                       "this version",
+                       k);
+    if (made != recorded)
+        return sa_fail(err, SA_ENOTFOUND,
+                       "the claims bucket of shard %d was made again since `sendat init` "
+                       "recorded it: run `sendat init` (it says what was lost)",
+                       k);
+    return SA_OK;
+}
+
+enum sa_code
 sa_ledger_check(const struct sa_nats *n, struct sa_err *err)
 {
     for (int k = 0; k < n->layout.shards; k++) {
-        int64_t made = 0, recorded = 0;
-        uint64_t rev;
-        enum sa_code rc;
-
-        if ((rc = sa_ledger_created(n->js, k, &made, err)) != SA_OK ||
-            (rc = sa_ledger_recorded(n->meta, k, &recorded, &rev, err)) != SA_OK)
+        enum sa_code rc = sa_ledger_check_shard(n, k, err);
+        if (rc != SA_OK)
             return rc;
-        if (recorded == 0)
-            return sa_fail(err, SA_ENOTFOUND,
-                           "no record of the claims bucket of shard %d: run `sendat init` of "
-                           "this version",
-                           k);
-        if (made != recorded)
-            return sa_fail(err, SA_ENOTFOUND,
-                           "the claims bucket of shard %d was made again since `sendat init` "
-                           "recorded it: run `sendat init` (it says what was lost)",
-                           k);
     }
     return SA_OK;
 }

@@ -22,9 +22,13 @@ enum sa_code sa_ledger_created(jsCtx *js, int k, int64_t *ns, struct sa_err *err
 enum sa_code sa_ledger_recorded(kvStore *meta, int k, int64_t *ns, uint64_t *rev,
                                 struct sa_err *err) SA_MUST_CHECK;
 
-/* SA_OK if every shard's claims bucket is the one init recorded; SA_ENOTFOUND (why: a bucket
- * gone, made again since init, or never recorded) if not; SA_ENATS if the server did not
- * answer. */
+/* SA_OK if shard k's claims bucket is the one init recorded; SA_ENOTFOUND (why: the bucket
+ * gone, made again since init, or never recorded) if not; SA_ERETRY if the server did not
+ * answer, SA_ENATS if it answered an error. Costs a stream info and a meta get. */
+enum sa_code sa_ledger_check_shard(const struct sa_nats *n, int k,
+                                   struct sa_err *err) SA_MUST_CHECK;
+
+/* sa_ledger_check_shard for every shard, the first that is not SA_OK deciding. */
 enum sa_code sa_ledger_check(const struct sa_nats *n, struct sa_err *err) SA_MUST_CHECK;
 
 #endif

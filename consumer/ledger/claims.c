@@ -1,5 +1,6 @@
 /* Taking and finishing claims. A claim "sending" that we did not write means the previous
- * holder's ack wait ran out (it died or stalled): at-least-once takes it over and resends with
+ * holder's ack wait ran out (it died or stalled), or is a write of this process whose answer
+ * was lost and whose copy of the task is gone: at-least-once takes it over and resends with
  * the same webhook-id, at-most-once dead-letters it as "outcome unknown". A task due further
  * back than the ledger remembers is never claimed: its claim may have expired after a send,
  * and anyone can publish a captured sealed task again (invariant 2). */
@@ -69,6 +70,7 @@ void
 claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h)
 {
     claims_fill(rec, c, h, SA_CLAIM_SENDING);
+    wheel_claiming(h); /* before the write: its answer may be lost */
     if (!h->write_id[0]) {
         sa_claim_stamp(rec);
         snprintf(h->write_id, sizeof(h->write_id), "%s", rec->write_id);
@@ -81,14 +83,18 @@ claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h)
  * back because the holder was slow, or a second copy reached us): never send it a second
  * time. A holder is dead only by its own silence: the server said no one answers on its
  * liveness subject for three beats on end (its connection is gone), or it did not answer at
- * all for 20 s (hung), see members.c. What the members bucket says never makes it dead. */
+ * all for 20 s (hung), see members.c. What the members bucket says never makes it dead.
+ * This very process holds it only while another copy of the task (not h) is claimed here
+ * (wheel_claiming): a claim of ours with none is one whose answer was lost and whose copy was
+ * handed back since (a claims bucket that did not answer for 20 s, a server wedged by a full
+ * disk), and is stale as a dead member's. */
 static int
-holder_alive(struct consumer *c, const struct sa_claim *cur)
+holder_alive(struct consumer *c, const struct held *h, const struct sa_claim *cur)
 {
     if (!cur->consumer[0] && !cur->instance[0])
         return 0; /* given back by its holder (a retry a full stream refused, outcome.c) */
     if (cur->instance[0] && !strcmp(cur->instance, c->instance))
-        return 1; /* this very process: another copy of the task is in flight here */
+        return wheel_claimed_elsewhere(h);
     if (!c->members || (!cur->instance[0] && !strcmp(cur->consumer, c->cfg.name)))
         return 0; /* an old record under our name: a predecessor that died */
     return members_holder_alive(c->members, cur->consumer, cur->instance);
@@ -101,8 +107,11 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
     struct sa_err err = {0};
     enum sa_code rc;
 
-    if (cur->state == SA_CLAIM_SENDING && holder_alive(c, cur))
+    if (cur->state == SA_CLAIM_SENDING && holder_alive(c, h, cur))
         return TAKE_LATER;
+    if (cur->state == SA_CLAIM_SENDING && !strcmp(cur->instance, c->instance))
+        sa_log(SA_LOG_INFO, "own_claim_stale", "task=%s at_most_once=%d", h->task->id,
+               h->task->at_most_once);
     if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once)
         return TAKE_UNKNOWN;
     claims_fill_take(&mine, c, h);

@@ -10,7 +10,7 @@
 enum take {
     TAKE_SEND,    /* ours: send now */
     TAKE_SKIP,    /* sent, cancelled or dead already: ack without sending */
-    TAKE_UNKNOWN, /* at-most-once and a previous holder died mid-send: dead-letter */
+    TAKE_UNKNOWN, /* at-most-once, its "sending" holder dead or a stale one of ours: dead-letter */
     TAKE_AGAIN,   /* the claims bucket did not answer (an election): keep it, claim again soon */
     TAKE_LATER,   /* a live holder is sending it: nak and look again later */
     /* the claim record does not decode or names an unknown state: never sent (a real send's

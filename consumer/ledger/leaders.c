@@ -29,8 +29,8 @@
 #define PLAIN_TRIES 4 /* 2.9: each plain step-down lands on one of two followers */
 
 struct leaders {
+    struct turns turns; /* first: turns_spawn */
     struct consumer *c;
-    struct turns turns;
     struct leaders_asset assets[ASSETS_MAX]; /* a turn's view (this thread only) */
 };
 
@@ -250,32 +250,23 @@ leaders_turn(void *arg)
     turn(arg);
 }
 
+static void
+leaders_init(void *obj, void *c)
+{
+    ((struct leaders *)obj)->c = c;
+}
+
 enum sa_code
 leaders_start(struct leaders **out, struct consumer *c, int64_t interval_ms, struct sa_err *err)
 {
-    struct leaders *l = NULL;
-
-    *out = NULL;
-    if (interval_ms <= 0)
-        return SA_OK;
-    l = calloc(1, sizeof(*l));
-    if (!l)
-        return sa_fail(err, SA_ENOMEM, "no memory for the leader balance");
-    l->c = c;
-    if (turns_start(&l->turns, interval_ms, &c->stopping, leaders_turn, l, "leader balance", err) !=
-        SA_OK) {
-        free(l);
-        return err ? err->code : SA_ENOMEM;
-    }
-    *out = l;
-    return SA_OK;
+    *out = interval_ms > 0 ? turns_spawn(sizeof(**out), interval_ms, &c->stopping, leaders_init, c,
+                                         leaders_turn, "leader balance", err)
+                           : NULL;
+    return *out || interval_ms <= 0 ? SA_OK : SA_ENOMEM;
 }
 
 void
 leaders_stop(struct leaders *l)
 {
-    if (!l)
-        return;
-    turns_stop(&l->turns);
-    free(l);
+    turns_free(l ? &l->turns : NULL);
 }

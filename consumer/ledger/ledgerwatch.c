@@ -1,6 +1,6 @@
-/* The claims buckets compared with init's records once a turn (ledgerwatch.h). */
+/* The claims buckets compared with init's records, one a turn (ledgerwatch.h). */
 #include <inttypes.h>
-#include <stdlib.h>
+#include <stdint.h>
 
 #include "ledgermark.h"
 #include "ledgerwatch.h"
@@ -9,9 +9,11 @@
 #include "turns.h"
 
 struct ledgerwatch {
-    struct turns turns;
+    struct turns turns; /* first: turns_spawn */
     struct consumer *c;
     int64_t silent_since; /* the first look JetStream did not answer while connected (0: none) */
+    int next;             /* the shard the round robin looks at next */
+    uint64_t lost;        /* bit k: shard k's claims bucket was found not init's */
 };
 
 /* No answer to this look: past LEDGERWATCH_SILENT_MS on a connection that is up, said once. */
@@ -36,54 +38,73 @@ silent(struct ledgerwatch *w, const char *why)
            now - w->silent_since, why);
 }
 
-static void
-look(void *arg)
+/* Looks at shard k: 1 if JetStream answered (a verdict or an error), 0 if it did not. Found
+ * lost, the reason goes into lost_why unless it holds one already. */
+static int
+look_at(struct ledgerwatch *w, int k, struct sa_err *lost_why)
 {
-    struct ledgerwatch *w = arg;
     struct sa_err why = {0};
-    enum sa_code rc = sa_ledger_check(w->c->n, &why);
-    int was = atomic_load(&w->c->ledger_lost);
+    enum sa_code rc = sa_ledger_check_shard(w->c->n, k, &why);
 
     if (rc == SA_ERETRY) {
         silent(w, why.msg);
-        return;
+        return 0;
     }
     if (atomic_exchange(&w->c->js_silent, 0))
         sa_log(SA_LOG_INFO, "jetstream_back", "silent_ms=%" PRId64, sa_now_ms() - w->silent_since);
     w->silent_since = 0;
     if (rc == SA_ENATS)
-        return; /* an answer, but an error: the claims themselves say so */
-    atomic_store(&w->c->ledger_lost, rc != SA_OK);
-    if (rc != SA_OK && !was)
+        return 1; /* an answer, but an error: the claims themselves say so */
+    if (rc == SA_OK) {
+        w->lost &= ~(1ull << k);
+    } else {
+        w->lost |= 1ull << k;
+        if (!lost_why->msg[0])
+            *lost_why = why;
+    }
+    return 1;
+}
+
+/* One turn: the next shard of the round robin (a stream info and a meta get, whatever the
+ * shard count), then again each shard found lost, so that ledger_back comes within a turn of
+ * `sendat init`. */
+static void
+look(void *arg)
+{
+    struct ledgerwatch *w = arg;
+    struct sa_err why = {0};
+    int shards = w->c->n->layout.shards, k = w->next, was = atomic_load(&w->c->ledger_lost);
+
+    if (!look_at(w, k, &why))
+        return; /* the same shard next turn */
+    w->next = (k + 1) % shards;
+    for (int j = 0; j < shards && !turns_stopping(&w->turns); j++)
+        if (j != k && (w->lost & (1ull << j)))
+            (void)look_at(w, j, &why);
+    atomic_store(&w->c->ledger_lost, w->lost != 0);
+    if (w->lost && !was)
         sa_log(SA_LOG_ERROR, "ledger_lost", "error=\"%s\" (nothing is claimed or sent until then)",
                why.msg);
-    else if (rc == SA_OK && was)
-        sa_log(SA_LOG_INFO, "ledger_back", "claims_buckets=%d", w->c->n->layout.shards);
+    else if (!w->lost && was)
+        sa_log(SA_LOG_INFO, "ledger_back", "claims_buckets=%d", shards);
+}
+
+static void
+watch_init(void *obj, void *c)
+{
+    ((struct ledgerwatch *)obj)->c = c;
 }
 
 enum sa_code
 ledgerwatch_start(struct ledgerwatch **out, struct consumer *c, struct sa_err *err)
 {
-    struct ledgerwatch *w = calloc(1, sizeof(*w));
-
-    *out = NULL;
-    if (!w)
-        return sa_fail(err, SA_ENOMEM, "no memory for the claims bucket watch");
-    w->c = c;
-    if (turns_start(&w->turns, LEDGERWATCH_MS, &c->stopping, look, w, "claims bucket watch", err) !=
-        SA_OK) {
-        free(w);
-        return err ? err->code : SA_ENOMEM;
-    }
-    *out = w;
-    return SA_OK;
+    *out = turns_spawn(sizeof(**out), LEDGERWATCH_MS, &c->stopping, watch_init, c, look,
+                       "claims bucket watch", err);
+    return *out ? SA_OK : SA_ENOMEM;
 }
 
 void
 ledgerwatch_stop(struct ledgerwatch *w)
 {
-    if (!w)
-        return;
-    turns_stop(&w->turns);
-    free(w);
+    turns_free(w ? &w->turns : NULL);
 }

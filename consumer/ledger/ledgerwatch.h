@@ -1,6 +1,9 @@
 /* The claims buckets watched (issue 37.10): every LEDGERWATCH_MS, on a thread of its own, the
- * consumer asks whether each claims bucket it claims in is still the one `sendat init`
- * recorded (ledgermark.h). While one is gone or was made again, c->ledger_lost is set: the
+ * consumer asks whether one shard's claims bucket is still the one `sendat init` recorded
+ * (ledgermark.h), the shards in turn (every one was checked at start): a bucket lost is seen
+ * within LEDGERWATCH_MS times the shard count, and each member asks a stream info and a meta
+ * get per turn whatever the shard count. A shard found lost is asked again every turn until
+ * it is back. While one is gone or was made again, c->ledger_lost is set: the
  * sender claims nothing (a task waits, held, for the bucket), /readyz says why, and the
  * consumer logs ledger_lost once; ledger_back when init has recorded the bucket again.
  *

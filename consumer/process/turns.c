@@ -1,4 +1,5 @@
 /* One turn per interval on a thread of its own (see turns.h). */
+#include <stdlib.h>
 #include <time.h>
 
 #include "turns.h"
@@ -65,4 +66,32 @@ turns_stop(struct turns *t)
     pthread_join(t->thread, NULL);
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->wake);
+}
+
+void *
+turns_spawn(size_t size, int64_t interval_ms, const atomic_int *process_stopping,
+            void (*init)(void *obj, void *arg), void *arg, void (*turn)(void *obj),
+            const char *what, struct sa_err *err)
+{
+    struct turns *t = calloc(1, size); /* the object's first member */
+
+    if (!t) {
+        sa_fail(err, SA_ENOMEM, "no memory for the %s", what);
+        return NULL;
+    }
+    init(t, arg);
+    if (turns_start(t, interval_ms, process_stopping, turn, t, what, err) != SA_OK) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void
+turns_free(struct turns *t)
+{
+    if (!t)
+        return;
+    turns_stop(t);
+    free(t);
 }

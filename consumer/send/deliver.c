@@ -167,7 +167,11 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
     case TAKE_UNKNOWN:
         limits_release(d->c->limits, host, lease);
         outcome_dead(d->c, h, seen->revision,
-                     "outcome unknown: a consumer died while sending (at-most-once)", 0);
+                     strcmp(seen->instance, d->c->instance)
+                         ? "outcome unknown: a consumer died while sending (at-most-once)"
+                         : "outcome unknown: this consumer's own claim, whose answer was lost, "
+                           "and no copy of it in flight here (at-most-once)",
+                     0);
         return;
     case TAKE_AGAIN:
         limits_release(d->c->limits, host, lease);

@@ -67,6 +67,14 @@ seqset_add(struct seqset *s, uint64_t key)
     return seqset_put(s, key, NULL);
 }
 
+void *
+seqset_get(const struct seqset *s, uint64_t key)
+{
+    long at = find(s, key);
+
+    return at < 0 ? NULL : s->slot[at].val;
+}
+
 /* Backward-shift deletion: every later entry of the run that may move into the hole does. */
 void *
 seqset_take(struct seqset *s, uint64_t key)

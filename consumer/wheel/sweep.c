@@ -28,9 +28,9 @@
 #define SWEEP_DEAD_PER_RUN 1000
 
 struct sweep {
+    struct turns turns; /* first: turns_spawn */
     struct consumer *c;
     int64_t interval_ms;
-    struct turns turns;
     struct logsum lines; /* unread_task lines, summarised (sweep thread only) */
 };
 
@@ -349,33 +349,35 @@ sweep_turn(void *arg)
     turn(arg);
 }
 
+struct sweep_init {
+    struct consumer *c;
+    int64_t interval_ms;
+};
+
+static void
+sweep_init(void *obj, void *arg)
+{
+    struct sweep *s = obj;
+    const struct sweep_init *in = arg;
+
+    s->c = in->c;
+    s->interval_ms = in->interval_ms;
+    s->lines.event = "unread_task";
+}
+
 enum sa_code
 sweep_start(struct sweep **out, struct consumer *c, int64_t interval_ms, struct sa_err *err)
 {
-    struct sweep *s = NULL;
+    struct sweep_init in = {c, interval_ms};
 
-    *out = NULL;
-    if (interval_ms <= 0)
-        return SA_OK;
-    s = calloc(1, sizeof(*s));
-    if (!s)
-        return sa_fail(err, SA_ENOMEM, "no memory for the sweep");
-    s->c = c;
-    s->interval_ms = interval_ms;
-    s->lines.event = "unread_task";
-    if (turns_start(&s->turns, interval_ms, &c->stopping, sweep_turn, s, "sweep", err) != SA_OK) {
-        free(s);
-        return err ? err->code : SA_ENOMEM;
-    }
-    *out = s;
-    return SA_OK;
+    *out = interval_ms > 0 ? turns_spawn(sizeof(**out), interval_ms, &c->stopping, sweep_init, &in,
+                                         sweep_turn, "sweep", err)
+                           : NULL;
+    return *out || interval_ms <= 0 ? SA_OK : SA_ENOMEM;
 }
 
 void
 sweep_stop(struct sweep *s)
 {
-    if (!s)
-        return;
-    turns_stop(&s->turns);
-    free(s);
+    turns_free(s ? &s->turns : NULL);
 }

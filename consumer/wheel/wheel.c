@@ -3,6 +3,7 @@
  * with a nak on shutdown (invariant 1: nothing is lost, a held task is never acked unsent). */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "jspull.h"
@@ -15,6 +16,10 @@ struct wheel {
     pthread_mutex_t lock;
     struct held *inbox, *inbox_tail;
     struct seqset held_seqs; /* every sequence posted and not yet freed (under lock) */
+    /* wheel_claiming's count of held tasks per task id (keyed by the id's hash), and how many
+     * held tasks it found no memory to count (under lock) */
+    struct seqset claimed_ids;
+    size_t uncounted;
     atomic_size_t count;
     wheel_wakeup_fn wake;
     void *wake_arg;
@@ -45,6 +50,73 @@ wheel_new(struct wheel **out, natsConnection *nc, wheel_wakeup_fn wake, void *ar
     return SA_OK;
 }
 
+/* A task id as a seqset key: its 64-bit FNV-1a hash (never 0). Two ids with one hash only
+ * make a stale claim of ours look under way, which waits: never a second send. */
+static uint64_t
+id_key(const char *id)
+{
+    uint64_t k = 0xcbf29ce484222325ull;
+
+    for (; *id; id++)
+        k = (k ^ (unsigned char)*id) * 0x100000001b3ull;
+    return k ? k : 1;
+}
+
+/* Under the lock: adds delta to id's count, forgetting it at 0. Returns 0 if out of memory,
+ * which only a first count can meet: a count taken out goes back into the room it left. */
+static int
+count_id(struct wheel *w, const char *id, long delta)
+{
+    uint64_t key = id_key(id);
+    uintptr_t n = (uintptr_t)seqset_take(&w->claimed_ids, key) + (uintptr_t)delta;
+
+    return n == 0 || seqset_put(&w->claimed_ids, key, (void *)n) == SEQSET_ADDED;
+}
+
+/* Under the lock: forgets h among the claiming. */
+static void
+uncount(struct wheel *w, struct held *h)
+{
+    if (h->claiming == 1)
+        count_id(w, h->task->id, -1);
+    else if (h->claiming == 2)
+        w->uncounted--;
+    h->claiming = 0;
+}
+
+void
+wheel_claiming(struct held *h)
+{
+    struct wheel *w = h->owner;
+
+    if (!w || h->claiming)
+        return;
+    pthread_mutex_lock(&w->lock);
+    if (count_id(w, h->task->id, 1)) {
+        h->claiming = 1;
+    } else {
+        h->claiming = 2;
+        w->uncounted++;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+int
+wheel_claimed_elsewhere(const struct held *h)
+{
+    struct wheel *w = h->owner;
+    uintptr_t n;
+    size_t uncounted;
+
+    if (!w)
+        return 1;
+    pthread_mutex_lock(&w->lock);
+    n = (uintptr_t)seqset_get(&w->claimed_ids, id_key(h->task->id));
+    uncounted = w->uncounted;
+    pthread_mutex_unlock(&w->lock);
+    return uncounted > 0 || n > (h->claiming == 1 ? 1u : 0u);
+}
+
 void
 held_free(struct held *h)
 {
@@ -53,6 +125,7 @@ held_free(struct held *h)
     if (h->owner) {
         pthread_mutex_lock(&h->owner->lock);
         seqset_remove(&h->owner->held_seqs, h->seq);
+        uncount(h->owner, h);
         pthread_mutex_unlock(&h->owner->lock);
     }
     natsMsg_Destroy(h->msg);
@@ -68,6 +141,7 @@ wheel_free(struct wheel *w)
     wheel_release_all(w);
     minheap_free(&w->heap);
     seqset_free(&w->held_seqs);
+    seqset_free(&w->claimed_ids);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }

@@ -27,6 +27,7 @@ struct held {
     char write_id[SA_CLAIM_WRITE_ID_LEN]; /* every "sending" write for it carries this one */
     int64_t claim_failed_ms; /* the claims bucket first failed to answer for it (0: never) */
     int claim_tries;         /* claims tried again since */
+    int claiming;            /* counted by wheel_claiming: 1, or 2 if it could not be counted */
     struct wheel *owner;     /* set by wheel_post; held_free forgets seq there */
     struct held *next;       /* inbox link */
 };
@@ -86,7 +87,18 @@ void wheel_touch(struct wheel *w, int64_t now_ms, int64_t interval_ms);
 size_t wheel_release_all(struct wheel *w);
 
 /* Destroys h's message without acking (after ack/nak), frees h and forgets its sequence in
- * its wheel. */
+ * its wheel, and its id among those claimed here (wheel_claiming). */
 void held_free(struct held *h);
+
+/* Owner thread, before h's first "sending" claim write: the wheel counts h's task id among the
+ * ids this process claims, until held_free. A "sending" claim that names this very process
+ * is a send under way here only while a held task counted for its id lives; else the copy
+ * that wrote it is gone (its answer was lost, and it was handed back), and the claim is stale. */
+void wheel_claiming(struct held *h);
+
+/* Owner thread: 1 if a held task other than h is counted for h's task id (another copy of the
+ * task is claimed or sent here), or if that cannot be known (a count that found no memory, a
+ * task posted to no wheel); 0 if no copy but h is. */
+int wheel_claimed_elsewhere(const struct held *h);
 
 #endif

@@ -2,7 +2,8 @@
  * SIGTERM of one, while another consumer runs. Killed: the survivor finds it dead and has its
  * tasks delivered again, or the ack wait brings them (test_failover.c proves which). Terminated:
  * it exits 0 and hands its tasks over at once, those waiting unread in its pull inbox too,
- * though a slow send keeps it alive. Never twice. */
+ * though a slow send keeps it alive. Never twice. And a "sending" claim of a member's own
+ * instance whose copy of the task it no longer holds (its answer was lost) is not waited for. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,7 +16,10 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "claim.h"
+#include "claimmac.h"
 #include "fixture.h"
+#include "keyring.h"
 #include "layout.h"
 
 #define N 50
@@ -264,6 +268,93 @@ test_sigterm_hands_back_its_inbox(void **state)
     fx_finish(&F);
 }
 
+/* Our instance's id as the members bucket names it for consumer name (it beats each second). */
+static int
+read_instance(kvStore *members, const char *name, char *out, size_t cap)
+{
+    kvEntry *e = NULL;
+    const char *v;
+
+    if (kvStore_Get(&e, members, name) != NATS_OK)
+        return 0;
+    v = kvEntry_ValueString(e);
+    snprintf(out, cap, "%.*s", (int)strcspn(v, " "), v);
+    kvEntry_Destroy(e);
+    return out[0] != '\0';
+}
+
+/* Writes, with the key, a "sending" claim for id by consumer c0's running instance, as c0
+ * itself leaves one whose create landed while its answer was lost and whose copy of the task
+ * was handed back (a server wedged by a full disk, issue 37.9). */
+static void
+forge_own_sending(const char *id)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *kv = NULL, *members = NULL;
+    struct sa_keyring *ring = NULL;
+    struct sa_claim c = {.state = SA_CLAIM_SENDING, .attempt = 1, .at_ms = test_now_ms()};
+    uint64_t rev = 0;
+    int64_t until = test_now_ms() + 20000;
+
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(js_KeyValue(&members, js, SA_MEMBERS_BUCKET), NATS_OK);
+    snprintf(c.consumer, sizeof(c.consumer), "c0");
+    while (!read_instance(members, "c0", c.instance, sizeof(c.instance)))
+        assert_true(wait_until_ms(test_now_ms() + 100, until - test_now_ms()));
+    assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
+    assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);
+    assert_int_equal(sa_claim_create(kv, id, &c, &rev, NULL), SA_OK);
+    sa_claimmac_forget();
+    sa_keyring_free(ring);
+    kvStore_Destroy(members);
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
+/* A "sending" claim naming this very consumer's instance, with no copy of the task claimed in
+ * the process, is stale (issue 37.9): its task is not held for ever by a send "under way" that
+ * is not. The at-least-once task is taken over and sent once; the at-most-once one is
+ * dead-lettered as "outcome unknown", never sent. Before, both waited for a live holder: c0
+ * itself, until it was restarted. */
+static void
+test_own_stale_sending_claim(void **state)
+{
+    char out[512], err[512], least[80], most[80], at[40], url[300];
+    int64_t due;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    due = test_now_ms() + (int64_t)(6000 * test_timeout_multiplier());
+    assert_int_equal(fx_schedule(&F, due, "/own/least", least, sizeof(least)), 0);
+    snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
+    snprintf(url, sizeof(url), "%s/own/most", receiver_url(F.recv));
+    assert_int_equal(fx_sendat(&F, most, sizeof(most), err, sizeof(err), "schedule", "--at", at,
+                               "--webhook", url, "--data", "{}", "--at-most-once", NULL),
+                     0);
+    most[strcspn(most, "\n")] = '\0';
+    forge_own_sending(least);
+    forge_own_sending(most);
+    if (!receiver_wait(F.recv, "/own/least", 1, 30000))
+        fx_print_log(&F, 0);
+    assert_int_equal(receiver_count_path(F.recv, "/own/least"), 1);
+    assert_true(fx_status_says(&F, most, "outcome unknown", 30000));
+    assert_true(wait_until_ms(test_now_ms() + 3000, 10000)); /* time for a second send */
+    assert_int_equal(receiver_count_path(F.recv, "/own/least"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/own/most"), 0);
+    snprintf(out, sizeof(out), "task=%s attempt=1 reason=\"outcome unknown: this consumer's", most);
+    assert_int_equal(proc_count_lines(F.consumers[0].err_path, out), 1);
+    for (int i = 0; i < 2; i++) {
+        snprintf(out, sizeof(out), "event=own_claim_stale task=%s", i ? most : least);
+        assert_true(proc_count_lines(F.consumers[0].err_path, out) > 0);
+    }
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
@@ -271,6 +362,7 @@ main(void)
         cmocka_unit_test(test_kill9_loses_nothing),
         cmocka_unit_test(test_sigterm_hands_over),
         cmocka_unit_test(test_sigterm_hands_back_its_inbox),
+        cmocka_unit_test(test_own_stale_sending_claim),
     };
 
     return FX_RUN(tests);

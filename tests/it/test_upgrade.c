@@ -3,7 +3,7 @@
  * made by `sendat init` of this version, says until when such records are an older version's:
  * the consumer waits for it, then obeys the older records stored before it, and still takes
  * none stored after it. A claims bucket deleted (issue 37.10): the consumer sends nothing
- * until init makes it again, and init says what was lost. */
+ * until init makes it again, and init says what was lost; with shards, whichever shard's. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,12 +189,63 @@ test_claims_bucket_deleted(void **state)
     fx_finish(&F);
 }
 
+static int
+consumer_ready(void *arg)
+{
+    char body[FX_BODY_MAX];
+
+    (void)arg;
+    return fx_consumer_get(&F, 0, "/readyz", body) == 200;
+}
+
+static int
+ledger_back_logged(void *arg)
+{
+    (void)arg;
+    return proc_count_lines(F.consumers[0].err_path, "event=ledger_back") > 0;
+}
+
+/* With four shards the watch looks at one claims bucket a turn (2 s), round robin: the last
+ * shard's bucket deleted is still found (within 4 turns), claiming stops, and the lost shard,
+ * looked at every turn from then on, is back within a turn or two of init. */
+static void
+test_sharded_claims_bucket_deleted(void **state)
+{
+    char bucket[64], out[512], err[1024], body[FX_BODY_MAX];
+    struct raw r = {0};
+    int64_t deleted;
+
+    (void)state;
+    fx_shards = "4";
+    fx_start(&F, 0);
+    fx_shards = NULL;
+    fx_consumer(&F, 0, NULL);
+    assert_true(wait_until(consumer_ready, NULL, 30000)); /* started: its watch runs */
+    raw_open(&r);
+    sa_layout_claims_bucket(bucket, sizeof(bucket), 3);
+    assert_int_equal(js_DeleteKeyValue(r.js, bucket), NATS_OK);
+    deleted = test_now_ms();
+    assert_true(wait_until(ledger_lost_logged, NULL, 30000));
+    fprintf(stderr, "shard 3 of 4 found lost %" PRId64 " ms after its delete\n",
+            test_now_ms() - deleted);
+    assert_true(proc_count_lines(F.consumers[0].err_path, bucket) > 0); /* named in the log */
+    assert_int_equal(fx_consumer_get(&F, 0, "/readyz", body), 503);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
+                               "--slot", "2s", "--lead", "1s", "--ack-wait", fx_ack_wait,
+                               "--shards", "4", NULL),
+                     0);
+    assert_true(wait_until(ledger_back_logged, NULL, 30000));
+    raw_close(&r);
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_older_records_obeyed_after_init),
         cmocka_unit_test(test_claims_bucket_deleted),
+        cmocka_unit_test(test_sharded_claims_bucket_deleted),
     };
 
     return FX_RUN(tests);

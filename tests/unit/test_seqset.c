@@ -37,6 +37,8 @@ test_add_twice(void **state)
     assert_int_equal(seqset_add(&s, 0), SEQSET_PRESENT); /* 0 marks an empty slot: never a key */
     assert_int_equal(seqset_put(&s, 9, &s), SEQSET_ADDED);
     assert_int_equal(seqset_put(&s, 9, NULL), SEQSET_PRESENT); /* the first value stays */
+    assert_ptr_equal(seqset_get(&s, 9), &s);                   /* and stays after a get */
+    assert_null(seqset_get(&s, 10));
     assert_ptr_equal(seqset_take(&s, 9), &s);
     assert_null(seqset_take(&s, 9));
     seqset_free(&s);
