@@ -20,7 +20,6 @@
 #include "prepare.h"
 #include "pull.h"
 #include "relay.h"
-#include "retry.h"
 #include "timeparse.h"
 #include "wheel.h"
 

@@ -120,21 +120,10 @@ struct consumer {
     pthread_cond_t makers_wake;  /* (prepare.c) that this member made a slot's mark: they look */
     long makers_made;            /* for durables to make at once (relay.c) */
     pthread_rwlock_t ring_lock;  /* the puller opens under it; the main thread swaps rings */
+    /* main thread, on SIGHUP: consumer_reload (config.h), set by main so sending calls it
+     * without a reference up to the process */
+    void (*reload_hook)(struct consumer *c);
 };
-
-/* Main thread: loads the key ring and webhook secrets again and swaps them in; on a bad
- * file the old ones stay and the reason is logged. */
-void consumer_reload(struct consumer *c);
-
-/* Reads the webhook secrets: SENDAT_WEBHOOK_SECRET_FILE (reloadable) or SENDAT_WEBHOOK_SECRET. */
-enum sa_code consumer_load_signer(struct signer **out, struct sa_err *err) SA_MUST_CHECK;
-
-/* Reads the SENDAT_* environment; on a bad value prints the reason and returns -1. */
-int config_load(struct config *cfg);
-void config_usage(void);
-
-/* Reads SENDAT_SMTP_*; refuses TLS off for a server that is not on loopback. */
-int smtp_config_load(struct smtp_config *s);
 
 /* Logs the counters as one line (event=counters). */
 void counters_log(const struct consumer *c, const char *event);
