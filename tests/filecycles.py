@@ -6,7 +6,7 @@ between units, each checked on its own:
   include  a file of unit A has #include "b.h" of unit B. Resolved as the build does: the
            file's own folder, then the other folders of its binary, then common/'s. An
            include of a header that declares a function the file defines is not an edge:
-           the file implements that header (asks.c implements part of pull.h).
+           the file implements that header (pull_asks.c implements part of pull.h).
   link     a .c of unit A calls a function a .c of unit B defines. A definition is a name
            at the start of a line followed by "(", its return type on the line above and
            not static (STYLE.md puts the return type on its own line).
