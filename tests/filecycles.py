@@ -6,10 +6,13 @@ between units, each checked on its own:
   include  a file of unit A has #include "b.h" of unit B. Resolved as the build does: the
            file's own folder, then the other folders of its binary, then common/'s. An
            include of a header that declares a function the file defines is not an edge:
-           the file implements that header (asks.c implements part of pull.h).
+           the file implements that header (pull_asks.c implements part of pull.h).
   link     a .c of unit A calls a function a .c of unit B defines. A definition is a name
            at the start of a line followed by "(", its return type on the line above and
            not static (STYLE.md puts the return type on its own line).
+  folder   folder A of a top (producer/book) uses folder B of the same top: a unit of A has
+           an include or link edge to a unit of B. The layers are libraries that link only
+           downward (consumer/CMakeLists.txt), so a folder cycle is a layering fault.
 Every cycle is printed with the edges that make it, and fails the check unless all its units
 match one entry of tests/filecycles.allow for its graph; an entry that matches no cycle fails
 too, so the list only holds cycles that still exist.
@@ -99,6 +102,13 @@ def build(files, code):
             for name in sorted(set(CALL.findall(plain[f]))):
                 if name in owner:
                     add("link", unit(f), owner[name], "calls " + name)
+    graphs["folder"] = {}
+    for kind in ("include", "link"):
+        for a, bs in graphs[kind].items():
+            for b, why in bs.items():
+                fa, fb = os.path.dirname(a), os.path.dirname(b)
+                if fa != fb and fa.split("/")[0] == fb.split("/")[0]:
+                    add("folder", fa, fb, "%s %s" % (os.path.basename(a), why))
     return graphs
 
 
@@ -179,7 +189,7 @@ def main(argv):
     graphs = build(files, code)
     allow = read_allow(os.path.join(root, "tests", "filecycles.allow"))
     used, bad = set(), 0
-    for kind in ("include", "link"):
+    for kind in ("include", "link", "folder"):
         for part in cycles(graphs[kind]):
             entry = next((e for e in allow if e[1] == kind and
                           all(any(fnmatch.fnmatchcase(u, p) for p in e[2]) for u in part)), None)

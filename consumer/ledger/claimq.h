@@ -10,7 +10,7 @@
 
 #include "claim.h"
 #include "consumer.h"
-#include "wheel.h"
+#include "held.h"
 
 enum claim_op {
     CLAIM_TAKE,   /* create the "sending" record before a send */

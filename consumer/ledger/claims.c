@@ -70,7 +70,8 @@ void
 claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h)
 {
     claims_fill(rec, c, h, SA_CLAIM_SENDING);
-    wheel_claiming(h); /* before the write: its answer may be lost */
+    if (c->claiming_hook)
+        c->claiming_hook(h); /* before the write: its answer may be lost */
     if (!h->write_id[0]) {
         sa_claim_stamp(rec);
         snprintf(h->write_id, sizeof(h->write_id), "%s", rec->write_id);
@@ -85,16 +86,16 @@ claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h)
  * liveness subject for three beats on end (its connection is gone), or it did not answer at
  * all for 20 s (hung), see members.c. What the members bucket says never makes it dead.
  * This very process holds it only while another copy of the task (not h) is claimed here
- * (wheel_claiming): a claim of ours with none is one whose answer was lost and whose copy was
- * handed back since (a claims bucket that did not answer for 20 s, a server wedged by a full
- * disk), and is stale as a dead member's. */
+ * (wheel_claiming, through c->claiming_hook): a claim of ours with none is one whose answer was
+ * lost and whose copy was handed back since (a claims bucket that did not answer for 20 s, a server
+ * wedged by a full disk), and is stale as a dead member's. */
 static int
 holder_alive(struct consumer *c, const struct held *h, const struct sa_claim *cur)
 {
     if (!cur->consumer[0] && !cur->instance[0])
         return 0; /* given back by its holder (a retry a full stream refused, outcome.c) */
     if (cur->instance[0] && !strcmp(cur->instance, c->instance))
-        return wheel_claimed_elsewhere(h);
+        return c->claimed_elsewhere_hook ? c->claimed_elsewhere_hook(h) : 1;
     if (!c->members || (!cur->instance[0] && !strcmp(cur->consumer, c->cfg.name)))
         return 0; /* an old record under our name: a predecessor that died */
     return members_holder_alive(c->members, cur->consumer, cur->instance);

@@ -5,7 +5,7 @@
 
 #include "claim.h"
 #include "consumer.h"
-#include "wheel.h"
+#include "held.h"
 
 enum take {
     TAKE_SEND,    /* ours: send now */

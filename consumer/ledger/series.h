@@ -5,7 +5,7 @@
 #define CONSUMER_SERIES_H
 
 #include "consumer.h"
-#include "wheel.h"
+#include "held.h"
 
 /* Publishes the next occurrence of h's series unless it is the last, past --until, or the
  * series was cancelled. SA_OK when there is nothing to do; on failure the caller naks h. */

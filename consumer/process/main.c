@@ -23,7 +23,7 @@
 #include "claimq.h"
 #include "patient.h"
 #include "claims.h"
-#include "consumer.h"
+#include "config.h"
 #include "deliver.h"
 #include "log.h"
 #include "mover.h"
@@ -162,6 +162,9 @@ setup_local(struct consumer *c, struct sa_err *err)
     randombytes_buf(nonce, sizeof(nonce));
     sodium_bin2hex(c->instance, sizeof(c->instance), nonce, sizeof(nonce));
     pthread_rwlock_init(&c->ring_lock, NULL);
+    c->reload_hook = consumer_reload;  /* sending calls it on SIGHUP (deliver.c) */
+    c->claiming_hook = wheel_claiming; /* the ledger counts its claims there (claims.c) */
+    c->claimed_elsewhere_hook = wheel_claimed_elsewhere;
     pthread_mutex_init(&c->makers_lock, NULL);
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* a clock step stalls no maker */

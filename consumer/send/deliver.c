@@ -347,7 +347,7 @@ periodic(struct deliver *d, int64_t now)
 {
     after_reconnect(d);
     if (atomic_exchange(&d->c->reload, 0))
-        consumer_reload(d->c);
+        d->c->reload_hook(d->c);
     if (now >= d->next_touch_ms) {
         wheel_touch(d->c->wheel, now, d->c->n->layout.ack_wait_ms / 3);
         transfer_touch(d->c, now, d->c->n->layout.ack_wait_ms / 3);

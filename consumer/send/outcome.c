@@ -7,6 +7,7 @@
 
 #include "claimq.h"
 #include "claims.h"
+#include "deadletter.h"
 #include "jspull.h"
 #include "log.h"
 #include "outcome.h"

@@ -9,12 +9,6 @@
 /* Backoff before attempt+1: uniform in [0, min(max, base * 2^(attempt-1))]. */
 int64_t retry_backoff(const struct config *cfg, int attempt);
 
-/* Publishes the message's envelope to sendat.dlq.<id> with the reason, after its PubAck.
- * id may be NULL for a message whose subject names no task (then the stream sequence is
- * used). Does not ack. */
-enum sa_code retry_dead_letter(struct consumer *c, natsMsg *msg, const char *id, int attempt,
-                               int channel, const char *reason, struct sa_err *err) SA_MUST_CHECK;
-
 /* Re-seals h's task with attempt + 1 and the failure recorded, due after the backoff (or
  * retry_after_ms if the receiver asked, whichever is later), and publishes it; the first
  * retry also records the first attempt's due time and start (started_ms), from which lateness

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "mailhdr.h"
+#include "smtp.h"
 #include "transfer.h"
 
 static int

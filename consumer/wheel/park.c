@@ -11,7 +11,7 @@
 #include "mover.h"
 #include "park.h"
 #include "relay.h"
-#include "retry.h"
+#include "deadletter.h"
 #include "timeparse.h"
 #include "wheel.h"
 

@@ -17,10 +17,9 @@
 #include "members.h"
 #include "mover.h"
 #include "park.h"
-#include "prepare.h"
+#include "pull_prepare.h"
 #include "pull.h"
 #include "relay.h"
-#include "retry.h"
 #include "timeparse.h"
 #include "wheel.h"
 
@@ -194,7 +193,7 @@ update_backlog(struct puller *p, int64_t now)
 
 /* What a beat tells `sendat stats` and the console about this member: what it holds, has in
  * flight and has done, whether it can send mail (and how often it left an email task to the
- * others), and its last hour minute by minute (recent.h). */
+ * others), and its last hour minute by minute (pull_recent.h). */
 static void
 members_facts(struct puller *p, int64_t now, char *out, size_t n)
 {

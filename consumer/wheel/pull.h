@@ -1,7 +1,7 @@
 /* The puller thread: pulls every level that is due now (current window, active slots, and
  * older windows that still hold tasks), moves not-yet-due tasks down a level and hands the
  * rest to the wheel. Every level's tasks come through one inbox, answers to pull requests
- * left open on the server (asks.c). */
+ * left open on the server (pull_asks.c). */
 #ifndef PULL_H
 #define PULL_H
 
@@ -9,7 +9,7 @@
 
 #include "consumer.h"
 #include "park.h"
-#include "recent.h"
+#include "pull_recent.h"
 
 struct prepare;
 
@@ -40,7 +40,7 @@ struct target {
     int64_t start_ms; /* when the level starts: its window, or its slot */
     int64_t end_ms;   /* once past and drained fleet-wide, the target is dropped */
     char durable[32];
-    int empty;              /* a slot nobody marked: no durable, nothing asked (prepare.h) */
+    int empty;              /* a slot nobody marked: no durable, nothing asked (pull_prepare.h) */
     long prefetch_cap;      /* before the level starts: this member's share of it (-1: no cap; 0
                              * until its first task says) */
     long fetched;           /* tasks it brought us */
@@ -50,7 +50,7 @@ struct target {
     int64_t heard_ms;       /* its last message or heartbeat */
     int64_t retry_ms;       /* after a refusal: no new request before this */
     int64_t share_again_ms; /* its share, once taken, is read again from this time */
-    int64_t share_every_ms; /* and then after this long (asks.c) */
+    int64_t share_every_ms; /* and then after this long (pull_asks.c) */
 };
 
 struct puller {
@@ -70,8 +70,8 @@ struct puller {
     long reconnects;       /* the connection's count when the requests were last made */
     struct recent recent;  /* the last hour minute by minute, for the beats */
     struct park park;      /* messages that do not open (park.h) */
-    int64_t level_task_ms; /* the last task a level (not the park) brought: asks.c */
-    int no_reset;          /* a consumer reset failed once: levels are made anew (targets.c) */
+    int64_t level_task_ms; /* the last task a level (not the park) brought: pull_asks.c */
+    int no_reset;          /* a consumer reset failed once: levels are made anew (pull_targets.c) */
     pthread_t thread;
 };
 
@@ -84,15 +84,15 @@ void pull_join(struct puller *p);
 /* Leaves the members bucket and forgets the levels (the durables stay for the fleet). */
 void pull_close(struct puller *p);
 
-/* targets.c: keeping the set of levels to pull; targets_probe, the catch-up of older windows
- * and past slots from the fleet's cursor, is in probe.c. */
+/* pull_targets.c: keeping the set of levels to pull; targets_probe, the catch-up of older windows
+ * and past slots from the fleet's cursor, is in pull_probe.c. */
 int targets_find(const struct puller *p, const struct served *sv, int64_t window, int64_t slot);
 enum sa_code targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot,
                          struct sa_err *err) SA_MUST_CHECK;
 void targets_refresh(struct puller *p, int64_t now_ms);
 void targets_probe(struct puller *p, int64_t now_ms);
 void targets_reap(struct puller *p, int64_t now_ms);
-/* Whether t is pulled: a slot found empty is once its durable is made (prepare.h). */
+/* Whether t is pulled: a slot found empty is once its durable is made (pull_prepare.h). */
 int targets_wake(struct puller *p, struct target *t, int64_t now);
 void targets_close(struct puller *p);
 /* A member died: every level of shard sv with unacked tasks is reset to its ack floor (a server
@@ -102,9 +102,9 @@ void targets_close(struct puller *p);
 int targets_redeliver(struct puller *p, const struct served *sv);
 /* The same for the shard's park, once a new key is loaded: 1 if it was handed out again. */
 int targets_redeliver_park(struct puller *p, const struct served *sv);
-/* This member's share of level t before it starts (-1: none), see targets.c. */
+/* This member's share of level t before it starts (-1: none), see pull_targets.c. */
 long targets_share(struct puller *p, const struct target *t);
-/* asks.c: the pull requests open on the server. asks_send asks every level without an open
+/* pull_asks.c: the pull requests open on the server. asks_send asks every level without an open
  * request that the limits allow and returns how long the puller may wait for a message;
  * asks_answer counts a task against its level and returns 1, or takes in a status (destroys
  * it) and returns 0; asks_forget drops every request (the connection was lost). */

@@ -14,7 +14,7 @@
 #include "envelope.h"
 #include "log.h"
 #include "logsum.h"
-#include "retry.h"
+#include "deadletter.h"
 #include "sweep.h"
 #include "sweepread.h"
 #include "sweeprec.h"

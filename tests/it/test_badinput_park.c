@@ -25,7 +25,7 @@
 #define JUNK_VALID 10
 
 /* The level durable of window w as a member would make it with SENDAT_MAX_ACK_PENDING=200
- * (prepare.c), made here first so that a consumer without that setting uses it as well. */
+ * (pull_prepare.c), made here first so that a consumer without that setting uses it as well. */
 static void
 make_small_window_durable(int64_t w)
 {

@@ -138,7 +138,7 @@ test_empty_slot_gets_no_durable(void **state)
     if (!receiver_wait(F.recv, "/retried", 2, 30000))
         fx_print_log(&F, 0);
     assert_true(receiver_wait(F.recv, "/retried", 2, 1000));
-    /* the mark stays for a minute after the slot's end (marks.h: MARKS_KEEP_MS), then goes */
+    /* the mark stays for a minute after the slot's end (pull_marks.h: MARKS_KEEP_MS), then goes */
     kept = booked + L.slot_ms + 30000;
     assert_true(wait_until(past, &kept, 60000));
     assert_true(has_mark(booked));

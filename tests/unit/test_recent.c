@@ -1,4 +1,4 @@
-/* recent.c: a member's last hour minute by minute, as its beat carries it. */
+/* pull_recent.c: a member's last hour minute by minute, as its beat carries it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "recent.h"
+#include "pull_recent.h"
 
 static struct counters k;
 static struct recent r;

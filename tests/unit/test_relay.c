@@ -1,4 +1,4 @@
-/* The metadata headers of a task message (consumer/wheel/relay.c) are not sealed: a replayed task
+/* The metadata headers of a task message (consumer/base/relay.c) are not sealed: a replayed task
  * can carry any value, and whatever it carries is read into range before the puller adds to it
  * (issue 11 item 12: Sendat-Moves 2147483647 overflowed pull.c's moves + 1). */
 #include <setjmp.h>

@@ -89,6 +89,8 @@ struct members;
 /* What a consumer still starting waits for (struct consumer's waiting). */
 enum consumer_wait { CONSUMER_WAIT_NONE, CONSUMER_WAIT_SERVER, CONSUMER_WAIT_INIT };
 
+struct held;
+
 struct consumer {
     struct sa_nats *n;
     struct sa_keyring *ring;
@@ -117,24 +119,19 @@ struct consumer {
     atomic_int ledger_lost; /* a claims bucket is not init's (ledgerwatch.h): claim nothing */
     atomic_int js_silent;   /* JetStream answers nothing on a live connection (ledgerwatch.h) */
     pthread_mutex_t makers_lock; /* guards makers_made; makers_wake tells the durable makers */
-    pthread_cond_t makers_wake;  /* (prepare.c) that this member made a slot's mark: they look */
+    pthread_cond_t makers_wake;  /* (pull_prepare.c) that this member made a mark: they look */
     long makers_made;            /* for durables to make at once (relay.c) */
     pthread_rwlock_t ring_lock;  /* the puller opens under it; the main thread swaps rings */
+    /* main thread, on SIGHUP: consumer_reload (config.h), set by main so sending calls it
+     * without a reference up to the process */
+    void (*reload_hook)(struct consumer *c);
+    /* the wheel's count of the task ids claimed here (wheel.h: wheel_claiming,
+     * wheel_claimed_elsewhere), set by main so the ledger calls them without a reference up;
+     * without them (a ledger alone, in unit tests) a claim of this process counts as a send
+     * under way */
+    void (*claiming_hook)(struct held *h);
+    int (*claimed_elsewhere_hook)(const struct held *h);
 };
-
-/* Main thread: loads the key ring and webhook secrets again and swaps them in; on a bad
- * file the old ones stay and the reason is logged. */
-void consumer_reload(struct consumer *c);
-
-/* Reads the webhook secrets: SENDAT_WEBHOOK_SECRET_FILE (reloadable) or SENDAT_WEBHOOK_SECRET. */
-enum sa_code consumer_load_signer(struct signer **out, struct sa_err *err) SA_MUST_CHECK;
-
-/* Reads the SENDAT_* environment; on a bad value prints the reason and returns -1. */
-int config_load(struct config *cfg);
-void config_usage(void);
-
-/* Reads SENDAT_SMTP_*; refuses TLS off for a server that is not on loopback. */
-int smtp_config_load(struct smtp_config *s);
 
 /* Logs the counters as one line (event=counters). */
 void counters_log(const struct consumer *c, const char *event);

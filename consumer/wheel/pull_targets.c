@@ -10,9 +10,9 @@
 
 #include "jsapi.h"
 #include "log.h"
-#include "lookup.h"
+#include "pull_lookup.h"
 #include "members.h"
-#include "prepare.h"
+#include "pull_prepare.h"
 #include "pull.h"
 #include "timeparse.h"
 
@@ -96,8 +96,8 @@ targets_redeliver(struct puller *p, const struct served *sv)
     return n;
 }
 
-/* This member's share of a level before it starts, as the broker counts it (asks.c reads it once
- * the share its first task gave is in): its tasks over the fleet's size, rounded up (-1: no
+/* This member's share of a level before it starts, as the broker counts it (pull_asks.c reads it
+ * once the share its first task gave is in): its tasks over the fleet's size, rounded up (-1: no
  * share, a fleet of one or no answer). Tasks already fetched by the others (unacked:
  * held) count too, so a member that reads the count after the others began pulling gets the same
  * share (it read pending alone and got 864 of 4,000 over 4). (A 2 % surplus let the fastest members
@@ -119,7 +119,7 @@ targets_share(struct puller *p, const struct target *t)
 
 /* Taken up before it starts (a slot, or the next window, whose first slot's tasks are held
  * straight from it): each member takes its share until the start, then pulls freely. The share
- * comes with the first task (asks.c): 0 until then. */
+ * comes with the first task (pull_asks.c): 0 until then. */
 static void
 arm(struct puller *p, struct target *t, int64_t now)
 {
@@ -169,7 +169,7 @@ targets_add(struct puller *p, struct served *sv, int64_t window, int64_t slot, s
         s = prepare_durable(p->c, sv->shard, sv->stream, window, slot);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, durable);
-    memset(t, 0, sizeof(*t)); /* no request open yet: asks.c makes one */
+    memset(t, 0, sizeof(*t)); /* no request open yet: pull_asks.c makes one */
     t->sv = sv;
     snprintf(t->durable, sizeof(t->durable), "%s", durable);
     t->window = window;
@@ -198,7 +198,7 @@ add_logged(struct puller *p, struct served *sv, int64_t window, int64_t slot)
                slot, err.msg);
 }
 
-/* A level still to start whose durable the maker (prepare.c) has not made yet: the refresh
+/* A level still to start whose durable the maker (pull_prepare.c) has not made yet: the refresh
  * waits for it rather than make it on this thread. */
 static int
 not_made_yet(struct puller *p, struct served *sv, int64_t window, int64_t slot, int64_t now_ms)

@@ -1,8 +1,8 @@
 /* Whether a level holds tasks, asked of the broker without pulling: the puller's clock
- * (targets.c) and its catch-up (probe.c) both ask, and neither asks the other. */
+ * (pull_targets.c) and its catch-up (pull_probe.c) both ask, and neither asks the other. */
 #include <stdio.h>
 
-#include "lookup.h"
+#include "pull_lookup.h"
 
 int
 lookup_holds_tasks(struct puller *p, const struct served *sv, const char *filter)

@@ -1,8 +1,8 @@
-/* See recent.h. */
+/* See pull_recent.h. */
 #include <stdio.h>
 #include <string.h>
 
-#include "recent.h"
+#include "pull_recent.h"
 
 static void
 take_histogram(long out[LATENESS_BUCKETS + 1], const struct histogram *h)

@@ -1,4 +1,4 @@
-/* Level durables made ahead of their time, one thread per served shard (prepare.h). Each
+/* Level durables made ahead of their time, one thread per served shard (pull_prepare.h). Each
  * thread remembers the levels it made (or found empty) in a small ring and looks ahead every
  * PASS_MS. */
 #include <pthread.h>
@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "log.h"
-#include "marks.h"
-#include "prepare.h"
+#include "pull_marks.h"
+#include "pull_prepare.h"
 #include "park.h"
 #include "timeparse.h"
 
@@ -30,7 +30,7 @@
 struct level {
     int64_t window, slot;
     int64_t made_ms; /* when it was made (or found made); if empty, when its mark was looked for */
-    int empty;       /* a slot nobody marked: no durable made (marks.h) */
+    int empty;       /* a slot nobody marked: no durable made (pull_marks.h) */
 };
 
 struct maker {
@@ -40,7 +40,7 @@ struct maker {
     pthread_mutex_t lock; /* guards ready and next */
     struct level ready[READY_MAX];
     int next;
-    int64_t drop_next; /* the first slot whose mark may still be there (marks.h) */
+    int64_t drop_next; /* the first slot whose mark may still be there (pull_marks.h) */
     int woken; /* this pass follows a mark this member made: empty slots' marks read at once */
     struct marks_gate gate;
     pthread_t thread;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "log.h"
-#include "lookup.h"
+#include "pull_lookup.h"
 #include "pull.h"
 
 #define PROBE_MAX_WINDOWS 512

@@ -1,11 +1,11 @@
-/* Level marks as the fleet uses them (marks.h). */
+/* Level marks as the fleet uses them (pull_marks.h). */
 #include <inttypes.h>
 
 #include "log.h"
-#include "marks.h"
+#include "pull_marks.h"
 #include "timeparse.h"
 
-/* Whether marks decide for shard yet (marks.h, struct marks_gate). */
+/* Whether marks decide for shard yet (pull_marks.h, struct marks_gate). */
 static int
 in_force(struct consumer *c, struct marks_gate *g, int shard, const char *stream)
 {

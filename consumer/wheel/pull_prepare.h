@@ -12,13 +12,13 @@
 #include "consumer.h"
 
 #define PREPARE_AHEAD_SLOTS 3
-/* A slot found empty is looked at until this long after its end (prepare.c: make) */
+/* A slot found empty is looked at until this long after its end (pull_prepare.c: make) */
 #define EMPTY_FINAL_MS 2000
 
 enum prepare_state {
     PREPARE_NOT_YET,        /* not made (or not lately): the puller makes it if it must */
     PREPARE_MADE,           /* made lately */
-    PREPARE_EMPTY,          /* a slot nobody marked (marks.h): no durable; looked at again */
+    PREPARE_EMPTY,          /* a slot nobody marked (pull_marks.h): no durable; looked at again */
     PREPARE_EMPTY_FOR_GOOD, /* and still none EMPTY_FINAL_MS after the slot's end */
 };
 
