@@ -32,6 +32,13 @@
  *                       spread over --spread-ms; with --sink, what fires is pulled, POSTed and
  *                       acked; without, the schedules are left waiting in the stream NATIVE.
  *                       Exit 3 (and "supported":false) on a server without schedules.
+ *   sendat-rawjs ledger --server URL --n N --size BYTES --sink URL [--replicas R]
+ *                       [--batch B] [--inflight K] [--group-ms MS] [--cancel-every K]
+ *                       [--server-pid PID[,PID...]]
+ *                       the raw pull + POST + ack loop behind a per-batch claim ledger: one
+ *                       claim record per pull of B, sent once an ordered watcher read it, one
+ *                       outcome record per MS (default 10) of finished sends, acks on its
+ *                       PubAck (rawledger.c); --cancel-every K: every K-th id cancelled first
  *
  * Every command prints one JSON object on stdout; progress goes to stderr. This file reads the
  * flags and runs the command: bench and fill are in rawbench.c, the others in rawtools.c. */
@@ -107,7 +114,10 @@ usage(void)
         "       sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]\n"
         "                           [--due-in-ms MS [--align-ms A]] (instead of --due-ms)\n"
         "                           [--replicas R] [--sink URL [--inflight K]]\n"
-        "                           [--wait-seconds S]\n",
+        "                           [--wait-seconds S]\n"
+        "       sendat-rawjs ledger --server URL --n N --size BYTES --sink URL [--replicas R]\n"
+        "                           [--batch B] [--inflight K] [--group-ms MS]\n"
+        "                           [--cancel-every K] [--server-pid PID[,PID...]]\n",
         stderr);
     exit(2);
 }
@@ -175,6 +185,10 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->sync_seconds = atof(v);
         else if (!strcmp(k, "--post-only"))
             o->post_only = atoi(v);
+        else if (!strcmp(k, "--cancel-every"))
+            o->cancel_every = atol(v);
+        else if (!strcmp(k, "--group-ms"))
+            o->group_ms = atof(v);
         else if (!strcmp(k, "--hold-file"))
             o->hold_file = v;
         else
@@ -200,6 +214,8 @@ pick(const char *cmd, const struct rawjs_opts *o)
         return rawjs_claims;
     if (!strcmp(cmd, "batch"))
         return rawjs_batch;
+    if (!strcmp(cmd, "ledger") && o->sink && o->group_ms > 0 && o->cancel_every >= 0)
+        return rawjs_ledger;
     if (!strcmp(cmd, "native") && (o->due_ms > 0 || o->due_in_ms > 0) && o->spread_ms >= 0)
         return rawjs_native;
     return NULL;
@@ -217,6 +233,7 @@ main(int argc, char **argv)
                            .sync_seconds = 5,
                            .msg_id = 1,
                            .wait_seconds = 60,
+                           .group_ms = 10,
                            .url = "http://127.0.0.1:65535/x",
                            .data = "{}"};
     rawjs_cmd_fn *run = NULL;
