@@ -3,13 +3,15 @@
 # same run (not a test):
 #
 #   bash bench/ledger_proto.sh [--single] [--n 20000] [--runs 3] [--block 256]
-#                              [--cancel-every K] [--sendat] [--out DIR]
+#                              [--cancel-every K] [--same-pull] [--sendat] [--out DIR]
 #
 #   --single        one node with one replica (default: a 3-node loopback cluster, R3)
 #   --n             tasks per burst (default 20000)
 #   --runs          bursts of each kind, alternating which goes first (default 3)
 #   --block         tasks per claim block (one pull; default 256)
 #   --cancel-every  a cancel for every K-th id appended before the ledger's consumer starts
+#   --same-pull     also the raw loop pulling --block at a time (bench --post-batch), to tell
+#                   the ledger's cost from the pull size's effect
 #   --sendat        also one sendat burst of N on the same servers (sendat init, 2 consumers,
 #                   as bench/run.sh's burst), its rate and servers' CPU per delivery
 #   --out DIR       where the JSON of each run and the table go (default: a new
@@ -35,6 +37,7 @@ RUNS=3
 BLOCK=256
 CANCEL_EVERY=0
 SENDAT_RUN=0
+SAME_PULL=0
 OUT=""
 cluster=1
 while [ $# -gt 0 ]; do
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
     --block) BLOCK=$2; shift 2 ;;
     --cancel-every) CANCEL_EVERY=$2; shift 2 ;;
     --sendat) SENDAT_RUN=1; shift ;;
+    --same-pull) SAME_PULL=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ledger_proto.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -57,6 +61,7 @@ done
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SENDAT_BENCH_BUILD:-$repo/build-bench}
+# shellcheck disable=SC2034 # read by lib.sh's schedule
 analyze=(python3 "$repo/bench/analyze.py")
 if [ -z "${SENDAT_BENCH_NO_BUILD:-}" ]; then
   echo "== building in $build"
@@ -83,15 +88,15 @@ bench_start sendat-ledger
 OUT=${OUT:-/tmp/sendat-ledger-$(date -u +%Y%m%dT%H%M%SZ)}
 case $OUT in "$repo"/*) echo "ledger_proto.sh: --out must be outside the repository" >&2; exit 2 ;; esac
 mkdir -p "$OUT"
-reps=1
-((cluster)) && reps=3
+REPLICAS=1
+((cluster)) && REPLICAS=3
 {
   echo "nats_server=$("$NATS_BIN" --version 2>&1 | head -n 1)"
   echo "commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)"
-  echo "n=$N replicas=$reps block=$BLOCK cancel_every=$CANCEL_EVERY cores=$(nproc)"
+  echo "n=$N replicas=$REPLICAS block=$BLOCK cancel_every=$CANCEL_EVERY cores=$(nproc)"
   echo "loadavg_at_start=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /)"
 } >"$OUT/meta.txt"
-echo "== ledger prototype: $RUNS x (raw, ledger) bursts of $N, replicas $reps, nats-server $(nats_version), load $(cut -d' ' -f1 /proc/loadavg); dumps in $OUT"
+echo "== ledger prototype: $RUNS x (raw, ledger) bursts of $N, replicas $REPLICAS, nats-server $(nats_version), load $(cut -d' ' -f1 /proc/loadavg); dumps in $OUT"
 
 d=$work/c
 mkdir -p "$d"
@@ -101,19 +106,77 @@ spids=$(IFS=,; echo "${SERVER_PIDS[*]}")
 size=$("$RAWJS" sealed --url "http://127.0.0.1:65535/hook" --data "$SAMPLE_DATA" | grep -o '"sealed_bytes":[0-9]*' | cut -d: -f2)
 
 run_raw() {
-  "$RAWJS" bench --post-only 1 --server "$NATS_URL" --n "$N" --size "$size" --replicas "$reps" \
+  "$RAWJS" bench --post-only 1 --server "$NATS_URL" --n "$N" --size "$size" --replicas "$REPLICAS" \
     --server-pid "$spids" --sink "http://127.0.0.1:$SINK_PORT/raw" >"$OUT/raw.$1.json" 2>"$OUT/raw.$1.err"
 }
+run_raw_same() {
+  "$RAWJS" bench --post-only 1 --post-batch "$BLOCK" --server "$NATS_URL" --n "$N" --size "$size" \
+    --replicas "$REPLICAS" --server-pid "$spids" --sink "http://127.0.0.1:$SINK_PORT/raw" \
+    >"$OUT/rawsame.$1.json" 2>"$OUT/rawsame.$1.err"
+}
 run_ledger() {
-  "$RAWJS" ledger --server "$NATS_URL" --n "$N" --size "$size" --replicas "$reps" --batch "$BLOCK" \
+  "$RAWJS" ledger --server "$NATS_URL" --n "$N" --size "$size" --replicas "$REPLICAS" --batch "$BLOCK" \
     --cancel-every "$CANCEL_EVERY" --server-pid "$spids" --sink "http://127.0.0.1:$SINK_PORT/ledger" \
     >"$OUT/ledger.$1.json" 2>"$OUT/ledger.$1.err"
+}
+table() { # the runs' table, from their JSON
+  python3 - "$OUT" "$RUNS" <<'PY' | tee "$OUT/table.txt"
+import json, os, sys
+out, runs = sys.argv[1], int(sys.argv[2])
+meta = dict(l.strip().split("=", 1) for l in open(os.path.join(out, "meta.txt")) if "=" in l)
+print("== %s, %s, load at start %s" % (meta["nats_server"], meta["n"], meta["loadavg_at_start"]))
+print("%-4s %6s %9s %9s %6s %9s %9s %6s %8s %8s %7s %s" % (
+    "run", "load", "raw/s", "ledger/s", "ratio", "raw us", "ledger us", "ratio",
+    "lag p50", "lag p99", "rec/t", "cancel answer (sent id; unclaimed id)"))
+sends = []
+for r in range(1, runs + 1):
+    raw = json.load(open(os.path.join(out, "raw.%d.json" % r)))["pull_post_ack"]
+    lj = json.load(open(os.path.join(out, "ledger.%d.json" % r)))
+    led = lj["ledger_pull_post_ack"]
+    load = open(os.path.join(out, "load.%d.txt" % r)).read().split()[1]
+    c1, c2 = lj["cancel_sent_id"], lj["cancel_unclaimed_id"]
+    sends.append((raw["rate"], raw["server_cpu_us_per_msg"]))
+    print("%-4d %6s %9.0f %9.0f %6.2f %9.1f %9.1f %6.2f %8.2f %8.2f %7.4f %s %.1f ms/%d rec; %s %.1f ms/%d rec" % (
+        r, load, raw["rate"], led["rate"], led["rate"] / raw["rate"],
+        raw["server_cpu_us_per_msg"], led["server_cpu_us_per_msg"],
+        led["server_cpu_us_per_msg"] / max(raw["server_cpu_us_per_msg"], 1e-9),
+        lj["watcher_lag_ms"]["p50"], lj["watcher_lag_ms"]["p99"], lj["ledger_records_per_task"],
+        c1["answer"], c1["ms"], c1["records_read"], c2["answer"], c2["ms"], c2["records_read"]))
+    ps = os.path.join(out, "rawsame.%d.json" % r)
+    if os.path.exists(ps):
+        rs = json.load(open(ps))["pull_post_ack"]
+        print("     raw loop pulling %s at a time: %.0f/s, %.1f us; ledger / it: rate %.2f, CPU %.2f" % (
+            meta["n"].split("block=")[1].split()[0], rs["rate"], rs["server_cpu_us_per_msg"],
+            led["rate"] / rs["rate"], led["server_cpu_us_per_msg"] / max(rs["server_cpu_us_per_msg"], 1e-9)))
+    if lj.get("skipped_cancelled"):
+        print("     cancelled before their block: %d skipped, %d cancels read" % (
+            lj["skipped_cancelled"], lj["cancels_seen"]))
+PY
+}
+sendat_line() {
+  python3 - "$OUT" "$RUNS" <<'PY' | tee -a "$OUT/table.txt"
+import json, os, sys
+out, runs = sys.argv[1], int(sys.argv[2])
+raw = json.load(open(os.path.join(out, "raw.%d.json" % runs)))["pull_post_ack"]
+sends = [(raw["rate"], raw["server_cpu_us_per_msg"])]
+p = os.path.join(out, "sendat.json")
+if os.path.exists(p):
+    s = json.load(open(p))
+    secs = max(s["last_arrival_ms"] - s["due_ms"], 1) / 1000.0
+    us = 1e6 * s["server_ticks"] / s["hz"] / s["n"]
+    raw_rate, raw_us = sends[-1]
+    print("sendat burst (after the runs, due time -> last arrival; servers' CPU from 1 s before due to"
+          " every ack settled): %d delivered, %.0f/s = %.2f x the last raw; %.0f us = %.2f x the last raw" % (
+          s["delivered"], s["n"] / secs, s["n"] / secs / raw_rate, us, us / max(raw_us, 1e-9)))
+PY
 }
 for ((r = 1; r <= RUNS; r++)); do
   echo "load $(cut -d' ' -f1 /proc/loadavg)" >"$OUT/load.$r.txt"
   if ((r % 2)); then run_raw "$r"; run_ledger "$r"; else run_ledger "$r"; run_raw "$r"; fi
+  ((SAME_PULL)) && run_raw_same "$r"
   echo "   run $r done (load $(cut -d' ' -f1 /proc/loadavg))"
 done
+table
 
 if ((SENDAT_RUN)); then
   for b in "$SENDAT" "$CONSUMER"; do
@@ -148,39 +211,5 @@ if ((SENDAT_RUN)); then
   echo "{\"n\":$N,\"due_ms\":$due,\"last_arrival_ms\":$last,\"server_ticks\":$((t1 - t0)),\"hz\":$HZ,\"delivered\":$(wc -l <"$s/arrivals.txt")}" >"$OUT/sendat.json"
 fi
 stop_servers
-
-python3 - "$OUT" "$RUNS" <<'PY' | tee "$OUT/table.txt"
-import json, os, sys
-out, runs = sys.argv[1], int(sys.argv[2])
-meta = dict(l.strip().split("=", 1) for l in open(os.path.join(out, "meta.txt")) if "=" in l)
-print("== %s, %s, load at start %s" % (meta["nats_server"], meta["n"], meta["loadavg_at_start"]))
-print("%-4s %6s %9s %9s %6s %9s %9s %6s %8s %8s %7s %s" % (
-    "run", "load", "raw/s", "ledger/s", "ratio", "raw us", "ledger us", "ratio",
-    "lag p50", "lag p99", "rec/t", "cancel answer (sent id; unclaimed id)"))
-sends = []
-for r in range(1, runs + 1):
-    raw = json.load(open(os.path.join(out, "raw.%d.json" % r)))["pull_post_ack"]
-    lj = json.load(open(os.path.join(out, "ledger.%d.json" % r)))
-    led = lj["ledger_pull_post_ack"]
-    load = open(os.path.join(out, "load.%d.txt" % r)).read().split()[1]
-    c1, c2 = lj["cancel_sent_id"], lj["cancel_unclaimed_id"]
-    sends.append((raw["rate"], raw["server_cpu_us_per_msg"]))
-    print("%-4d %6s %9.0f %9.0f %6.2f %9.1f %9.1f %6.2f %8.2f %8.2f %7.4f %s %.1f ms/%d rec; %s %.1f ms/%d rec" % (
-        r, load, raw["rate"], led["rate"], led["rate"] / raw["rate"],
-        raw["server_cpu_us_per_msg"], led["server_cpu_us_per_msg"],
-        led["server_cpu_us_per_msg"] / max(raw["server_cpu_us_per_msg"], 1e-9),
-        lj["watcher_lag_ms"]["p50"], lj["watcher_lag_ms"]["p99"], lj["ledger_records_per_task"],
-        c1["answer"], c1["ms"], c1["records_read"], c2["answer"], c2["ms"], c2["records_read"]))
-    if lj.get("skipped_cancelled"):
-        print("     cancelled before their block: %d skipped, %d cancels read" % (
-            lj["skipped_cancelled"], lj["cancels_seen"]))
-p = os.path.join(out, "sendat.json")
-if os.path.exists(p):
-    s = json.load(open(p))
-    secs = max(s["last_arrival_ms"] - s["due_ms"], 1) / 1000.0
-    us = 1e6 * s["server_ticks"] / s["hz"] / s["n"]
-    raw_rate, raw_us = sends[-1]
-    print("sendat burst (after the runs, due time -> last arrival; servers' CPU from 1 s before due to"
-          " every ack settled): %d delivered, %.0f/s = %.2f x the last raw; %.0f us = %.2f x the last raw" % (
-          s["delivered"], s["n"] / secs, s["n"] / secs / raw_rate, us, us / max(raw_us, 1e-9)))
-PY
+((SENDAT_RUN)) && sendat_line
+exit 0

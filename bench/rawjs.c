@@ -6,6 +6,7 @@
  *                       [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]
  *                       [--sink URL [--inflight K]]   also pull + POST + ack to URL
  *                       [--pace-n P --pace-seconds S]  and P more sent evenly over S seconds
+ *                       [--post-batch B]  pulls of B in the POST phases (default 64)
  *                       [--post-only 1 [--hold-file F]]  only the pull + POST + ack phase, its
  *                       stream left in place; with F: F written once the N are stored and
  *                       the durable made, then the pulls wait until F.go exists
@@ -102,7 +103,7 @@ usage(void)
         "                          [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]\n"
         "                          [--sink URL [--inflight K]]\n"
         "                          [--pace-n P --pace-seconds S]\n"
-        "                          [--post-only 1 [--hold-file F]]\n"
+        "                          [--post-only 1 [--hold-file F]] [--post-batch B]\n"
         "       sendat-rawjs sealed --url URL --data TEXT\n"
         "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
         "       sendat-rawjs junk --server URL --n N --window MS\n"
@@ -183,6 +184,8 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->wait_seconds = atof(v);
         else if (!strcmp(k, "--sync-seconds"))
             o->sync_seconds = atof(v);
+        else if (!strcmp(k, "--post-batch"))
+            o->post_batch = atoi(v);
         else if (!strcmp(k, "--post-only"))
             o->post_only = atoi(v);
         else if (!strcmp(k, "--cancel-every"))
@@ -234,6 +237,7 @@ main(int argc, char **argv)
                            .msg_id = 1,
                            .wait_seconds = 60,
                            .group_ms = 10,
+                           .post_batch = 64,
                            .url = "http://127.0.0.1:65535/x",
                            .data = "{}"};
     rawjs_cmd_fn *run = NULL;
@@ -248,7 +252,7 @@ main(int argc, char **argv)
         rawmeter_server_pids(o.server_pids);
     if (!strcmp(argv[1], "sealed"))
         return rawjs_sealed(&o);
-    if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.kv_n < 1 ||
+    if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.post_batch < 1 || o.kv_n < 1 ||
         (o.pace_n > 0 && o.pace_seconds <= 0))
         usage();
     run = pick(argv[1], &o);

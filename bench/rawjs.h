@@ -22,6 +22,7 @@ struct rawjs_opts {
     int64_t due_in_ms, align_ms; /* native: or the first due this long after the stream is made */
     double wait_seconds;         /* native: how long after the last due time deliveries may come */
     int post_only;               /* bench: only the pull + POST + ack phase (issue 32.1) */
+    int post_batch;              /* bench: messages per pull of the POST phases (default 64) */
     const char *hold_file;       /* bench --post-only: written once stored; waits for FILE.go */
     long cancel_every;           /* ledger: a cancel for every K-th id before the consumer starts */
     double group_ms;             /* ledger: one outcome record per this many ms of finished sends */
