@@ -3,7 +3,8 @@
 # same run (not a test):
 #
 #   bash bench/ledger_proto.sh [--single] [--n 20000] [--runs 3] [--block 256]
-#                              [--cancel-every K] [--same-pull] [--sendat] [--out DIR]
+#                              [--cancel-every K] [--same-pull] [--watch-thread] [--sendat]
+#                              [--out DIR]
 #
 #   --single        one node with one replica (default: a 3-node loopback cluster, R3)
 #   --n             tasks per burst (default 20000)
@@ -12,6 +13,8 @@
 #   --cancel-every  a cancel for every K-th id appended before the ledger's consumer starts
 #   --same-pull     also the raw loop pulling --block at a time (bench --post-batch), to tell
 #                   the ledger's cost from the pull size's effect
+#   --watch-thread  also the ledger with its watcher read on nats.c's thread (sendat-rawjs
+#                   ledger --watch-thread 1), which wakes the loop, instead of between its steps
 #   --sendat        also one sendat burst of N on the same servers (sendat init, 2 consumers,
 #                   as bench/run.sh's burst), its rate and servers' CPU per delivery
 #   --out DIR       where the JSON of each run and the table go (default: a new
@@ -38,6 +41,7 @@ BLOCK=256
 CANCEL_EVERY=0
 SENDAT_RUN=0
 SAME_PULL=0
+WATCH_THREAD=0
 OUT=""
 cluster=1
 while [ $# -gt 0 ]; do
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
     --cancel-every) CANCEL_EVERY=$2; shift 2 ;;
     --sendat) SENDAT_RUN=1; shift ;;
     --same-pull) SAME_PULL=1; shift ;;
+    --watch-thread) WATCH_THREAD=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ledger_proto.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -114,10 +119,12 @@ run_raw_same() {
     --replicas "$REPLICAS" --server-pid "$spids" --sink "http://127.0.0.1:$SINK_PORT/raw" \
     >"$OUT/rawsame.$1.json" 2>"$OUT/rawsame.$1.err"
 }
-run_ledger() {
-  "$RAWJS" ledger --server "$NATS_URL" --n "$N" --size "$size" --replicas "$REPLICAS" --batch "$BLOCK" \
+run_ledger() { # run_ledger RUN [FILE-PREFIX EXTRA-ARGS...]
+  local r=$1 f=${2:-ledger}
+  shift $(($# > 1 ? 2 : 1))
+  "$RAWJS" ledger "$@" --server "$NATS_URL" --n "$N" --size "$size" --replicas "$REPLICAS" --batch "$BLOCK" \
     --cancel-every "$CANCEL_EVERY" --server-pid "$spids" --sink "http://127.0.0.1:$SINK_PORT/ledger" \
-    >"$OUT/ledger.$1.json" 2>"$OUT/ledger.$1.err"
+    >"$OUT/$f.$r.json" 2>"$OUT/$f.$r.err"
 }
 table() { # the runs' table, from their JSON
   python3 - "$OUT" "$RUNS" <<'PY' | tee "$OUT/table.txt"
@@ -148,6 +155,16 @@ for r in range(1, runs + 1):
         print("     raw loop pulling %s at a time: %.0f/s, %.1f us; ledger / it: rate %.2f, CPU %.2f" % (
             meta["n"].split("block=")[1].split()[0], rs["rate"], rs["server_cpu_us_per_msg"],
             led["rate"] / rs["rate"], led["server_cpu_us_per_msg"] / max(rs["server_cpu_us_per_msg"], 1e-9)))
+    pt = os.path.join(out, "ledgert.%d.json" % r)
+    if os.path.exists(pt):
+        lt = json.load(open(pt))
+        t = lt["ledger_pull_post_ack"]
+        print("     ledger, watcher on its own thread: %.0f/s, %.1f us; / raw: rate %.2f, CPU %.2f;"
+              " lag p50 %.2f p99 %.2f ms, of it the watcher's read p50 %.2f p99 %.2f ms" % (
+              t["rate"], t["server_cpu_us_per_msg"], t["rate"] / raw["rate"],
+              t["server_cpu_us_per_msg"] / max(raw["server_cpu_us_per_msg"], 1e-9),
+              lt["watcher_lag_ms"]["p50"], lt["watcher_lag_ms"]["p99"],
+              lt["watcher_read_ms"]["p50"], lt["watcher_read_ms"]["p99"]))
     if lj.get("skipped_cancelled"):
         print("     cancelled before their block: %d skipped, %d cancels read" % (
             lj["skipped_cancelled"], lj["cancels_seen"]))
@@ -174,6 +191,7 @@ for ((r = 1; r <= RUNS; r++)); do
   echo "load $(cut -d' ' -f1 /proc/loadavg)" >"$OUT/load.$r.txt"
   if ((r % 2)); then run_raw "$r"; run_ledger "$r"; else run_ledger "$r"; run_raw "$r"; fi
   ((SAME_PULL)) && run_raw_same "$r"
+  ((WATCH_THREAD)) && run_ledger "$r" ledgert --watch-thread 1
   echo "   run $r done (load $(cut -d' ' -f1 /proc/loadavg))"
 done
 table

@@ -35,11 +35,12 @@
  *                       Exit 3 (and "supported":false) on a server without schedules.
  *   sendat-rawjs ledger --server URL --n N --size BYTES --sink URL [--replicas R]
  *                       [--batch B] [--inflight K] [--group-ms MS] [--cancel-every K]
- *                       [--server-pid PID[,PID...]]
+ *                       [--watch-thread 1] [--server-pid PID[,PID...]]
  *                       the raw pull + POST + ack loop behind a per-batch claim ledger: one
  *                       claim record per pull of B, sent once an ordered watcher read it, one
  *                       outcome record per MS (default 10) of finished sends, acks on its
- *                       PubAck (rawledger.c); --cancel-every K: every K-th id cancelled first
+ *                       PubAck (rawledger.c); --cancel-every K: every K-th id cancelled first;
+ *                       --watch-thread 1: the watcher read on the library's thread
  *
  * Every command prints one JSON object on stdout; progress goes to stderr. This file reads the
  * flags and runs the command: bench and fill are in rawbench.c, the others in rawtools.c. */
@@ -118,7 +119,8 @@ usage(void)
         "                           [--wait-seconds S]\n"
         "       sendat-rawjs ledger --server URL --n N --size BYTES --sink URL [--replicas R]\n"
         "                           [--batch B] [--inflight K] [--group-ms MS]\n"
-        "                           [--cancel-every K] [--server-pid PID[,PID...]]\n",
+        "                           [--cancel-every K] [--watch-thread 1]\n"
+        "                           [--server-pid PID[,PID...]]\n",
         stderr);
     exit(2);
 }
@@ -190,6 +192,8 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->post_only = atoi(v);
         else if (!strcmp(k, "--cancel-every"))
             o->cancel_every = atol(v);
+        else if (!strcmp(k, "--watch-thread"))
+            o->watch_thread = atoi(v);
         else if (!strcmp(k, "--group-ms"))
             o->group_ms = atof(v);
         else if (!strcmp(k, "--hold-file"))

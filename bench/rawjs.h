@@ -26,6 +26,7 @@ struct rawjs_opts {
     const char *hold_file;       /* bench --post-only: written once stored; waits for FILE.go */
     long cancel_every;           /* ledger: a cancel for every K-th id before the consumer starts */
     double group_ms;             /* ledger: one outcome record per this many ms of finished sends */
+    int watch_thread;            /* ledger: the watcher on the library's thread, not the loop's */
 };
 
 /* Says what failed and exits 1. */

@@ -10,6 +10,7 @@
  * group's tasks are acked once that record's PubAck came. With cancel_every K, a cancel for
  * every K-th id is appended before the consumer starts (those tasks are acked unsent). After
  * the burst, two cancels are answered as a build would (rawledger_answer_cancel). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,13 @@ struct ledger {
     long *block_of;                 /* task index -> its claim block */
     unsigned char *cancelled;       /* task index -> a cancel read before its block */
     double *lag;                    /* per own block: append -> read back (s) */
-    long flying, skipped, acked, cancels_seen;
+    /* watch_thread: the watcher runs on the library's thread; it notes cancels, then stores
+     * the number of the own block it read last (release) and when (seen), and wakes curl */
+    int watch_thread;
+    _Atomic long passed_no;
+    double *seen, *delivery; /* per own block: when the watcher read it; minus its append */
+    long flying, skipped, acked;
+    _Atomic long cancels_seen; /* (by the watcher's thread with watch_thread) */
 };
 
 static double
@@ -146,27 +153,64 @@ passed(struct ledger *l)
     free(b);
 }
 
-/* Reads what the watcher has: cancels are noted, the own blocks passed in order. */
+/* One record the watcher read: a cancel is noted; returns the number of an own claim block,
+ * else 0. */
+static long
+read_record(struct ledger *l, natsMsg *m)
+{
+    const char *hdr = NULL;
+
+    if (!strcmp(natsMsg_GetSubject(m), RAWLEDGER_CANCEL)) {
+        char id[RAWLEDGER_ID_LEN + 1] = {0};
+        int len = natsMsg_GetDataLength(m);
+        memcpy(id, natsMsg_GetData(m), len < RAWLEDGER_ID_LEN ? (size_t)len : RAWLEDGER_ID_LEN);
+        long idx = strtol(id, NULL, 10);
+        if (idx >= 0 && idx < l->n)
+            l->cancelled[idx] = 1;
+        l->cancels_seen++;
+        return 0;
+    }
+    if (natsMsgHeader_Get(m, "Ledger-Block", &hdr) == NATS_OK && !strncmp(hdr, "p1.", 3))
+        return strtol(hdr + 3, NULL, 10);
+    return 0;
+}
+
+/* watch_thread: the watcher's handler, on the library's thread. */
+static void
+on_record(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *arg)
+{
+    struct ledger *l = arg;
+    long no = read_record(l, m);
+
+    (void)nc;
+    (void)sub;
+    if (no > 0 && no <= l->n) {
+        l->seen[no - 1] = rawpost_now_s();
+        atomic_store_explicit(&l->passed_no, no, memory_order_release);
+        curl_multi_wakeup(l->multi);
+    }
+    natsMsg_Destroy(m);
+}
+
+/* Passes the own blocks the watcher has read, in order: read here, or by the watcher's
+ * thread (watch_thread). */
 static void
 watch(struct ledger *l)
 {
     natsMsg *m = NULL;
 
-    while (natsSubscription_NextMsg(&m, l->watch, 0) == NATS_OK) {
-        const char *hdr = NULL;
-        if (!strcmp(natsMsg_GetSubject(m), RAWLEDGER_CANCEL)) {
-            char id[RAWLEDGER_ID_LEN + 1] = {0};
-            memcpy(id, natsMsg_GetData(m),
-                   natsMsg_GetDataLength(m) < RAWLEDGER_ID_LEN ? (size_t)natsMsg_GetDataLength(m)
-                                                               : RAWLEDGER_ID_LEN);
-            long idx = strtol(id, NULL, 10);
-            if (idx >= 0 && idx < l->n)
-                l->cancelled[idx] = 1;
-            l->cancels_seen++;
-        } else if (natsMsgHeader_Get(m, "Ledger-Block", &hdr) == NATS_OK && l->head &&
-                   !strncmp(hdr, "p1.", 3) && strtol(hdr + 3, NULL, 10) == l->head->no) {
+    if (l->watch_thread) {
+        long upto = atomic_load_explicit(&l->passed_no, memory_order_acquire);
+        while (l->head && l->head->no <= upto) {
+            l->delivery[l->head->no - 1] = l->seen[l->head->no - 1] - l->head->appended;
             passed(l);
         }
+        return;
+    }
+    while (natsSubscription_NextMsg(&m, l->watch, 0) == NATS_OK) {
+        long no = read_record(l, m);
+        if (no > 0 && l->head && no == l->head->no)
+            passed(l);
         natsMsg_Destroy(m);
     }
 }
@@ -281,7 +325,8 @@ run_ledger(struct ledger *l, struct rawpull *sub, const struct rawpost_run *run,
                           (pulled >= run->n && !l->flying && !l->queued)))
             outcome(l);
         pubacks(l);
-        curl_multi_poll(l->multi, NULL, 0, l->queued || l->waiting || l->open_n ? 1 : 10, NULL);
+        curl_multi_poll(l->multi, NULL, 0,
+                        (l->queued && !l->watch_thread) || l->waiting || l->open_n ? 1 : 10, NULL);
     }
     natsConnection_Flush(l->nc); /* every ack reached the server */
     *secs = rawpost_now_s() - t0;
@@ -295,17 +340,15 @@ cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* ,"watcher_lag_ms":{p50, p99, max} over the own blocks */
+/* ,"NAME":{p50, p99, max} of the k values (seconds) in ms */
 static void
-report_lag(const struct ledger *l)
+report_lag(const char *name, double *v, long k)
 {
-    long k = l->blocks;
-
     if (!k)
         return;
-    qsort(l->lag, (size_t)k, sizeof(double), cmp_double);
-    printf(",\"watcher_lag_ms\":{\"p50\":%.2f,\"p99\":%.2f,\"max\":%.2f}", l->lag[k / 2] * 1000,
-           l->lag[(k * 99) / 100] * 1000, l->lag[k - 1] * 1000);
+    qsort(v, (size_t)k, sizeof(double), cmp_double);
+    printf(",\"%s\":{\"p50\":%.2f,\"p99\":%.2f,\"max\":%.2f}", name, v[k / 2] * 1000,
+           v[(k * 99) / 100] * 1000, v[k - 1] * 1000);
 }
 
 /* Cancels for every every-th id, appended before the consumer starts. */
@@ -334,8 +377,11 @@ ledger_open(struct ledger *l, natsConnection *nc, jsCtx *js, const struct rawpos
     l->block_of = calloc((size_t)run->n, sizeof(long));
     l->cancelled = calloc((size_t)run->n, 1);
     l->lag = calloc((size_t)run->n, sizeof(double));
+    l->seen = calloc((size_t)run->n, sizeof(double));
+    l->delivery = calloc((size_t)run->n, sizeof(double));
     l->open = calloc((size_t)run->n, sizeof(natsMsg *));
-    if (!l->block_of || !l->cancelled || !l->lag || !l->open || natsInbox_Create(&inbox) != NATS_OK)
+    if (!l->block_of || !l->cancelled || !l->lag || !l->seen || !l->delivery || !l->open ||
+        natsInbox_Create(&inbox) != NATS_OK)
         rawjs_die("out of memory", NATS_NO_MEMORY);
     snprintf(l->inbox, sizeof(l->inbox), "%s", inbox);
     natsInbox_Destroy(inbox);
@@ -343,19 +389,22 @@ ledger_open(struct ledger *l, natsConnection *nc, jsCtx *js, const struct rawpos
     if (natsConnection_SubscribeSync(&l->pubacks, nc, subject) != NATS_OK)
         rawjs_die("PubAck inbox", NATS_ERR);
     natsSubscription_SetPendingLimits(l->pubacks, -1, -1);
-    l->watch = rawledger_watch(js, 0);
-    l->multi = rawpost_open(run);
+    l->multi = rawpost_open(run); /* before the watcher's thread may wake it */
+    l->watch = rawledger_watch(js, 0, l->watch_thread ? on_record : NULL, l);
 }
 
 static void
 ledger_close(struct ledger *l)
 {
-    rawpost_close(l->multi);
+    natsSubscription_Unsubscribe(l->watch); /* no handler runs after this */
     natsSubscription_Destroy(l->watch);
+    rawpost_close(l->multi);
     natsSubscription_Destroy(l->pubacks);
     free(l->block_of);
     free(l->cancelled);
     free(l->lag);
+    free(l->seen);
+    free(l->delivery);
     free(l->open);
 }
 
@@ -383,20 +432,24 @@ rawjs_ledger(const struct rawjs_opts *o)
     randombytes_buf(payload, (size_t)o->size);
     rawstream_make(js, o->replicas);
     rawledger_make(js, o->replicas);
-    printf("{\"n\":%ld,\"size\":%d,\"replicas\":%d,\"block\":%d,\"group_ms\":%.0f", o->n, o->size,
-           o->replicas, o->batch, o->group_ms);
+    printf("{\"n\":%ld,\"size\":%d,\"replicas\":%d,\"block\":%d,\"group_ms\":%.0f,"
+           "\"watch_thread\":%d",
+           o->n, o->size, o->replicas, o->batch, o->group_ms, o->watch_thread);
     rawstream_publish(js, "d", o->n, payload, o->size, 1);
     sub = rawpull_durable(nc, js, RAWSTREAM_NAME, "rawjs_d", "rawjs.*.d.*");
     pre_cancel(js, o->n, o->cancel_every);
+    l.watch_thread = o->watch_thread;
     ledger_open(&l, nc, js, &run);
     rawmeter_mark();
     done = run_ledger(&l, sub, &run, o->group_ms / 1000, &secs);
     rawmeter_report("ledger_pull_post_ack", done, secs, &first);
     printf(",\"claim_blocks\":%ld,\"outcome_blocks\":%ld,\"cancels_seen\":%ld,"
            "\"skipped_cancelled\":%ld,\"ledger_records_per_task\":%.4f",
-           l.blocks, l.groups, l.cancels_seen, l.skipped,
+           l.blocks, l.groups, atomic_load(&l.cancels_seen), l.skipped,
            (double)(l.blocks + l.groups) / (double)(done ? done : 1));
-    report_lag(&l);
+    report_lag("watcher_lag_ms", l.lag, l.blocks);
+    if (l.watch_thread) /* the watcher's own part of it */
+        report_lag("watcher_read_ms", l.delivery, l.blocks);
     sent_id = o->n / 2 + 1; /* one sent, not cancelled before */
     if (o->cancel_every > 0 && sent_id % o->cancel_every == 0)
         sent_id++;

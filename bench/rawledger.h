@@ -22,8 +22,9 @@ void rawledger_make(jsCtx *js, int replicas);
 /* Writes task index i as a block names it (RAWLEDGER_ID_LEN characters and a NUL) into id. */
 void rawledger_id(char *id, long i);
 /* An ordered consumer of RAWLEDGER_WATCHED from start_ns (UTC nanoseconds; 0: from the first
- * record), read with natsSubscription_NextMsg. Exits if it cannot be made. */
-natsSubscription *rawledger_watch(jsCtx *js, int64_t start_ns);
+ * record): read with natsSubscription_NextMsg, or with cb set, handed to cb(arg) on the
+ * library's thread. Exits if it cannot be made. */
+natsSubscription *rawledger_watch(jsCtx *js, int64_t start_ns, natsMsgHandler cb, void *arg);
 
 /* What a cancel's answer costs once the burst is over: appends a cancel for task index id,
  * then reads the ledger from start_ns up to the cancel's own sequence, looking for a claim

@@ -39,7 +39,7 @@ rawledger_id(char *id, long i)
 }
 
 natsSubscription *
-rawledger_watch(jsCtx *js, int64_t start_ns)
+rawledger_watch(jsCtx *js, int64_t start_ns, natsMsgHandler cb, void *arg)
 {
     jsSubOptions so;
     natsSubscription *sub = NULL;
@@ -53,7 +53,9 @@ rawledger_watch(jsCtx *js, int64_t start_ns)
         so.Config.DeliverPolicy = js_DeliverByStartTime;
         so.Config.OptStartTime = start_ns;
     }
-    if ((s = js_SubscribeSync(&sub, js, RAWLEDGER_WATCHED, NULL, &so, &jerr)) != NATS_OK)
+    s = cb ? js_Subscribe(&sub, js, RAWLEDGER_WATCHED, cb, arg, NULL, &so, &jerr)
+           : js_SubscribeSync(&sub, js, RAWLEDGER_WATCHED, NULL, &so, &jerr);
+    if (s != NATS_OK)
         rawjs_die("ordered consumer of the ledger", s);
     natsSubscription_SetPendingLimits(sub, -1, -1);
     return sub;
@@ -93,7 +95,7 @@ rawledger_answer_cancel(jsCtx *js, long id, int64_t start_ns, const char *name)
     t_ack = rawpost_now_s();
     /* the stretch: from where a block naming the id can first stand up to the cancel itself;
      * a block after the cancel found it in the watcher before sending, so the cancel won */
-    sub = rawledger_watch(js, start_ns);
+    sub = rawledger_watch(js, start_ns, NULL, NULL);
     while (natsSubscription_NextMsg(&m, sub, 5000) == NATS_OK) {
         jsMsgMetaData *meta = NULL;
         uint64_t seq = 0;
