@@ -32,7 +32,7 @@
 #   NATS_SERVER=$(bash deploy/nats/fetch-server.sh) bash bench/ledger_proto.sh
 # Uses build-bench/ (SENDAT_BENCH_BUILD=DIR), built first unless SENDAT_BENCH_NO_BUILD=1.
 # Loopback only, random ports; every process started here is stopped on exit and the stores
-# removed. About 20 s per run pair on 2 busy cores.
+# removed. 20-60 s per run pair on 2 busy cores, about 2 minutes more with --sendat.
 set -euo pipefail
 
 N=20000
