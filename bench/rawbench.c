@@ -165,8 +165,11 @@ static void
 post_phase(natsConnection *nc, jsCtx *js, const struct rawjs_opts *o, const char *payload,
            int *first)
 {
-    struct rawpost_run run = {
-        .n = o->n, .batch = 64, .inflight = o->inflight, .url = o->sink, .max_secs = 120};
+    struct rawpost_run run = {.n = o->n,
+                              .batch = o->post_batch,
+                              .inflight = o->inflight,
+                              .url = o->sink,
+                              .max_secs = 120};
 
     post_run(nc, js, &run, "d", payload, o->size, "pull_post_ack", first);
     if (o->pace_n <= 0)
@@ -196,8 +199,11 @@ rawjs_bench(const struct rawjs_opts *o)
            o->batch);
     first = 0;
     if (o->post_only) { /* the delivery loop alone; the stream stays for the caller to read */
-        struct rawpost_run run = {
-            .n = n, .batch = 64, .inflight = o->inflight, .url = o->sink, .max_secs = 120};
+        struct rawpost_run run = {.n = n,
+                                  .batch = o->post_batch,
+                                  .inflight = o->inflight,
+                                  .url = o->sink,
+                                  .max_secs = 120};
         if (!o->sink)
             rawjs_die("--post-only needs --sink", NATS_INVALID_ARG);
         hold_file = o->hold_file;

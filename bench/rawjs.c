@@ -6,6 +6,7 @@
  *                       [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]
  *                       [--sink URL [--inflight K]]   also pull + POST + ack to URL
  *                       [--pace-n P --pace-seconds S]  and P more sent evenly over S seconds
+ *                       [--post-batch B]  pulls of B in the POST phases (default 64)
  *                       [--post-only 1 [--hold-file F]]  only the pull + POST + ack phase, its
  *                       stream left in place; with F: F written once the N are stored and
  *                       the durable made, then the pulls wait until F.go exists
@@ -32,6 +33,14 @@
  *                       spread over --spread-ms; with --sink, what fires is pulled, POSTed and
  *                       acked; without, the schedules are left waiting in the stream NATIVE.
  *                       Exit 3 (and "supported":false) on a server without schedules.
+ *   sendat-rawjs ledger --server URL --n N --size BYTES --sink URL [--replicas R]
+ *                       [--batch B] [--inflight K] [--group-ms MS] [--cancel-every K]
+ *                       [--watch-thread 1] [--server-pid PID[,PID...]]
+ *                       the raw pull + POST + ack loop behind a per-batch claim ledger: one
+ *                       claim record per pull of B, sent once an ordered watcher read it, one
+ *                       outcome record per MS (default 10) of finished sends, acks on its
+ *                       PubAck (rawledger.c); --cancel-every K: every K-th id cancelled first;
+ *                       --watch-thread 1: the watcher read on the library's thread
  *
  * Every command prints one JSON object on stdout; progress goes to stderr. This file reads the
  * flags and runs the command: bench and fill are in rawbench.c, the others in rawtools.c. */
@@ -95,7 +104,7 @@ usage(void)
         "                          [--sync-seconds S] [--kv-n K] [--server-pid PID[,PID...]]\n"
         "                          [--sink URL [--inflight K]]\n"
         "                          [--pace-n P --pace-seconds S]\n"
-        "                          [--post-only 1 [--hold-file F]]\n"
+        "                          [--post-only 1 [--hold-file F]] [--post-batch B]\n"
         "       sendat-rawjs sealed --url URL --data TEXT\n"
         "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
         "       sendat-rawjs junk --server URL --n N --window MS\n"
@@ -107,7 +116,11 @@ usage(void)
         "       sendat-rawjs native --server URL --n N --size BYTES --due-ms MS [--spread-ms MS]\n"
         "                           [--due-in-ms MS [--align-ms A]] (instead of --due-ms)\n"
         "                           [--replicas R] [--sink URL [--inflight K]]\n"
-        "                           [--wait-seconds S]\n",
+        "                           [--wait-seconds S]\n"
+        "       sendat-rawjs ledger --server URL --n N --size BYTES --sink URL [--replicas R]\n"
+        "                           [--batch B] [--inflight K] [--group-ms MS]\n"
+        "                           [--cancel-every K] [--watch-thread 1]\n"
+        "                           [--server-pid PID[,PID...]]\n",
         stderr);
     exit(2);
 }
@@ -173,8 +186,16 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->wait_seconds = atof(v);
         else if (!strcmp(k, "--sync-seconds"))
             o->sync_seconds = atof(v);
+        else if (!strcmp(k, "--post-batch"))
+            o->post_batch = atoi(v);
         else if (!strcmp(k, "--post-only"))
             o->post_only = atoi(v);
+        else if (!strcmp(k, "--cancel-every"))
+            o->cancel_every = atol(v);
+        else if (!strcmp(k, "--watch-thread"))
+            o->watch_thread = atoi(v);
+        else if (!strcmp(k, "--group-ms"))
+            o->group_ms = atof(v);
         else if (!strcmp(k, "--hold-file"))
             o->hold_file = v;
         else
@@ -200,6 +221,8 @@ pick(const char *cmd, const struct rawjs_opts *o)
         return rawjs_claims;
     if (!strcmp(cmd, "batch"))
         return rawjs_batch;
+    if (!strcmp(cmd, "ledger") && o->sink && o->group_ms > 0 && o->cancel_every >= 0)
+        return rawjs_ledger;
     if (!strcmp(cmd, "native") && (o->due_ms > 0 || o->due_in_ms > 0) && o->spread_ms >= 0)
         return rawjs_native;
     return NULL;
@@ -217,6 +240,8 @@ main(int argc, char **argv)
                            .sync_seconds = 5,
                            .msg_id = 1,
                            .wait_seconds = 60,
+                           .group_ms = 10,
+                           .post_batch = 64,
                            .url = "http://127.0.0.1:65535/x",
                            .data = "{}"};
     rawjs_cmd_fn *run = NULL;
@@ -231,7 +256,7 @@ main(int argc, char **argv)
         rawmeter_server_pids(o.server_pids);
     if (!strcmp(argv[1], "sealed"))
         return rawjs_sealed(&o);
-    if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.kv_n < 1 ||
+    if (!o.server || o.n < 1 || o.size < 1 || o.batch < 1 || o.post_batch < 1 || o.kv_n < 1 ||
         (o.pace_n > 0 && o.pace_seconds <= 0))
         usage();
     run = pick(argv[1], &o);

@@ -22,7 +22,11 @@ struct rawjs_opts {
     int64_t due_in_ms, align_ms; /* native: or the first due this long after the stream is made */
     double wait_seconds;         /* native: how long after the last due time deliveries may come */
     int post_only;               /* bench: only the pull + POST + ack phase (issue 32.1) */
+    int post_batch;              /* bench: messages per pull of the POST phases (default 64) */
     const char *hold_file;       /* bench --post-only: written once stored; waits for FILE.go */
+    long cancel_every;           /* ledger: a cancel for every K-th id before the consumer starts */
+    double group_ms;             /* ledger: one outcome record per this many ms of finished sends */
+    int watch_thread;            /* ledger: the watcher on the library's thread, not the loop's */
 };
 
 /* Says what failed and exits 1. */
@@ -44,5 +48,7 @@ int rawjs_claims(const struct rawjs_opts *o);
 int rawjs_batch(const struct rawjs_opts *o);
 /* rawnative.c: the server's own scheduler; exits 3 on a server without it. */
 int rawjs_native(const struct rawjs_opts *o);
+/* rawledger.c: the per-batch claim ledger prototype (issue 32 item 2). */
+int rawjs_ledger(const struct rawjs_opts *o);
 
 #endif

@@ -69,8 +69,8 @@ id_headers(natsMsg *m, const char *id_header)
     return l ? curl_slist_append(l, line) : NULL;
 }
 
-static int
-start_post(CURLM *multi, const struct rawpost_run *run, natsMsg *m)
+int
+rawpost_start(CURLM *multi, const struct rawpost_run *run, natsMsg *m)
 {
     struct post *p = idle;
 
@@ -93,9 +93,9 @@ start_post(CURLM *multi, const struct rawpost_run *run, natsMsg *m)
     return -1;
 }
 
-/* Acks (2xx) or naks each finished request's message; returns how many finished. */
-static int
-collect(CURLM *multi, natsConnection *nc, long *acked, long *refused)
+int
+rawpost_collect(CURLM *multi, const struct rawpost_run *run, natsConnection *nc, long *acked,
+                long *refused)
 {
     CURLMsg *cm;
     int left, n = 0;
@@ -108,15 +108,15 @@ collect(CURLM *multi, natsConnection *nc, long *acked, long *refused)
             continue;
         curl_easy_getinfo(cm->easy_handle, CURLINFO_PRIVATE, (char **)&p);
         curl_easy_getinfo(cm->easy_handle, CURLINFO_RESPONSE_CODE, &code);
-        if (cm->data.result == CURLE_OK && code >= 200 && code < 300) {
-            sa_jspull_ack(nc, p->m, SA_JSPULL_ACK, 0);
-            (*acked)++;
-        } else {
-            sa_jspull_ack(nc, p->m, SA_JSPULL_NAK, 0);
-            (*refused)++;
-        }
+        int ok = cm->data.result == CURLE_OK && code >= 200 && code < 300;
+        *(ok ? acked : refused) += 1;
         curl_multi_remove_handle(multi, p->e);
-        natsMsg_Destroy(p->m);
+        if (run->finish) {
+            run->finish(run->finish_arg, p->m, ok);
+        } else {
+            sa_jspull_ack(nc, p->m, ok ? SA_JSPULL_ACK : SA_JSPULL_NAK, 0);
+            natsMsg_Destroy(p->m);
+        }
         p->m = NULL;
         p->next = idle;
         idle = p;
@@ -148,7 +148,7 @@ start_due(CURLM *multi, const struct rawpost_run *run, natsMsgList *held, int *n
     int started = 0;
 
     while (*next < held->Count && rawpost_now_s() >= due_at(run, t0, first_index + *next)) {
-        if (start_post(multi, run, held->Msgs[*next]) == 0) {
+        if (rawpost_start(multi, run, held->Msgs[*next]) == 0) {
             held->Msgs[*next] = NULL; /* the request owns it now */
             started++;
         }
@@ -170,18 +170,40 @@ wait_ms(const struct rawpost_run *run, const natsMsgList *held, int next, double
     return left <= 0 ? 0 : left >= 0.010 ? 10 : (int)(left * 1000) + 1;
 }
 
+CURLM *
+rawpost_open(const struct rawpost_run *run)
+{
+    CURLM *multi = curl_multi_init();
+
+    hdrs = curl_slist_append(NULL, "content-type: application/octet-stream");
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)run->inflight);
+    return multi;
+}
+
+void
+rawpost_close(CURLM *multi)
+{
+    curl_multi_cleanup(multi);
+    for (struct post *p; (p = idle);) {
+        idle = p->next;
+        curl_easy_cleanup(p->e);
+        curl_slist_free_all(p->own_hdrs);
+        free(p);
+    }
+    curl_slist_free_all(hdrs);
+    hdrs = NULL;
+}
+
 long
 rawpost_consume(struct rawpull *sub, const struct rawpost_run *run, double *secs, long *refused)
 {
-    CURLM *multi = curl_multi_init();
+    CURLM *multi = rawpost_open(run);
     double t0 = rawpost_now_s();
     natsMsgList held = {0}; /* pulled, not started yet */
     long pulled = 0, acked = 0, first_index = 0;
     int running = 0, flying = 0, empty = 0, next = 0;
 
     *refused = 0;
-    hdrs = curl_slist_append(NULL, "content-type: application/octet-stream");
-    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)run->inflight);
     while ((pulled < run->n || flying > 0 || next < held.Count) &&
            rawpost_now_s() - t0 < run->max_secs && empty < 3) {
         if (pulled < run->n && next >= held.Count && flying <= run->inflight / 2) {
@@ -194,19 +216,12 @@ rawpost_consume(struct rawpull *sub, const struct rawpost_run *run, double *secs
         }
         flying += start_due(multi, run, &held, &next, t0, first_index);
         curl_multi_perform(multi, &running);
-        flying -= collect(multi, sub->nc, &acked, refused);
+        flying -= rawpost_collect(multi, run, sub->nc, &acked, refused);
         if (flying > run->inflight / 2 || pulled >= run->n || next < held.Count)
             curl_multi_poll(multi, NULL, 0, wait_ms(run, &held, next, t0, first_index), NULL);
     }
     natsMsgList_Destroy(&held);
-    curl_multi_cleanup(multi);
-    for (struct post *p; (p = idle);) {
-        idle = p->next;
-        curl_easy_cleanup(p->e);
-        curl_slist_free_all(p->own_hdrs);
-        free(p);
-    }
-    curl_slist_free_all(hdrs);
+    rawpost_close(multi);
     *secs = rawpost_now_s() - t0;
     return acked;
 }

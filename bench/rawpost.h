@@ -3,6 +3,7 @@
 #ifndef RAWPOST_H
 #define RAWPOST_H
 
+#include <curl/curl.h>
 #include <nats/nats.h>
 
 /* CLOCK_MONOTONIC in seconds: the one clock of sendat-rawjs's phases. */
@@ -24,6 +25,10 @@ struct rawpost_run {
     /* Set: the level stays empty until its first message (due later); until then only max_secs
      * ends the wait. */
     int wait_first;
+    /* Set: each finished request's message is handed to finish (ok: the answer was 2xx), which
+     * owns it from then on, instead of being acked (2xx) or naked and destroyed here. */
+    void (*finish)(void *arg, natsMsg *m, int ok);
+    void *finish_arg;
 };
 
 /* Pulls up to run->n messages through sub (rawpull.h) (stops after max_secs or when the level
@@ -32,5 +37,15 @@ struct rawpost_run {
  * answers that were not 2xx. */
 long rawpost_consume(struct rawpull *sub, const struct rawpost_run *run, double *secs,
                      long *refused);
+
+/* The pieces of rawpost_consume, for a loop of its own (rawledger.c): a multi handle for
+ * run's requests (one run at a time), a POST of m's payload to run->url (0 once started; the
+ * request owns m), and the finished requests handed on (returns how many finished, counted
+ * into *acked or *refused); rawpost_close frees the handle and the idle requests. */
+CURLM *rawpost_open(const struct rawpost_run *run);
+int rawpost_start(CURLM *multi, const struct rawpost_run *run, natsMsg *m);
+int rawpost_collect(CURLM *multi, const struct rawpost_run *run, natsConnection *nc, long *acked,
+                    long *refused);
+void rawpost_close(CURLM *multi);
 
 #endif
