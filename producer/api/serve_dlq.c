@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dlq.h"
+#include "dlq_write.h"
 #include "serve.h"
 #include "timeparse.h"
 

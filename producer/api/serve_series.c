@@ -5,6 +5,7 @@
 
 #include "cancel.h"
 #include "series_status.h"
+#include "series_stop.h"
 #include "serve.h"
 #include "timeparse.h"
 

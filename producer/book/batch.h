@@ -1,6 +1,6 @@
 /* The state of one `sendat schedule --batch` run, shared by cli/cmd_batch.c (reading and
- * publishing), batch_json.c (a line to a task's request) and cli/cmd_batch_report.c (progress
- * and summary; those two declare theirs in cli/schedule.h). */
+ * filing what the booker says), batch_json.c (a line to a task's request) and
+ * cli/cmd_batch_report.c (progress and summary; those two declare theirs in cli/schedule.h). */
 #ifndef BATCH_H
 #define BATCH_H
 
@@ -10,28 +10,19 @@
 #include "input.h"
 
 #define BATCH_REFUSALS_KEPT 100
-#define BATCH_SEND_RUN 64 /* lines prepared before they are published in one run */
-
-struct prepared {
-    struct sa_task *t;
-    uint8_t *env;
-    size_t len;
-    long line;
-    int no_id; /* the line gave no id: a rerun would book it again */
-};
 
 struct batch {
     const char *template_file; /* --template-file, or NULL */
     int strict, json;          /* --strict, --json */
     struct sa_nats *n;
     struct sa_keyring *ring;
-    struct publisher *pub;
+    struct booker *bk; /* the run (booker.h) */
     struct input *in;
     char *tmpl;   /* --template-file: a task with {{column}} fields */
     char *header; /* CSV header row, split into names */
     char *names[INPUT_FIELDS_MAX];
     int n_names;
-    long line, total, sent, refused, series_again;
+    long line, total, refused, series_again;
     long no_id; /* lines without an id that were published (refused ones are not counted) */
     struct {
         long line;
@@ -51,15 +42,10 @@ struct batch {
         char id[SA_ID_MAX + 1];
     } * booked; /* every line published (or a series already there), for the ids printed */
     size_t n_booked, cap_booked;
-    struct prepared *kept; /* --strict: everything waits until every line passed; else
-                              up to BATCH_SEND_RUN lines, published in one run */
-    size_t n_kept, cap_kept;
     char *flat; /* INPUT_LINE_MAX + 1 bytes: the strings of a line batch_line_flat took */
     int tty;
     int full; /* the batch stopped at a full task stream (tasklimit.h) */
     int64_t started_ms, shown_ms;
-    int64_t groups_ttl_ms; /* group_ttl, read at the first grouped line */
-    int groups_ttl_known;
 };
 
 /* batch_json.c */

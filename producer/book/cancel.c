@@ -12,7 +12,7 @@
 #include "claimmac.h"
 #include "dupcheck.h"
 #include "find.h"
-#include "series_status.h"
+#include "series_stop.h"
 #include "timeparse.h"
 
 #define SENDING_WAIT_MS 30000 /* how long to wait for a send in progress to finish */
@@ -42,7 +42,7 @@ record_ttl_s(struct sa_nats *n, const char *id, natsMsg *msg)
     natsMsg *found = NULL;
     int64_t ttl = 0, due, now = sa_now_ms();
 
-    if (!(n->feat.have & SA_JSFEAT_MSG_TTL) || dupcheck_claims_ttl(n, id, &ttl, NULL) != SA_OK ||
+    if (!(n->feat.have & SA_JSFEAT_MSG_TTL) || find_claims_ttl(n, id, &ttl, NULL) != SA_OK ||
         ttl <= 0)
         return 0;
     if (!msg && find_task(n, id, &found, NULL) == SA_OK)

@@ -1,5 +1,5 @@
 /* What a cancel found: the answer `sendat cancel`, DELETE /v1/tasks/{id} and a series' cancel
- * (series_status.h) share, apart from cancel.h so that series_status.h needs no cancel.h. */
+ * (series_stop.h) share, apart from cancel.h so that series_stop.h needs no cancel.h. */
 #ifndef CANCEL_RESULT_H
 #define CANCEL_RESULT_H
 

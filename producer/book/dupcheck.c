@@ -122,19 +122,6 @@ stored_at(struct sa_nats *n, const char *id, uint64_t seq, natsMsg **m, struct s
                : sa_nats_fail(err, s, 0, "read back the task stored under the same Msg-Id");
 }
 
-enum sa_code
-dupcheck_claims_ttl(struct sa_nats *n, const char *id, int64_t *ttl_ms, struct sa_err *err)
-{
-    kvStatus *st = NULL;
-    natsStatus s = kvStore_Status(&st, sa_nats_claims(n, id));
-
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, "read the claims bucket's TTL");
-    *ttl_ms = kvStatus_TTL(st) / 1000000; /* the stream's MaxAge, in ns */
-    kvStatus_Destroy(st);
-    return SA_OK;
-}
-
 /* The refusal of a booking under id, whose task was `state` at at_ms. */
 static enum sa_code
 refuse(const char *id, const char *state, int64_t at_ms, int64_t ttl, struct dupcheck_gone *gone,
@@ -177,7 +164,7 @@ final_claim(struct sa_nats *n, const char *id, struct dupcheck_gone *gone, int *
     if (rc != SA_OK || (unsigned)c.state >= sizeof(finished) / sizeof(finished[0]) ||
         !finished[c.state])
         return rc; /* live (sending, retrying): a duplicate PubAck compares it */
-    if ((rc = dupcheck_claims_ttl(n, id, &ttl, err)) != SA_OK)
+    if ((rc = find_claims_ttl(n, id, &ttl, err)) != SA_OK)
         return rc;
     return refuse(id, finished[c.state], c.at_ms, ttl, gone, err);
 }
@@ -201,7 +188,7 @@ dupcheck_gone(struct sa_nats *n, const char *id, int64_t booked_ms, struct dupch
     }
     if (rc != SA_OK)
         return rc;
-    if ((rc = dupcheck_claims_ttl(n, id, &ttl, err)) != SA_OK)
+    if ((rc = find_claims_ttl(n, id, &ttl, err)) != SA_OK)
         return rc;
     return sa_cancel_applies(at, booked_ms, ttl) ? refuse(id, "cancelled", at, ttl, gone, err)
                                                  : SA_OK;

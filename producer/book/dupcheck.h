@@ -53,10 +53,6 @@ struct gone_ask {
 enum sa_code dupcheck_gone_many(struct sa_nats *n, struct gone_ask *asks, size_t count,
                                 struct sa_err *err) SA_MUST_CHECK;
 
-/* The claims bucket's TTL (every shard's alike; one stream info request), 0 for ever. */
-enum sa_code dupcheck_claims_ttl(struct sa_nats *n, const char *id, int64_t *ttl_ms,
-                                 struct sa_err *err) SA_MUST_CHECK;
-
 /* dupcheck_verify for a message this producer sealed and published (a batch line): opens it
  * with ring first. */
 enum sa_code dupcheck_verify_sealed(struct sa_nats *n, const struct sa_keyring *ring, natsMsg *ours,

@@ -1,7 +1,9 @@
-/* sendat schedule --batch: many tasks from NDJSON lines or CSV rows through a template, with
- * PubAcks outstanding in bulk (the scheduling rate is the broker's, not a round trip per
- * task). Every line goes through the same checks as the single command; a bad line is
- * reported with its number and skipped, or with --strict nothing is published at all. */
+/* sendat schedule --batch: many tasks from NDJSON lines or CSV rows through a template, booked
+ * by the batch booker (book/booker.h: PubAcks outstanding in bulk, so the scheduling rate is
+ * the broker's, not a round trip per task). Every line goes through the same checks as the
+ * single command; a bad line is reported with its number and skipped, or with --strict nothing
+ * is published at all. This file reads the lines and files what the booker says of each for
+ * the summary (cmd_batch_report.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +11,9 @@
 #include <unistd.h>
 
 #include "batch.h"
-#include "dupcheck.h"
-#include "group.h"
+#include "booker.h"
 #include "input.h"
-#include "publish.h"
 #include "schedule.h"
-#include "series.h"
-#include "tasklimit.h"
 #include "timeparse.h"
 
 int
@@ -40,42 +38,28 @@ refuse(struct batch *b, const char *why)
     b->refused++;
 }
 
+/* The task a line's request describes, built and checked. */
 static enum sa_code
-prepare(struct batch *b, const struct book_req *o, struct prepared *p, struct sa_err *err)
+build(const struct book_req *o, struct sa_task **t, struct sa_err *err)
 {
     enum sa_code rc = book_check(o, err);
-    int64_t now = sa_now_ms();
 
-    memset(p, 0, sizeof(*p));
-    p->line = b->line;
-    p->no_id = !o->id && !o->cron;
+    *t = NULL;
     if (rc == SA_OK)
-        rc = sa_task_new(&p->t, err);
+        rc = sa_task_new(t, err);
     if (rc == SA_OK)
-        rc = book_build_task(p->t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0, now,
-                             err);
-    if (rc == SA_OK && p->t->group[0] && !b->groups_ttl_known &&
-        (rc = group_ttl(b->n, &b->groups_ttl_ms, err)) == SA_OK)
-        b->groups_ttl_known = 1;
-    if (rc == SA_OK)
-        rc = group_fits(p->t, now, b->groups_ttl_ms, err);
-    if (rc == SA_OK && p->t->cron) /* room first: a series registered stays registered */
-        rc = tasklimit_admit(b->n, sa_layout_shard_of(&b->n->layout, p->t->id), 0, err);
-    if (rc == SA_OK && p->t->cron)
-        rc = series_register(b->n, p->t, err); /* SA_EEXIST: scheduled already, publish nothing */
-    if (rc == SA_EEXIST && batch_booked(b, b->line, p->t->series_id, err) != SA_OK)
-        rc = SA_ENOMEM;
-    if (rc == SA_OK)
-        rc = sa_task_seal(b->ring, p->t, &p->env, &p->len, err);
+        rc = book_build_task(*t, o, (const uint8_t *)o->data, o->data ? strlen(o->data) : 0,
+                             sa_now_ms(), err);
     if (rc != SA_OK) {
-        sa_task_free(p->t);
-        p->t = NULL;
+        sa_task_free(*t);
+        *t = NULL;
     }
     return rc;
 }
 
-enum sa_code
-batch_booked(struct batch *b, long line, const char *id, struct sa_err *err)
+/* Remembers that line booked id (for the ids printed). */
+static enum sa_code
+booked(struct batch *b, long line, const char *id, struct sa_err *err)
 {
     size_t len;
 
@@ -92,38 +76,6 @@ batch_booked(struct batch *b, long line, const char *id, struct sa_err *err)
     memcpy(b->booked[b->n_booked].id, id, len);
     b->booked[b->n_booked].id[len] = '\0';
     b->n_booked++;
-    return SA_OK;
-}
-
-static enum sa_code
-send_prepared(struct batch *b, struct prepared *p, struct sa_err *err)
-{
-    enum sa_code rc = publisher_send(b->pub, p->t, p->env, p->len, sa_now_ms(), p->line, err);
-
-    if (rc == SA_OK) {
-        b->sent++;
-        b->no_id += p->no_id;
-        rc = batch_booked(b, p->line, p->t->cron ? p->t->series_id : p->t->id, err);
-    }
-    sa_task_free(p->t);
-    free(p->env);
-    p->t = NULL;
-    p->env = NULL;
-    return rc;
-}
-
-static enum sa_code
-keep(struct batch *b, struct prepared *p, struct sa_err *err)
-{
-    if (b->n_kept == b->cap_kept) {
-        size_t cap = b->cap_kept ? b->cap_kept * 2 : 1024;
-        struct prepared *k = realloc(b->kept, cap * sizeof(*k));
-        if (!k)
-            return sa_fail(err, SA_ENOMEM, "--strict: no memory to hold %zu tasks", b->n_kept);
-        b->kept = k;
-        b->cap_kept = cap;
-    }
-    b->kept[b->n_kept++] = *p;
     return SA_OK;
 }
 
@@ -144,103 +96,44 @@ file_dup(struct batch *b, long line, const char *id, enum sa_code rc, const char
     snprintf(b->dups[i].why, sizeof(b->dups[i].why), "%s", why);
 }
 
-/* Reads back what each duplicate PubAck so far points at (dupcheck.h), one round trip each:
- * only ids scheduled before cost it. */
-static void
-check_dups(struct batch *b)
-{
-    uint64_t seq;
-    natsMsg *msg;
-    long line;
-
-    while (publisher_next_dup(b->pub, &line, &seq, &msg)) {
-        struct sa_err err = {0};
-        enum sa_code rc = dupcheck_verify_sealed(b->n, b->ring, msg, seq, &err);
-
-        struct sa_place place = {0};
-
-        (void)!sa_layout_parse_subject(&place, natsMsg_GetSubject(msg), NULL);
-        if (rc == SA_OK)
-            b->already++;
-        else
-            file_dup(b, line, place.id, rc, err.msg);
-        natsMsg_Destroy(msg);
-    }
-}
-
-/* Asks, for every kept line that names its own id, whether sendat remembers that id as
- * finished (dupcheck_gone_many): such a line is filed as gone (exit 6) and its task freed, so
- * that nothing is answered as booked that would never be sent. Returns the lines filed. */
-static long
-drop_gone(struct batch *b, enum sa_code *rc, struct sa_err *err)
-{
-    struct gone_ask *asks = NULL;
-    size_t *at = NULL, count = 0, named = 0;
-    long dropped = 0;
-
-    for (size_t i = 0; i < b->n_kept; i++)
-        named += !b->kept[i].no_id && !b->kept[i].t->cron;
-    if (!named) /* nothing to ask: no allocation (a large one consolidates the heap each run) */
-        return 0;
-    asks = calloc(named, sizeof(*asks));
-    at = calloc(named, sizeof(*at));
-    if (!asks || !at) {
-        *rc = sa_fail(err, SA_ENOMEM, "no memory to check %zu ids", b->n_kept);
-        goto out;
-    }
-    for (size_t i = 0; i < b->n_kept; i++)
-        if (!b->kept[i].no_id && !b->kept[i].t->cron) {
-            asks[count] =
-                (struct gone_ask){.id = b->kept[i].t->id, .booked_ms = b->kept[i].t->created_ms};
-            at[count++] = i;
-        }
-    if ((*rc = dupcheck_gone_many(b->n, asks, count, err)) != SA_OK)
-        goto out;
-    for (size_t k = 0; k < count; k++) {
-        struct prepared *p = &b->kept[at[k]];
-        if (asks[k].rc == SA_OK)
-            continue;
-        file_dup(b, p->line, p->t->id, asks[k].rc, asks[k].err.msg);
-        sa_task_free(p->t);
-        free(p->env);
-        p->t = NULL;
-        p->env = NULL;
-        dropped++;
-    }
-out:
-    free(asks);
-    free(at);
-    return dropped;
-}
-
-/* Publishes the kept lines while rc is SA_OK (with --strict: only if no line was refused or
- * gone) and frees them. Without --strict lines are kept BATCH_SEND_RUN at a time: published in
- * one run, they leave in few socket writes instead of one each. */
+/* The booker's word on a line (booker.h): counted and filed for the summary. A line that
+ * could not be published stops the batch (the lines before it were booked). The failed
+ * PubAcks the summary reads from the booker itself. */
 static enum sa_code
-publish_kept(struct batch *b, enum sa_code rc, struct sa_err *err)
+report(void *ctx, const struct booker_outcome *o, struct sa_err *err)
 {
-    long gone = rc == SA_OK && !(b->strict && b->refused) ? drop_gone(b, &rc, err) : 0;
+    struct batch *b = ctx;
 
-    for (size_t i = 0; i < b->n_kept; i++) {
-        if (rc == SA_OK && b->kept[i].t && !(b->strict && (b->refused || gone)))
-            rc = send_prepared(b, &b->kept[i], err);
-        check_dups(b);
-        sa_task_free(b->kept[i].t);
-        free(b->kept[i].env);
+    switch (o->what) {
+    case BOOKER_SENT:
+        b->no_id += !o->id_given && !o->series;
+        return booked(b, o->line, o->id, err);
+    case BOOKER_NOT_SENT:
+        *err = *o->err;
+        return o->rc;
+    case BOOKER_GONE:
+    case BOOKER_DUP:
+        file_dup(b, o->line, o->id, o->rc, o->err->msg);
+        return SA_OK;
+    case BOOKER_ALREADY:
+        b->already++;
+        return SA_OK;
+    case BOOKER_FAILED:
+        return SA_OK;
     }
-    b->n_kept = 0;
-    return rc;
+    return SA_OK;
 }
 
-/* One line: refused (counted), or published / kept. SA_ENATS etc. only for broker failures.
- * A flat NDJSON line is read without jansson (batch_line_flat); every other line, bad ones
- * too, goes through jansson, which gives the reasons. */
+/* One line: refused (counted), or held by the booker. SA_ENOMEM, SA_EFULL etc. only for what
+ * stops the batch. A flat NDJSON line is read without jansson (batch_line_flat); every other
+ * line, bad ones too, goes through jansson, which gives the reasons. */
 static enum sa_code
 one_line(struct batch *b, char *line, struct sa_err *fatal)
 {
     struct sa_err err = {0};
     struct book_req o = {0};
-    struct prepared p;
+    struct sa_task *t = NULL;
+    char id[SA_ID_MAX + 1];
     json_t *obj = NULL;
     enum sa_code rc = SA_OK;
 
@@ -254,22 +147,19 @@ one_line(struct batch *b, char *line, struct sa_err *fatal)
         rc = batch_opts_from_json(&o, obj, &err);
     }
     if (rc == SA_OK)
-        rc = prepare(b, &o, &p, &err);
+        rc = build(&o, &t, &err);
+    if (rc == SA_OK)
+        rc = booker_add(b->bk, b->line, t, o.id != NULL, id, &err);
     json_decref(obj);
-    if (rc == SA_EEXIST) {
+    if (rc == SA_EEXIST) { /* a series scheduled before: nothing published */
         b->series_again++;
-        return SA_OK;
+        return booked(b, b->line, id, fatal);
     }
     if (rc == SA_ENOMEM || rc == SA_EFULL)
         return sa_fail(fatal, rc, "line %ld: %s", b->line, err.msg);
-    if (rc != SA_OK) {
+    if (rc != SA_OK)
         refuse(b, err.msg);
-        return SA_OK;
-    }
-    rc = keep(b, &p, fatal);
-    if (rc == SA_OK && !b->strict && b->n_kept >= BATCH_SEND_RUN)
-        rc = publish_kept(b, rc, fatal);
-    return rc;
+    return SA_OK;
 }
 
 static enum sa_code
@@ -286,23 +176,26 @@ read_all(struct batch *b, struct sa_err *err)
             refuse(b, "line is longer than 1 MiB");
         else if (len > 0 && line[strspn(line, " \t")])
             rc = one_line(b, line, err);
-        check_dups(b);
+        if (rc == SA_OK)
+            rc = booker_step(b->bk, err);
         batch_progress(b, 0);
     }
     return rc;
 }
 
+/* Reads every line, then publishes what is held (with --strict: only if no line was refused);
+ * prints the summary and returns the exit code. */
 static int
 run(struct batch *b)
 {
     struct sa_err err = {0};
     enum sa_code rc = read_all(b, &err);
 
-    rc = publish_kept(b, rc, &err); /* what is kept is freed in any case */
     if (rc == SA_OK)
-        rc = publisher_finish(b->pub, 60000, &err);
+        rc = booker_finish(b->bk, !(b->strict && b->refused), &err);
+    else /* nothing more goes out; the duplicates so far are still read back */
+        (void)!booker_finish(b->bk, 0, &(struct sa_err){0});
     b->full = rc == SA_EFULL; /* the lines before were booked; this one and the rest were not */
-    check_dups(b);
     batch_progress(b, 1);
     return batch_summary(b, rc == SA_OK ? NULL : err.msg);
 }
@@ -334,7 +227,7 @@ batch_run(const struct sched_cmd *o)
         goto out;
     }
     if (input_open(&b.in, o->batch, &err) != SA_OK ||
-        publisher_new(&b.pub, b.n, 4096, &err) != SA_OK) {
+        booker_new(&b.bk, b.n, &b.ring, NULL, b.strict, report, &b, &err) != SA_OK) {
         code = cli_error(cli_exit_for(err.code), "schedule: %s", err.msg);
         goto out;
     }
@@ -343,13 +236,12 @@ batch_run(const struct sched_cmd *o)
     code = run(&b);
 out:
     input_close(b.in);
-    publisher_free(b.pub);
+    booker_free(b.bk);
     cli_close(b.n);
     sa_keyring_free(b.ring);
     free(b.tmpl);
     free(b.header);
     free(b.booked);
-    free(b.kept);
     free(b.flat);
     return code;
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "publish.h"
+#include "booker.h"
 #include "schedule.h"
 #include "timeparse.h"
 
@@ -62,7 +62,7 @@ line_failed(struct batch *b, long line)
     for (long i = 0; i < dups_kept(b); i++)
         if (b->dups[i].line == line)
             return 1;
-    for (long i = 0; publisher_failure(b->pub, i, &at); i++)
+    for (long i = 0; booker_failure(b->bk, i, &at); i++)
         if (at == line)
             return 1;
     return 0;
@@ -195,8 +195,8 @@ batch_summary(struct batch *b, const char *fatal)
     /* a series scheduled before counts as already scheduled too */
     long acked = 0, dups = 0, failed = 0, already = b->already + b->series_again;
 
-    if (b->pub)
-        publisher_counts(b->pub, &acked, &dups, &failed);
+    if (b->bk)
+        booker_counts(b->bk, &acked, &dups, &failed);
     failed += b->unchecked;
     if (b->json)
         print_json(b, acked + already, already, failed, fatal);
@@ -217,7 +217,7 @@ batch_summary(struct batch *b, const char *fatal)
         fprintf(stderr, "  line %ld: %s\n", b->refusals[i].line, b->refusals[i].why);
     for (long i = 0; i < dups_kept(b); i++)
         fprintf(stderr, "  line %ld: %s\n", b->dups[i].line, b->dups[i].why);
-    for (long i = 0; i < failed && publisher_failure(b->pub, i, NULL); i++)
-        fprintf(stderr, "  not stored: %s\n", publisher_failure(b->pub, i, NULL));
+    for (long i = 0; i < failed && booker_failure(b->bk, i, NULL); i++)
+        fprintf(stderr, "  not stored: %s\n", booker_failure(b->bk, i, NULL));
     return exit_code(b, failed, fatal);
 }

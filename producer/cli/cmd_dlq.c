@@ -12,7 +12,10 @@
 
 #include "claim.h"
 #include "cli.h"
+#include "content.h"
 #include "dlq.h"
+#include "dlq_write.h"
+#include "show.h"
 #include "task.h"
 #include "timeparse.h"
 
@@ -24,6 +27,96 @@ static const char usage[] =
     "       sendat dlq replay (ID | --all) [--at TIME]\n"
     "       sendat dlq purge (ID | --all)\n"
     "  common: [--server URL] [--key-file FILE]\n";
+
+/* The human form escapes what a junk subject or reason could carry (an escape code would
+ * drive the terminal); the JSON form is escaped by jansson. */
+static void
+print_entry(json_t *e)
+{
+    char id[3 * SA_SUBJECT_MAX], reason[1024];
+
+    printf("%s %s attempts=%" JSON_INTEGER_FORMAT " reason=\"%s\"\n",
+           json_string_value(json_object_get(e, "failed")),
+           content_escape(id, sizeof(id), json_string_value(json_object_get(e, "id"))),
+           json_integer_value(json_object_get(e, "attempts")),
+           content_escape(reason, sizeof(reason), json_string_value(json_object_get(e, "reason"))));
+}
+
+static void
+print_details(json_t *e)
+{
+    char text[1024];
+    json_t *a, *list = json_object_get(e, "failed_attempts");
+    size_t i;
+
+    if (json_object_get(e, "webhook"))
+        printf("  webhook %s\n", content_escape(text, sizeof(text),
+                                                json_string_value(json_object_get(e, "webhook"))));
+    json_array_foreach(list, i, a)
+        printf("  attempt %" JSON_INTEGER_FORMAT " at %s: %s\n",
+               json_integer_value(json_object_get(a, "attempt")),
+               json_string_value(json_object_get(a, "at")),
+               content_escape(text, sizeof(text), json_string_value(json_object_get(a, "error"))));
+    if (json_object_get(e, "unreadable"))
+        printf("  cannot open the task: %s\n",
+               content_escape(text, sizeof(text),
+                              json_string_value(json_object_get(e, "unreadable"))));
+    show_content(e, "");
+}
+
+/* Prints the first limit dead letters, a line each, or with json one document
+ * {"dead_letters":[...],"next_cursor"} as GET /v1/dead-letters answers. */
+static enum sa_code
+list(struct sa_nats *n, int json, long limit, struct sa_err *err)
+{
+    json_t *list = json_array(), *e;
+    uint64_t last = 0;
+    size_t i, count;
+    enum sa_code rc = dlq_page(n, 0, limit, list, &last, err);
+
+    count = json_array_size(list);
+    if (json && rc == SA_OK) { /* one document, as GET /v1/dead-letters answers */
+        char next[24];
+        json_t *doc;
+        snprintf(next, sizeof(next), "%" PRIu64, last);
+        doc = json_pack("{s:O, s:o}", "dead_letters", list, "next_cursor",
+                        (long)count == limit ? json_string(next) : json_null());
+        json_dumpf(doc, stdout, JSON_COMPACT);
+        putchar('\n');
+        json_decref(doc);
+    } else if (!json) {
+        json_array_foreach(list, i, e) print_entry(e);
+    }
+    json_decref(list);
+    if (rc != SA_OK)
+        return rc;
+    if (!json)
+        fprintf(stderr, "%zu dead letter%s%s\n", count, count == 1 ? "" : "s",
+                (long)count == limit ? " (limit reached)" : "");
+    return SA_OK;
+}
+
+/* Prints one dead letter; full: also the task's content (recipients, headers, body), which
+ * only the key opens. */
+static enum sa_code
+show(struct sa_nats *n, const struct sa_keyring *ring, const char *id, int json, int full,
+     struct sa_err *err)
+{
+    json_t *e = NULL;
+    enum sa_code rc = dlq_get(n, ring, id, DLQ_WEBHOOK | (full ? DLQ_CONTENT : 0), &e, err);
+
+    if (rc != SA_OK)
+        return rc;
+    if (json) {
+        json_dumpf(e, stdout, JSON_COMPACT);
+        putchar('\n');
+    } else {
+        print_entry(e);
+        print_details(e);
+    }
+    json_decref(e);
+    return SA_OK;
+}
 
 struct dlq_opts {
     struct cli cli;
@@ -95,7 +188,7 @@ run(void *opts, struct sa_nats *n)
     struct sa_err err = {0};
 
     if (!strcmp(o->verb, "list"))
-        return exit_for(dlq_list(n, o->cli.json, o->limit, &err), &err);
+        return exit_for(list(n, o->cli.json, o->limit, &err), &err);
     if (!strcmp(o->verb, "purge")) {
         int code = need_one(o, 1);
 
@@ -112,10 +205,10 @@ run(void *opts, struct sa_nats *n)
         if (code == EXIT_OK)
             code = cli_keyring(&o->cli, &ring);
         if (code == EXIT_OK)
-            code = exit_for(!strcmp(o->verb, "show")
-                                ? dlq_show(n, ring, o->id, o->cli.json, o->full, &err)
-                                : dlq_replay(n, ring, o->id, at, stdout, &err),
-                            &err);
+            code =
+                exit_for(!strcmp(o->verb, "show") ? show(n, ring, o->id, o->cli.json, o->full, &err)
+                                                  : dlq_replay(n, ring, o->id, at, stdout, &err),
+                         &err);
         sa_keyring_free(ring);
         return code;
     }

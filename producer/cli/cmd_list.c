@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "content.h"
+#include "show.h"
 #include "tasklist.h"
 #include "timeparse.h"
 
@@ -83,7 +84,7 @@ print_page(json_t *tasks, const char *next, int json)
         json_string_value(json_object_get(t, "channel")),
         json_object_get(t, "host") ? json_string_value(json_object_get(t, "host")) : "-",
         json_string_value(json_object_get(t, "state")));
-    json_array_foreach(tasks, i, t) content_print(t, json_string_value(json_object_get(t, "id")));
+    json_array_foreach(tasks, i, t) show_content(t, json_string_value(json_object_get(t, "id")));
     if (next[0])
         fprintf(stderr, "more: sendat list ... --cursor %s\n", next);
 }

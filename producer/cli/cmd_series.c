@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "series_status.h"
+#include "series_stop.h"
 #include "timeparse.h"
 
 static const char usage[] =

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "events.h"
+#include "show.h"
 #include "status.h"
 
 static const char usage[] = "usage: sendat status ID [--json] [--server URL]\n"
@@ -44,7 +45,7 @@ cmd_status(int argc, char **argv)
         putchar('\n');
         json_decref(o);
     } else {
-        events_print(events);
+        show_events(events);
     }
     json_decref(events);
     cli_close(n);

@@ -19,10 +19,6 @@ struct sched_cmd {
 int batch_check_opts(const struct sched_cmd *o);
 int batch_run(const struct sched_cmd *o);
 
-/* cmd_batch.c: remembers that line booked id. */
-enum sa_code batch_booked(struct batch *b, long line, const char *id,
-                          struct sa_err *err) SA_MUST_CHECK;
-
 /* cmd_batch_report.c */
 void batch_progress(struct batch *b, int last);
 int batch_summary(struct batch *b, const char *fatal);

@@ -17,7 +17,4 @@ void events_sort(json_t *events);
 /* The latest time among events, 0 for none. */
 int64_t events_latest(const json_t *events);
 
-/* One line per event: "TIME EVENT key=value ...", strings quoted with control bytes escaped. */
-void events_print(const json_t *events);
-
 #endif

@@ -71,3 +71,16 @@ find_header_i64(natsMsg *msg, const char *name)
         return 0;
     return strtoll(v, NULL, 10);
 }
+
+enum sa_code
+find_claims_ttl(struct sa_nats *n, const char *id, int64_t *ttl_ms, struct sa_err *err)
+{
+    kvStatus *st = NULL;
+    natsStatus s = kvStore_Status(&st, sa_nats_claims(n, id));
+
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "read the claims bucket's TTL");
+    *ttl_ms = kvStatus_TTL(st) / 1000000; /* the stream's MaxAge, in ns */
+    kvStatus_Destroy(st);
+    return SA_OK;
+}

@@ -18,4 +18,8 @@ enum sa_code find_dead(struct sa_nats *n, const char *id, natsMsg **msg,
 /* An integer header of msg, or 0 when absent. */
 int64_t find_header_i64(natsMsg *msg, const char *name);
 
+/* The claims bucket's TTL (every shard's alike; one stream info request), 0 for ever. */
+enum sa_code find_claims_ttl(struct sa_nats *n, const char *id, int64_t *ttl_ms,
+                             struct sa_err *err) SA_MUST_CHECK;
+
 #endif

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "claim.h"
-#include "dupcheck.h"
 #include "events.h"
 #include "find.h"
 #include "series_status.h"
@@ -239,7 +238,7 @@ add_missing(struct sa_nats *n, const char *id, json_t *events, struct sa_err *er
 {
     int64_t due = sa_layout_id_due(id), ttl = 0;
 
-    if (!due || dupcheck_claims_ttl(n, id, &ttl, NULL) != SA_OK ||
+    if (!due || find_claims_ttl(n, id, &ttl, NULL) != SA_OK ||
         sa_now_ms() - due > sa_claim_memory_ms(ttl))
         return SA_ENOTFOUND;
     sa_err_clear(err);

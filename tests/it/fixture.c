@@ -184,6 +184,36 @@ fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap
     return rc;
 }
 
+int
+fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80])
+{
+    char path[600], err[1024], *out, *line, *save = NULL;
+    size_t cap = (size_t)n * 96 + 64;
+    FILE *fp;
+    int rc;
+    long k;
+
+    snprintf(path, sizeof(path), "%s/many-%" PRId64 ".ndjson", f->dir, test_now_ms());
+    assert_non_null(fp = fopen(path, "w"));
+    for (int i = 0; i < n; i++)
+        fprintf(fp,
+                "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s%s/%d\",\"data\":"
+                "\"{\\\"hello\\\":1}\"}\n",
+                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i);
+    fclose(fp);
+    assert_non_null(out = calloc(1, cap));
+    rc = fx_sendat(f, out, cap, err, sizeof(err), "schedule", "--batch", path, NULL);
+    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *id = NULL; /* "LINE ID" */
+
+        k = strtol(line, &id, 10);
+        if (k >= 1 && k <= n && id && *id == ' ')
+            snprintf(ids[k - 1], 80, "%s", id + 1);
+    }
+    free(out);
+    return rc;
+}
+
 long
 fx_counter(struct fx *f, int i, const char *name)
 {

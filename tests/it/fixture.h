@@ -62,6 +62,11 @@ int fx_sendat(struct fx *f, char *out, size_t cap, char *err, size_t errcap, ...
 /* Schedules a webhook to the receiver path at @due (ms); writes the id; returns exit code. */
 int fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap);
 
+/* Schedules n webhooks at @due (ms) to the receiver paths "<prefix>/0" .. "<prefix>/<n-1>" with
+ * one `sendat schedule --batch` (one process: many bookings in well under a second on a busy
+ * machine), writing the id of path k into ids[k]; returns the exit code (0: every line). */
+int fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80]);
+
 /* Starts the SMTP sink (tests/support/smtp_sink.py) on a free loopback port; it stores mail
  * in DIR/maildir and logs every attempt to DIR/smtp-attempts.log (DIR: f->dir). env gets
  * "SENDAT_SMTP_URL=smtp://127.0.0.1:PORT" for a consumer. Fails the test if it does not start. */

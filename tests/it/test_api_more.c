@@ -1,6 +1,7 @@
 /* `sendat serve` beyond booking (issue 13): series (history and cancel), dead letters (list
  * with a cursor, show by role, replay, purge), and a booking under an id whose task was
- * cancelled, answered 409 with the state and when (issue 24.1). Listing tasks, groups and
+ * cancelled, answered 409 with the state and when (issue 24.1); the same batch through
+ * `sendat schedule --batch` and POST /v1/batches comes out the same. Listing tasks, groups and
  * stats: test_api_lists.c. */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -230,6 +231,127 @@ test_rebook_a_cancelled_id(void **state)
     json_decref(doc);
 }
 
+/* The NDJSON of test_batch_doors_agree for one door: ids under prefix so the doors do not meet.
+ * Lines: 1 good (its id), 2 not JSON, 3 good (no id), 4 a series, 5 no destination, 6 line 1's
+ * id with other data (taken), 7 line 1 again (already scheduled). */
+static void
+doors_ndjson(char *out, size_t cap, const char *prefix)
+{
+    const char *url = receiver_url(F.recv);
+    long long at = (long long)(test_now_ms() / 1000 + 3600); /* lines 1 and 7 alike to the ms */
+
+    snprintf(out, cap,
+             "{\"at\":\"@%lld\",\"webhook\":\"%s/d\",\"data\":\"a\",\"id\":\"%s-a\"}\n"
+             "not json\n"
+             "{\"at\":\"+1h\",\"webhook\":\"%s/d\"}\n"
+             "{\"cron\":\"0 7 * * *\",\"tz\":\"UTC\",\"webhook\":\"%s/d\",\"id\":\"%s-s\"}\n"
+             "{\"at\":\"+1h\",\"data\":\"x\"}\n"
+             "{\"at\":\"+1h\",\"webhook\":\"%s/d\",\"data\":\"b\",\"id\":\"%s-a\"}\n"
+             "{\"at\":\"@%lld\",\"webhook\":\"%s/d\",\"data\":\"a\",\"id\":\"%s-a\"}\n",
+             at, url, prefix, url, url, prefix, url, prefix, at, url, prefix);
+}
+
+#define DOOR_LINES 7
+
+/* What `sendat schedule --batch --json` says of each line: "booked ID", "refused" or "taken",
+ * and how many were already scheduled. */
+static int
+cli_outcomes(const json_t *sum, char lines[DOOR_LINES + 1][96])
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(sum, "ids"), i, e)
+        snprintf(lines[json_integer_value(json_object_get(e, "line"))], 96, "booked %s",
+                 json_string_value(json_object_get(e, "id")));
+    json_array_foreach(json_object_get(sum, "refusals"), i, e)
+        snprintf(lines[json_integer_value(json_object_get(e, "line"))], 96, "refused");
+    json_array_foreach(json_object_get(sum, "taken"), i, e)
+        snprintf(lines[json_integer_value(json_object_get(e, "line"))], 96, "%s",
+                 json_string_value(json_object_get(e, "outcome")));
+    return (int)json_integer_value(json_object_get(sum, "already_scheduled"));
+}
+
+/* The same of POST /v1/batches' results: an id is booked, a 400 refused, a 409 taken. */
+static int
+api_outcomes(const json_t *doc, char lines[DOOR_LINES + 1][96])
+{
+    size_t i;
+    json_t *e;
+    int already = 0;
+
+    json_array_foreach(json_object_get(doc, "results"), i, e)
+    {
+        long line = (long)json_integer_value(json_object_get(e, "line"));
+        json_int_t status =
+            json_integer_value(json_object_get(json_object_get(e, "error"), "status"));
+        assert_true(line >= 1 && line <= DOOR_LINES);
+        already += json_is_true(json_object_get(e, "already_scheduled"));
+        if (json_object_get(e, "id"))
+            snprintf(lines[line], 96, "booked %s", json_string_value(json_object_get(e, "id")));
+        else
+            snprintf(lines[line], 96, "%s",
+                     status == 400   ? "refused"
+                     : status == 409 ? "taken"
+                                     : "other");
+    }
+    return already;
+}
+
+/* The same NDJSON through both doors (the batch booker behind them, book/booker.h) comes out
+ * the same line by line: the ids of the good lines and the series, the refusals, the taken id
+ * and the line already scheduled. A generated id differs per run, so it is compared by shape. */
+static void
+test_batch_doors_agree(void **state)
+{
+    char body[2048], path[300], out[8192], err[8192];
+    char cli[DOOR_LINES + 1][96] = {{0}}, api[DOOR_LINES + 1][96] = {{0}};
+    json_t *doc = NULL, *sum;
+    json_error_t jerr;
+    FILE *f;
+    int cli_already, api_already;
+
+    (void)state;
+    doors_ndjson(body, sizeof(body), "door");
+    snprintf(path, sizeof(path), "%s/doors.ndjson", F.dir);
+    assert_non_null(f = fopen(path, "w"));
+    fputs(body, f);
+    fclose(f);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--batch", path,
+                               "--json", NULL),
+                     5); /* an id taken goes before the refusals */
+    sum = json_loads(out, 0, &jerr);
+    if (!sum)
+        fail_msg("not JSON (%s): %s", jerr.text, out);
+    cli_already = cli_outcomes(sum, cli);
+    json_decref(sum);
+
+    doors_ndjson(body, sizeof(body), "door2");
+    assert_int_equal(call("POST", "/batches", producer, body, &doc), 200);
+    api_already = api_outcomes(doc, api);
+    json_decref(doc);
+
+    for (int line = 1; line <= DOOR_LINES; line++) {
+        char *c = cli[line], *a = api[line];
+        if (line == 3) { /* generated ids: both booked, under different ids */
+            assert_true(strncmp(c, "booked ", 7) == 0 && strncmp(a, "booked ", 7) == 0);
+            continue;
+        }
+        if (!strncmp(a, "booked door2", 12)) /* the API's ids under the other prefix */
+            memmove(a + 11, a + 12, strlen(a + 12) + 1);
+        if (strcmp(c, a) != 0)
+            fail_msg("line %d: schedule --batch says \"%s\", POST /v1/batches \"%s\"", line, c, a);
+    }
+    assert_string_equal(cli[1], "booked door-a");
+    assert_string_equal(cli[2], "refused");
+    assert_string_equal(cli[4], "booked door-s");
+    assert_string_equal(cli[5], "refused");
+    assert_string_equal(cli[6], "taken");
+    assert_string_equal(cli[7], "booked door-a");
+    assert_int_equal(cli_already, 1);
+    assert_int_equal(api_already, 1);
+}
+
 int
 main(void)
 {
@@ -238,6 +360,7 @@ main(void)
         cmocka_unit_test(test_dead_letter_show_replay_purge),
         cmocka_unit_test(test_dead_letters_paginated),
         cmocka_unit_test(test_rebook_a_cancelled_id),
+        cmocka_unit_test(test_batch_doors_agree),
         cmocka_unit_test(test_openapi_served_and_answers_match),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);

@@ -1,33 +1,20 @@
-/* Cancel and status for a series id (the task commands fall back to these). */
+/* What a series id shows: its state, list, occurrences ahead and events (the task commands
+ * fall back to these); its cancel and pause are book/series_stop.h. */
 #ifndef SERIES_STATUS_H
 #define SERIES_STATUS_H
 
 #include <jansson.h>
 
-#include "cancel_result.h"
 #include "natsconn.h"
 
-/* Stops the series id: CANCEL_DONE, CANCEL_SERIES_FINISHED (its last occurrence was sent
- * already) or CANCEL_UNKNOWN (no series has this id) in *out; else a broker error. */
-enum sa_code series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out,
-                           struct sa_err *err) SA_MUST_CHECK;
+/* Reads series id and whether it has finished: *at_ms its last occurrence's time (no
+ * occurrence ahead and the last one settled), else 0. SA_ENOTFOUND if id names no series. */
+enum sa_code series_finished(struct sa_nats *n, const char *id, int64_t *at_ms,
+                             struct sa_err *err) SA_MUST_CHECK;
 
-enum pause_outcome {
-    PAUSE_DONE,      /* paused (or resumed) now, or it was already */
-    PAUSE_CANCELLED, /* the series was cancelled at at_ms */
-    PAUSE_FINISHED,  /* its last occurrence was at at_ms */
-    PAUSE_UNKNOWN,   /* no series has this id */
-};
-
-struct pause_result {
-    enum pause_outcome outcome;
-    int64_t at_ms;
-};
-
-/* Pauses (pause = 1) or resumes (0) series id: occurrences that fall due while it is paused
- * are skipped and the chain goes on. The outcome is in *out; else a broker error. */
-enum sa_code series_pause(struct sa_nats *n, const char *id, int pause, struct pause_result *out,
-                          struct sa_err *err) SA_MUST_CHECK;
+/* When key (a series id, or its pause key) was put into the cancel map, 0 if it is not there
+ * or its record is not authentic (claimmac.h). */
+int64_t series_cancelled_at(struct sa_nats *n, const char *key);
 
 /* Appends {"id", "state", "cron", "tz", "next"} for every series (state: active, paused,
  * cancelled or finished; next: its next fire in UTC, null when none is ahead; a record that

@@ -8,7 +8,7 @@
 #include "cron.h"
 #include "events.h"
 #include "find.h"
-#include "series.h"
+#include "series_record.h"
 #include "series_status.h"
 #include "timeparse.h"
 
@@ -102,10 +102,8 @@ occurrence_state(struct sa_nats *n, const char *occ_id, int series_cancelled, in
     return "not yet scheduled";
 }
 
-/* When key (a series id, or its pause key) was put into the cancel map, 0 if it is not there
- * or its record is not authentic (claimmac.h). */
-static int64_t
-cancelled_at(struct sa_nats *n, const char *id)
+int64_t
+series_cancelled_at(struct sa_nats *n, const char *id)
 {
     int64_t at = 0;
 
@@ -140,80 +138,13 @@ load(struct sa_nats *n, const char *id, struct fires *f, struct sa_err *err)
 }
 
 enum sa_code
-series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, struct sa_err *err)
-{
-    struct fires f;
-    char now[40], value[40 + SA_CLAIMMAC_MAX + 2];
-    uint64_t rev;
-    enum sa_code rc = load(n, id, &f, err);
-
-    if (rc == SA_ENOTFOUND) {
-        sa_err_clear(err);
-        out->outcome = CANCEL_UNKNOWN;
-        return SA_OK;
-    }
-    if (rc != SA_OK)
-        return rc;
-    if ((out->at_ms = finished_at(n, id, &f)) != 0) {
-        out->outcome = CANCEL_SERIES_FINISHED;
-        return SA_OK;
-    }
-    out->at_ms = sa_now_ms();
-    sa_time_format(now, sizeof(now), out->at_ms);
-    if (sa_cancelrec_make(value, sizeof(value), id, now) < 0)
-        return sa_fail(err, SA_ECRYPTO, "no key to authenticate the cancel of %s", id);
-    if (kvStore_PutString(&rev, n->cancel, id, value) != NATS_OK)
-        return sa_fail(err, SA_ENATS, "the cancel map did not take %s", id);
-    out->outcome = CANCEL_DONE;
-    return SA_OK;
-}
-
-/* Writes or deletes the series' pause key in the cancel map. */
-static enum sa_code
-set_paused(struct sa_nats *n, const char *id, int pause, struct sa_err *err)
-{
-    char key[SA_ID_MAX + 8], now[40], value[40 + SA_CLAIMMAC_MAX + 2];
-    uint64_t rev;
-    natsStatus s;
-
-    snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
-    sa_time_format(now, sizeof(now), sa_now_ms());
-    if (pause && sa_cancelrec_make(value, sizeof(value), key, now) < 0)
-        return sa_fail(err, SA_ECRYPTO, "no key to authenticate the pause of %s", id);
-    s = pause ? kvStore_PutString(&rev, n->cancel, key, value) : kvStore_Delete(n->cancel, key);
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, pause ? "pause series" : "resume series");
-    return SA_OK;
-}
-
-enum sa_code
-series_pause(struct sa_nats *n, const char *id, int pause, struct pause_result *out,
-             struct sa_err *err)
+series_finished(struct sa_nats *n, const char *id, int64_t *at_ms, struct sa_err *err)
 {
     struct fires f;
     enum sa_code rc = load(n, id, &f, err);
 
-    memset(out, 0, sizeof(*out));
-    if (rc == SA_ENOTFOUND) {
-        sa_err_clear(err);
-        out->outcome = PAUSE_UNKNOWN;
-        return SA_OK;
-    }
-    if (rc != SA_OK)
-        return rc;
-    if ((out->at_ms = cancelled_at(n, id)) != 0) {
-        out->outcome = PAUSE_CANCELLED;
-        return SA_OK;
-    }
-    if ((out->at_ms = finished_at(n, id, &f)) != 0) {
-        out->outcome = PAUSE_FINISHED;
-        return SA_OK;
-    }
-    out->outcome = PAUSE_DONE;
-    out->at_ms = sa_now_ms();
-    rc = set_paused(n, id, pause, err);
-    /* the cancel map holds the pause while it lasts; the record keeps every change for status */
-    return rc == SA_OK ? series_note_pause(n, id, pause, out->at_ms, err) : rc;
+    *at_ms = rc == SA_OK ? finished_at(n, id, &f) : 0;
+    return rc;
 }
 
 /* A series' state in one word: cancelled, finished, paused or active. */
@@ -223,12 +154,12 @@ series_state(struct sa_nats *n, const char *id)
     char key[SA_ID_MAX + 8];
     struct fires f;
 
-    if (cancelled_at(n, id))
+    if (series_cancelled_at(n, id))
         return "cancelled";
     if (load(n, id, &f, NULL) == SA_OK && finished_at(n, id, &f))
         return "finished";
     snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
-    return cancelled_at(n, key) ? "paused" : "active";
+    return series_cancelled_at(n, key) ? "paused" : "active";
 }
 
 /* One series of the list: id, state, cron, zone and next fire (null if none is ahead); a
@@ -281,7 +212,7 @@ series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *
         return rc;
     /* a cancelled series' fires end at the cancel: the one then waiting is shown cancelled (or
      * as its claim says, had it gone already), later ones never existed */
-    cancelled = cancelled_at(n, id);
+    cancelled = series_cancelled_at(n, id);
     if ((rc = compute_fires(&s, cancelled ? cancelled : sa_now_ms(), &f, err)) != SA_OK)
         return rc;
     events_add(events, s.created_ms, "series",
@@ -298,7 +229,7 @@ series_events(struct sa_nats *n, const char *id, json_t *events, struct sa_err *
         events_add(events, s.pauses[i].at_ms,
                    s.pauses[i].paused ? "series-paused" : "series-resumed", NULL);
     snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
-    if (s.n_pauses == 0 && (paused = cancelled_at(n, key)) != 0)
+    if (s.n_pauses == 0 && (paused = series_cancelled_at(n, key)) != 0)
         events_add(events, paused, "series-paused", NULL); /* paused before the record kept it */
     if (cancelled)
         events_add(events, cancelled, "series-cancelled", NULL);
