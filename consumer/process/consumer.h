@@ -116,10 +116,11 @@ struct consumer {
     atomic_int sender_busy; /* due tasks wait for a free send slot: pull no more due ones */
     atomic_int ledger_lost; /* a claims bucket is not init's (ledgerwatch.h): claim nothing */
     atomic_int js_silent;   /* JetStream answers nothing on a live connection (ledgerwatch.h) */
-    pthread_mutex_t makers_lock; /* guards makers_made; makers_wake tells the durable makers */
-    pthread_cond_t makers_wake;  /* (prepare.c) that this member made a slot's mark: they look */
-    long makers_made;            /* for durables to make at once (relay.c) */
-    pthread_rwlock_t ring_lock;  /* the puller opens under it; the main thread swaps rings */
+    _Atomic int64_t writes_until_ms; /* set when the drain ends: outcome writes stop then */
+    pthread_mutex_t makers_lock;     /* guards makers_made; makers_wake tells the durable makers */
+    pthread_cond_t makers_wake; /* (prepare.c) that this member made a slot's mark: they look */
+    long makers_made;           /* for durables to make at once (relay.c) */
+    pthread_rwlock_t ring_lock; /* the puller opens under it; the main thread swaps rings */
 };
 
 /* Main thread: loads the key ring and webhook secrets again and swaps them in; on a bad
