@@ -341,6 +341,14 @@ print(len(want & set(first)), arrivals - len(first))
 EOF
 head -1 "$work/report.txt" | sed 's/^/containers: /'
 read -r got twice <<<"$(tail -1 "$work/report.txt")"
+if [ "$got" != "$total" ]; then # what the stack's logs say of the first few missing ones
+  for i in $(seq 0 $((total - 1))); do printf 'ct-%05d\n' "$i"; done |
+    grep -vxFf <(cut -d' ' -f1 "$work/recv/hits.log" | sort -u) | head -5 >"$work/missing.txt" || true
+  say "missing (the first 5): $(tr '\n' ' ' <"$work/missing.txt")"
+  for c in $(stack_containers); do
+    podman logs "$c" 2>&1 | grep -Ff "$work/missing.txt" | sed "s/^/  $c: /" | tail -20 >&2 || true
+  done
+fi
 
 # -- down -v: nothing of the stack may remain
 left=$(teardown)
