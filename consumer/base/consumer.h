@@ -118,10 +118,11 @@ struct consumer {
     atomic_int sender_busy; /* due tasks wait for a free send slot: pull no more due ones */
     atomic_int ledger_lost; /* a claims bucket is not init's (ledgerwatch.h): claim nothing */
     atomic_int js_silent;   /* JetStream answers nothing on a live connection (ledgerwatch.h) */
-    pthread_mutex_t makers_lock; /* guards makers_made; makers_wake tells the durable makers */
-    pthread_cond_t makers_wake;  /* (pull_prepare.c) that this member made a mark: they look */
-    long makers_made;            /* for durables to make at once (relay.c) */
-    pthread_rwlock_t ring_lock;  /* the puller opens under it; the main thread swaps rings */
+    _Atomic int64_t writes_until_ms; /* set when the drain ends: outcome writes stop then */
+    pthread_mutex_t makers_lock;     /* guards makers_made; makers_wake tells the durable makers */
+    pthread_cond_t makers_wake;      /* (pull_prepare.c) that this member made a mark: they look */
+    long makers_made;                /* for durables to make at once (relay.c) */
+    pthread_rwlock_t ring_lock;      /* the puller opens under it; the main thread swaps rings */
     /* main thread, on SIGHUP: consumer_reload (config.h), set by main so sending calls it
      * without a reference up to the process */
     void (*reload_hook)(struct consumer *c);

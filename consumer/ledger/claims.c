@@ -272,11 +272,16 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
 {
     struct sa_claim mine;
     struct sa_err err = {0};
+    int64_t until = sa_now_ms() + OUTCOME_PATIENCE_MS, last = atomic_load(&c->writes_until_ms);
 
     claims_outcome(&mine, c, h, state, http_status, error, lateness_ms);
     /* The outcome must reach the ledger: without "sent" a redelivery would send again. Never
-     * on the sending thread: the patient writer (patient.h) calls this, or the exit. */
-    for (int64_t until = sa_now_ms() + OUTCOME_PATIENCE_MS; sa_now_ms() < until;) {
+     * on the sending thread: the patient writer (patient.h) calls this, or the exit. On the
+     * way out every write shares one deadline (deliver_run sets it): with the broker gone,
+     * 15 s for each would keep the process past any stop timeout. */
+    if (last && last < until)
+        until = last;
+    while (sa_now_ms() < until) {
         struct timespec pause = {0, 200 * 1000000L};
         sa_err_clear(&err);
         enum sa_code rc = rev ? sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id,
@@ -288,6 +293,8 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
         sa_log_flush(); /* this thread's held lines do not wait out the broker's absence */
         nanosleep(&pause, NULL);
     }
+    if (!err.msg[0])
+        sa_fail(&err, SA_ERETRY, "the time for writes on the way out had run out");
     sa_log(SA_LOG_WARN, "claim_update_failed", "task=%s state=%s error=\"%s\"", h->task->id,
            sa_claim_state_name(state), err.msg);
     return SA_ERETRY;

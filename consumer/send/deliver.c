@@ -29,6 +29,7 @@
 #define CLAIM_AGAIN_MIN_MS 100   /* the claims bucket did not answer: first try again after */
 #define CLAIM_AGAIN_MAX_MS 500   /* doubling up to this */
 #define CLAIM_AGAIN_FOR_MS 20000 /* then, for this long since the first failure, the task stays */
+#define EXIT_WRITES_MS 5000      /* after the drain: for the outcome writes still to be made */
 
 struct deliver {
     struct consumer *c;
@@ -461,6 +462,8 @@ deliver_run(struct deliver *d)
         curl_multi_perform(d->multi, &running);
         d->inflight -= transfer_collect(d->multi, d->c);
     }
+    /* the outcome writes left (abandon's, the patient writer's) share EXIT_WRITES_MS */
+    atomic_store(&d->c->writes_until_ms, sa_now_ms() + EXIT_WRITES_MS);
     abandon(d, claimq_abandon(d->c->claimq));
     patient_end(d);
     sa_log_hold(0);

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The containers phase: deploy/Dockerfile and deploy/docker-compose.yml under a real engine
 # (podman 4.3 with runc, Debian 12's packages; no image registry is needed).
-#  - a base image: `debootstrap --variant=minbase bookworm` imported with `podman import`,
-#    cached as a tarball per day in SENDAT_DEPLOY_CACHE (default /var/cache/sendat-test);
-#  - the sendat image from deploy/Dockerfile on it (--format docker keeps its HEALTHCHECK), an
-#    image of Debian's nats-server 2.9.10 and a webhook receiver (images.Containerfile);
+#  - a base image: the deploy phase's day's root (tests/deploy/base.sh: debootstrap minbase
+#    bookworm with systemd, a tarball per day in SENDAT_DEPLOY_CACHE, default
+#    /var/cache/sendat-test) imported with `podman import`;
+#  - the sendat image on it (--format docker keeps its HEALTHCHECK): deploy/Dockerfile's
+#    runtime stage (--target runtime) plus sendat and sendat-consumer built outside in
+#    SENDAT_CT_BUILD_DIR (default build/, tests/run.sh's plain build; Debian 12's libraries as
+#    in the image), or with SENDAT_CT_FROM_SOURCE=1 the whole Dockerfile, compiled in its build
+#    stage (minutes more on a machine without podman's layer cache); an image of Debian's
+#    nats-server 2.9.10 and a webhook receiver (images.Containerfile);
 #  - the compose stack up with podman-compose (3 nats nodes, keygen, init --replicas 3, a
 #    consumer), the nats image from SENDAT_NATS_IMAGE, the receiver and `sendat serve` in
 #    containers on the stack's network;
@@ -34,6 +39,7 @@ proj=sendat-ct                 # compose project: containers sendat-ct_<service>
 net=${proj}_default
 base_img=localhost/sendat-test-base:bookworm
 sendat_img=localhost/sendat-test:latest
+runtime_img=localhost/sendat-test-runtime:latest # deploy/Dockerfile --target runtime
 nats_img=${SENDAT_NATS_IMAGE:-localhost/sendat-test-nats:2.9.10}
 recv_img=localhost/sendat-test-receiver:latest
 started=$(date +%s)
@@ -95,39 +101,44 @@ if [ -n "$(stack_containers)$(stack_volumes)$(stack_networks)" ]; then
   say "removing a previous run's stack: $(teardown)"
 fi
 
-# -- the base image: a minbase debootstrap root, once a day (the tarball stays in the cache)
-mirror=$(bash deploy/apt-mirror.sh) || die "no Debian mirror in apt's sources"
-tarball=$cache/containers-bookworm-$(date -u +%Y%m%d).tar
-if [ ! -s "$tarball" ]; then
-  say "debootstrap --variant=minbase bookworm from $mirror (once a day, cached in $cache)"
-  mkdir -p "$cache" "$work/root"
-  debootstrap --variant=minbase bookworm "$work/root" "$mirror" >"$work/debootstrap.log" 2>&1 || {
-    tail -20 "$work/debootstrap.log" >&2
-    die "debootstrap failed"
-  }
-  # apt's lists and caches are left out (80 MB): each image build runs apt-get update itself
-  rm -rf "$work/root"/var/lib/apt/lists/* "$work/root"/var/cache/apt/*.bin \
-    "$work/root"/var/cache/apt/archives/*.deb
-  mkdir -p "$work/root/var/lib/apt/lists/partial"
-  rm -f "$cache"/containers-bookworm-*.tar
-  tar -C "$work/root" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
-  rm -rf --one-file-system "$work/root"
-  podman rmi -f "$base_img" >/dev/null 2>&1 || true
-fi
-# the image is made again when the day's tarball is newer than it
+# -- the base image: the day's Debian 12 root the deploy phase uses too (tests/deploy/base.sh:
+# debootstrap minbase with systemd, cached as a tarball per day), imported when it is newer
+tarball=$(bash tests/deploy/base.sh) || die "no Debian 12 base (debootstrap)"
 if ! podman image exists "$base_img" ||
   [ "$(date -d "$(podman image inspect -f '{{.Created}}' "$base_img" | cut -d' ' -f1-2)" +%s)" -lt "$(stat -c %Y "$tarball")" ]; then
   podman import -q -c 'CMD ["/bin/bash"]' "$tarball" "$base_img" >/dev/null
   say "imported $base_img from $tarball"
 fi
+rm -f "$cache"/containers-bookworm-*.tar # the base this phase made itself before
 
 # -- the images (podman's layer cache makes a rebuild of unchanged sources quick)
 t=$(date +%s)
-podman build -q --format docker -f deploy/Dockerfile --build-arg DEBIAN="$base_img" \
-  -t "$sendat_img" . >"$work/build.log" 2>&1 || {
-  tail -30 "$work/build.log" >&2
-  die "podman build of deploy/Dockerfile failed"
-}
+if [ "${SENDAT_CT_FROM_SOURCE:-0}" = 1 ]; then # the whole Dockerfile: compiled in the image
+  podman build -q --format docker -f deploy/Dockerfile --build-arg DEBIAN="$base_img" \
+    -t "$sendat_img" . >"$work/build.log" 2>&1 || {
+    tail -30 "$work/build.log" >&2
+    die "podman build of deploy/Dockerfile failed"
+  }
+  how="deploy/Dockerfile, compiled in its build stage"
+else # its runtime stage, and the binaries built here (Debian 12's libraries, as in the image)
+  bin=${SENDAT_CT_BUILD_DIR:-build}
+  [ -f "$bin/CMakeCache.txt" ] || cmake -S . -B "$bin" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$bin" -j"$(nproc)" --target sendat sendat-consumer >"$work/make.log" 2>&1 || {
+    tail -30 "$work/make.log" >&2
+    die "building sendat and sendat-consumer in $bin failed"
+  }
+  mkdir -p "$work/bin"
+  strip -o "$work/bin/sendat" "$bin/producer/sendat"
+  strip -o "$work/bin/sendat-consumer" "$bin/consumer/sendat-consumer"
+  printf 'FROM %s\nCOPY sendat sendat-consumer /usr/local/bin/\n' "$runtime_img" >"$work/bin/Containerfile"
+  { podman build -q --format docker -f deploy/Dockerfile --build-arg DEBIAN="$base_img" \
+    --target runtime -t "$runtime_img" . &&
+    podman build -q --format docker -t "$sendat_img" "$work/bin"; } >"$work/build.log" 2>&1 || {
+    tail -30 "$work/build.log" >&2
+    die "podman build of deploy/Dockerfile's runtime stage, or the binaries on it, failed"
+  }
+  how="deploy/Dockerfile's runtime stage + $bin's binaries"
+fi
 if [ -z "${SENDAT_NATS_IMAGE:-}" ]; then
   podman build -q -f tests/containers/images.Containerfile --build-arg BASE="$base_img" \
     --target nats -t "$nats_img" tests/containers >>"$work/build.log" 2>&1 ||
@@ -137,7 +148,7 @@ podman build -q -f tests/containers/images.Containerfile --build-arg BASE="$base
   --target receiver -t "$recv_img" tests/containers >>"$work/build.log" 2>&1 ||
   die "the receiver image failed to build"
 size=$(podman image inspect -f '{{.Size}}' "$sendat_img")
-say "images built in $(($(date +%s) - t)) s: $sendat_img $((size / 1000000)) MB" \
+say "images built in $(($(date +%s) - t)) s: $sendat_img $((size / 1000000)) MB ($how)" \
   "(nats: $(podman run --rm "$nats_img" --version))"
 hc=$(podman image inspect -f '{{json .HealthCheck}}' "$sendat_img")
 [[ $hc == *sendat-ready* ]] || die "the image lost its HEALTHCHECK ($hc)"
@@ -330,6 +341,14 @@ print(len(want & set(first)), arrivals - len(first))
 EOF
 head -1 "$work/report.txt" | sed 's/^/containers: /'
 read -r got twice <<<"$(tail -1 "$work/report.txt")"
+if [ "$got" != "$total" ]; then # what the stack's logs say of the first few missing ones
+  for i in $(seq 0 $((total - 1))); do printf 'ct-%05d\n' "$i"; done |
+    grep -vxFf <(cut -d' ' -f1 "$work/recv/hits.log" | sort -u) | head -5 >"$work/missing.txt" || true
+  say "missing (the first 5): $(tr '\n' ' ' <"$work/missing.txt")"
+  for c in $(stack_containers); do
+    podman logs "$c" 2>&1 | grep -Ff "$work/missing.txt" | sed "s/^/  $c: /" | tail -20 >&2 || true
+  done
+fi
 
 # -- down -v: nothing of the stack may remain
 left=$(teardown)

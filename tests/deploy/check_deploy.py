@@ -102,12 +102,15 @@ def needed_packages(binary):
 
 def check_image():
     stages = dockerfile_stages()
-    if not check(len(stages) == 2, "Dockerfile: want a build and a runtime stage"):
+    # build, runtime (no binaries: tests/containers/run.sh adds its own), runtime + binaries
+    if not check(len(stages) == 3 and stages[2][0] == "runtime",
+                 "Dockerfile: want a build stage, a runtime stage and the image FROM runtime"):
         return
     df = read("deploy", "Dockerfile")
     check(re.search(r"ARG DEBIAN=debian:bookworm-slim", df) and
-          all(base == "${DEBIAN}" for base, _ in stages), "Dockerfile: both stages bookworm-slim")
-    build, runtime = stages[0][1], stages[1][1]
+          all(base == "${DEBIAN}" for base, _ in stages[:2]), "Dockerfile: both stages bookworm-slim")
+    check(re.search(r"^FROM \$\{DEBIAN\} AS runtime$", df, re.M), "Dockerfile: stage 'runtime'")
+    build, runtime = stages[0][1], stages[1][1] + stages[2][1]
     want = install_deps_packages() - TEST_ONLY_PACKAGES
     have = apt_packages(build)
     check(have == want, "Dockerfile build stage packages %s != install-deps.sh without test "

@@ -10,11 +10,10 @@
 # NOTIFY_SOCKET that must get READY=1), one webhook delivered, the drain on the unit's stop
 # signal within its TimeoutStopSec, then the package removed (key kept) and purged (nothing
 # left: no file, user or group named sendat, the root's file list as before the install).
-# The debootstrap base is cached as a tarball per day in SENDAT_DEPLOY_CACHE (default
+# The debootstrap base (tests/deploy/base.sh) is cached as a tarball per day in SENDAT_DEPLOY_CACHE (default
 # /var/cache/sendat-test), so a later run takes a few minutes at most. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cache=${SENDAT_DEPLOY_CACHE:-/var/cache/sendat-test}
 mult=${SENDAT_TEST_TIMEOUT_MULTIPLIER:-1}
 say() { echo "deploy: $*"; }
 die() {
@@ -67,22 +66,11 @@ lintian --fail-on error --display-level '>=warning' \
 }
 say "lintian: no errors ($(grep -c '^W:' "$work/lintian.log" || true) warnings)"
 
-# -- a fresh Debian 12 root, from the day's cached debootstrap tarball
-mirror=$(bash deploy/apt-mirror.sh) || die "no Debian mirror to debootstrap from"
-base=$cache/debian-bookworm-$(date -u +%Y%m%d).tar.gz
-mkdir -p "$cache" "$root"
-if [ ! -s "$base" ]; then
-  say "debootstrap bookworm from $mirror (once a day, cached in $cache)"
-  debootstrap --variant=minbase --include=man-db,systemd,procps bookworm "$root" "$mirror" \
-    >"$work/debootstrap.log" 2>&1 || {
-    tail -20 "$work/debootstrap.log" >&2
-    die "debootstrap failed"
-  }
-  rm -f "$cache"/debian-bookworm-*.tar.gz
-  tar -C "$root" -czf "$base.part" . && mv "$base.part" "$base"
-else
-  tar -C "$root" -xzf "$base"
-fi
+# -- a fresh Debian 12 root, from the day's cached debootstrap tarball (tests/deploy/base.sh,
+# shared with the containers phase)
+base=$(bash tests/deploy/base.sh) || die "no Debian 12 base (debootstrap)"
+mkdir -p "$root"
+tar -C "$root" -xzf "$base"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # only /proc is mounted: the root has debootstrap's own device nodes, and no bind mount of the
 # host's /dev can be reached by an rm -rf of the test folder
