@@ -144,6 +144,14 @@ take_marked(struct consumer *c, struct held *h, const struct sa_claim *marker, u
     return TAKE_LATER; /* someone wrote first: its record decides the next delivery */
 }
 
+/* The allowance for clocks apart when a record's signed time is read against the claims TTL:
+ * a tenth of it, at most SA_CLAIMS_MARGIN_MAX_MS (as sa_claim_memory_ms). */
+static int64_t
+ttl_margin(int64_t ttl)
+{
+    return ttl / 10 < SA_CLAIMS_MARGIN_MAX_MS ? ttl / 10 : SA_CLAIMS_MARGIN_MAX_MS;
+}
+
 /* Whether seen, an authentic record, was written longer ago than the bucket keeps a record
  * (its TTL, and a tenth more, at most an hour, for clocks apart): the server removed it by
  * then, so what the key holds now was put back by a client (a replay, which needs no key) and
@@ -153,28 +161,40 @@ take_marked(struct consumer *c, struct held *h, const struct sa_claim *marker, u
 static int
 outlived(const struct consumer *c, const struct sa_claim *seen)
 {
-    int64_t ttl = c->claims_ttl_ms, margin = ttl / 10;
+    int64_t ttl = c->claims_ttl_ms;
 
     if (ttl <= 0 || seen->state == SA_CLAIM_NONE || !seen->at_ms)
         return 0;
-    if (margin > SA_CLAIMS_MARGIN_MAX_MS)
-        margin = SA_CLAIMS_MARGIN_MAX_MS;
-    return sa_now_ms() - seen->at_ms > ttl + margin;
+    return sa_now_ms() - seen->at_ms > ttl + ttl_margin(ttl);
+}
+
+/* Whether seen is a "cancelled" naming no booking (`sendat cancel` does not open the task)
+ * written before h's booking was sealed, by more than clocks apart can explain (as for the
+ * cancel map, sa_cancel_applies): producers refuse an id while its claim lives, so a booking
+ * sealed after such a record was made once it had expired, and the record under the key now
+ * was put back (a replay), also in the stretch before `outlived` would say so. */
+static int
+cancel_before_booking(const struct consumer *c, const struct held *h, const struct sa_claim *seen)
+{
+    return seen->state == SA_CLAIM_CANCELLED && !seen->booked_ms && seen->at_ms &&
+           c->claims_ttl_ms > 0 &&
+           !sa_cancel_applies(seen->at_ms, h->task->created_ms, c->claims_ttl_ms);
 }
 
 /* Whether the id's claim holds a record of another booking of it written within the claims
- * TTL (then seen->error says so). Such a record is no replay: a replay of a record comes after
- * the TTL freed the id, since producers refuse an id while its claim lives. So the other
- * booking was stored while this one waited (the id booked again after the dedupe window) and
- * holds the id: sending this one too would send the id twice. */
+ * TTL and its allowance for clocks apart (then seen->error says so). Such a record is no replay: a
+ * replay of a record comes after the TTL freed the id, since producers refuse an id while its claim
+ * lives. So the other booking was stored while this one waited (the id booked again after the
+ * dedupe window) and holds the id: sending this one too would send the id twice. */
 static int
 other_booking_live(const struct consumer *c, struct sa_claim *seen)
 {
     int64_t age = sa_now_ms() - seen->other_booking_at_ms;
     char when[40];
 
-    if (!seen->other_booking_at_ms || (c->claims_ttl_ms > 0 && age >= c->claims_ttl_ms))
-        return 0;
+    if (!seen->other_booking_at_ms ||
+        (c->claims_ttl_ms > 0 && age > c->claims_ttl_ms + ttl_margin(c->claims_ttl_ms)))
+        return 0; /* the same allowance as outlived: when in doubt, not sent twice */
     sa_time_format(when, sizeof(when), seen->other_booking_at_ms);
     snprintf(seen->error, sizeof(seen->error),
              "another booking holds this id (claim written %.32s): booked again while "
@@ -218,7 +238,7 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
         *rev = seen->revision;
         return TAKE_SEND;
     }
-    if (outlived(c, seen)) {
+    if (outlived(c, seen) || cancel_before_booking(c, h, seen)) {
         sa_log(SA_LOG_WARN, "junk_claim", "task=%s replayed=%s written_ms=%" PRId64, h->task->id,
                sa_claim_state_name(seen->state), seen->at_ms);
         seen->state = SA_CLAIM_NONE; /* nothing authentic lives under it: taken on its revision */
@@ -272,16 +292,19 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
 {
     struct sa_claim mine;
     struct sa_err err = {0};
-    int64_t until = sa_now_ms() + OUTCOME_PATIENCE_MS, last = atomic_load(&c->writes_until_ms);
+    int64_t until = sa_now_ms() + OUTCOME_PATIENCE_MS;
 
     claims_outcome(&mine, c, h, state, http_status, error, lateness_ms);
     /* The outcome must reach the ledger: without "sent" a redelivery would send again. Never
      * on the sending thread: the patient writer (patient.h) calls this, or the exit. On the
-     * way out every write shares one deadline (deliver_run sets it): with the broker gone,
-     * 15 s for each would keep the process past any stop timeout. */
-    if (last && last < until)
-        until = last;
+     * way out every write shares one deadline (deliver_run sets it, also while a write is
+     * under way): with the broker gone, 15 s for each would keep the process past any stop
+     * timeout. */
     while (sa_now_ms() < until) {
+        int64_t last = atomic_load(&c->writes_until_ms);
+
+        if (last && last < until && (until = last) <= sa_now_ms())
+            break;
         struct timespec pause = {0, 200 * 1000000L};
         sa_err_clear(&err);
         enum sa_code rc = rev ? sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id,
