@@ -485,6 +485,28 @@ claim_bytes(const char *id, char *out, size_t cap)
     return len;
 }
 
+/* The id booked again (due in 3 s, to path) once its claim expired, then rec (len bytes: an
+ * authentic record of its first booking) put back over its claim key, as a client allowed to
+ * write the bucket may (the replay); waits for the new booking's delivery and time for a
+ * second one, then stops the consumers and says how often path was posted. */
+static size_t
+rebook_then_replay(const char *id, const char *path, const char *rec, size_t len)
+{
+    char out[256], err[4096];
+    uint64_t rev;
+    kvStore *kv = NULL;
+
+    assert_true(wait_until(claim_gone, (void *)id, 90000));
+    assert_int_equal(book_to(id, test_now_ms() + 3000, path, "{\"n\":2}", out, err), 0);
+    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(kvStore_Put(&rev, kv, id, rec, (int)len), NATS_OK);
+    kvStore_Destroy(kv);
+    assert_true(receiver_wait(F.recv, path, 1, 30000));
+    assert_true(wait_until_ms(test_now_ms() + 2000, 10000)); /* time for a second send */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    return receiver_count_path(F.recv, path);
+}
+
 /* Issue 37 (left from item 1): an authentic "sent" record of an id's first booking, captured
  * by a client that may read and write the claims bucket (no key needed) and put back once the
  * claims TTL freed the id and it was booked again. It carries the first booking's sealed time,
@@ -495,8 +517,6 @@ test_replayed_record_of_an_earlier_booking(void **state)
 {
     char out[256], err[4096], rec[2048];
     size_t len;
-    uint64_t rev;
-    kvStore *kv = NULL;
 
     (void)state;
     short_fleet();
@@ -504,15 +524,7 @@ test_replayed_record_of_an_earlier_booking(void **state)
     assert_true(receiver_wait(F.recv, "/rp-old", 1, 30000));
     assert_true(fx_status_says(&F, "rp1", "sent", 15000));
     len = claim_bytes("rp1", rec, sizeof(rec));
-    assert_true(wait_until(claim_gone, "rp1", 90000));
-    assert_int_equal(book_to("rp1", test_now_ms() + 3000, "/rp-new", "{\"n\":2}", out, err), 0);
-    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
-    assert_int_equal(kvStore_Put(&rev, kv, "rp1", rec, (int)len), NATS_OK); /* the replay */
-    kvStore_Destroy(kv);
-    assert_true(receiver_wait(F.recv, "/rp-new", 1, 30000));
-    assert_true(wait_until_ms(test_now_ms() + 2000, 10000)); /* time for a second send */
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    assert_int_equal(receiver_count_path(F.recv, "/rp-new"), 1);
+    assert_int_equal(rebook_then_replay("rp1", "/rp-new", rec, len), 1);
     assert_int_equal(receiver_count_path(F.recv, "/rp-old"), 1);
     assert_true(proc_count_lines(F.consumers[0].err_path, "event=junk_claim task=rp1 junk=1") >= 1);
     js_close();
@@ -529,24 +541,13 @@ test_replayed_cancel_of_an_earlier_booking(void **state)
 {
     char out[256], err[4096], rec[2048];
     size_t len;
-    uint64_t rev;
-    kvStore *kv = NULL;
 
     (void)state;
     short_fleet();
     assert_int_equal(book_to("rc1", test_now_ms() + 600000, "/rc-old", "{}", out, err), 0);
     cancel("rc1");
     len = claim_bytes("rc1", rec, sizeof(rec));
-    assert_true(wait_until(claim_gone, "rc1", 90000)); /* booked and replayed at once: within
-                                                           the TTL's tenth of allowance too */
-    assert_int_equal(book_to("rc1", test_now_ms() + 3000, "/rc-new", "{}", out, err), 0);
-    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
-    assert_int_equal(kvStore_Put(&rev, kv, "rc1", rec, (int)len), NATS_OK); /* the replay */
-    kvStore_Destroy(kv);
-    assert_true(receiver_wait(F.recv, "/rc-new", 1, 30000));
-    assert_true(wait_until_ms(test_now_ms() + 2000, 10000)); /* time for a second send */
-    assert_int_equal(fx_stop_consumers(&F), 0);
-    assert_int_equal(receiver_count_path(F.recv, "/rc-new"), 1);
+    assert_int_equal(rebook_then_replay("rc1", "/rc-new", rec, len), 1);
     assert_int_equal(receiver_count_path(F.recv, "/rc-old"), 0);
     assert_true(proc_count_lines(F.consumers[0].err_path, "task=rc1 replayed=cancelled") >= 1);
     js_close();
