@@ -72,6 +72,7 @@ fx_sendat(struct fx *f, char *out, size_t cap, char *err, size_t errcap, ...)
 }
 
 const char *fx_ack_wait = "5s";
+const char *fx_slot = "2s";
 const char *fx_shards = NULL;
 const char *fx_replicas = NULL;
 int fx_do_init = 1;
@@ -83,7 +84,7 @@ fx_init(struct fx *f)
     char out[256], err[512];
 
     assert_int_equal(fx_sendat(f, out, sizeof(out), err, sizeof(err), "init", "--window", "10s",
-                               "--slot", "2s", "--lead", "1s", "--ack-wait", fx_ack_wait,
+                               "--slot", fx_slot, "--lead", "1s", "--ack-wait", fx_ack_wait,
                                "--replicas",
                                fx_replicas    ? fx_replicas
                                : f->clustered ? "3"

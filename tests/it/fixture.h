@@ -32,10 +32,14 @@ struct fx {
 };
 
 /* Starts a server (clustered: 3 nodes and replicas 3), writes a key and runs sendat init
- * with window 10s, slot 2s, lead 1s, ack-wait 5s. Fails the test if any step fails. */
+ * with window 10s, slot 2s, lead 1s, ack-wait 5s (fx_slot and fx_ack_wait change the two). Fails
+ * the test if any step fails. */
 void fx_start(struct fx *f, int clustered);
 /* The --ack-wait fx_start gives init ("5s"; a test may set another before fx_start). */
 extern const char *fx_ack_wait;
+/* The --slot fx_start gives init ("2s"; a test may set another, with an --ack-wait above it
+ * and the 1 s lead by more than 1 s, before fx_start). */
+extern const char *fx_slot;
 /* The --shards fx_start gives init (NULL: none, one shard; a test may set one before fx_start). */
 extern const char *fx_shards;
 /* The --replicas fx_start gives init (NULL: 3 clustered, 1 on one server). */

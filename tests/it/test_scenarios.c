@@ -18,18 +18,58 @@
 
 #define SUBSCRIBERS 10000
 #define BURST 4000
-/* the level test books in the 1.9 s between its window level opening to it and the window's
- * take-up: 4000 took 1.5 s in a sanitizer build on a quiet machine, too close on a busy one */
-#define LEVEL_BURST 1500
 
 static struct fx F;
 static struct proc sink;
 static char attempts_log[400];
 
 static int
+cmpstr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sink's "250 <message-id>" lines: how many in all (*all) and how many message ids. */
+static long
+mails_distinct(long *all)
+{
+    char line[512], **ids = NULL;
+    long n = 0, cap = 0, distinct = 0;
+    FILE *f = fopen(attempts_log, "r");
+
+    *all = 0;
+    if (!f)
+        return 0; /* nothing stored yet */
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "250 <", 5) != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 1024;
+            ids = realloc(ids, (size_t)cap * sizeof(*ids));
+            assert_non_null(ids);
+        }
+        ids[n] = strdup(line);
+        assert_non_null(ids[n++]);
+    }
+    fclose(f);
+    if (n)
+        qsort(ids, (size_t)n, sizeof(*ids), cmpstr);
+    for (long i = 0; i < n; i++)
+        distinct += i == 0 || strcmp(ids[i], ids[i - 1]) != 0;
+    for (long i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    *all = n;
+    return distinct;
+}
+
+/* wait_until's check: at least arg subscribers' mails stored (copies counted once) */
+static int
 mails_stored(void *arg)
 {
-    return proc_count_lines(attempts_log, "250 <") >= (int)(intptr_t)arg;
+    long all;
+
+    return mails_distinct(&all) >= (long)(intptr_t)arg;
 }
 
 static void
@@ -84,7 +124,7 @@ test_seoul_mail_to_10000(void **state)
     char *env[] = {smtp, "SENDAT_SMTP_TLS=off", "SENDAT_SMTP_FROM=news@example.test",
                    "SENDAT_MAX_INFLIGHT=32", NULL};
     int64_t due;
-    long shares[4], total = 0;
+    long shares[4], total = 0, retried = 0, accepted;
     FILE *f;
 
     (void)state;
@@ -115,12 +155,19 @@ test_seoul_mail_to_10000(void **state)
     for (int i = 0; i < 4; i++) {
         shares[i] = fx_counter(&F, i, "sent");
         total += shares[i];
+        retried += fx_counter(&F, i, "retried");
         fprintf(stderr, "consumer %d: pulled %ld, moved %ld, held %ld, sent %ld, retried %ld\n", i,
                 fx_counter(&F, i, "pulled"), fx_counter(&F, i, "moved"), fx_counter(&F, i, "held"),
                 shares[i], fx_counter(&F, i, "retried"));
     }
     assert_int_equal(total, SUBSCRIBERS);
-    assert_int_equal(proc_count_lines(attempts_log, "250 <"), SUBSCRIBERS); /* each exactly once */
+    /* every subscriber's mail stored; a second copy only where an attempt was retried (the
+     * sink slower than the SMTP timeout on a loaded machine stored what the consumer gave up
+     * on: at-least-once, as README says), never otherwise */
+    assert_int_equal(mails_distinct(&accepted), SUBSCRIBERS);
+    fprintf(stderr, "Seoul: %ld mails stored for %d subscribers, %ld attempts retried\n", accepted,
+            SUBSCRIBERS, retried);
+    assert_true(accepted - SUBSCRIBERS <= retried);
     assert_shares("Seoul", shares, SUBSCRIBERS);
     proc_signal(&sink, SIGTERM);
     proc_wait(&sink, 20000);
@@ -192,22 +239,22 @@ test_10000_at_one_instant(void **state)
     fx_finish(&F);
 }
 
-/* The end of a burst test: every one of the n tasks of the burst arrived once, the four
- * consumers exit 0, and their shares pass assert_shares under what. */
+/* The end of a burst test: every task of the burst arrived once, the four consumers exit 0,
+ * and their shares pass assert_shares under what. */
 static void
-burst_shared(const char *what, long n)
+burst_shared(const char *what)
 {
     long shares[4], total = 0;
 
-    assert_true(receiver_wait(F.recv, NULL, n, 120000));
+    assert_true(receiver_wait(F.recv, NULL, BURST, 120000));
     assert_int_equal(fx_stop_consumers(&F), 0);
     for (int i = 0; i < 4; i++) {
         shares[i] = fx_counter(&F, i, "sent");
         total += shares[i];
     }
-    assert_int_equal(total, n);
-    assert_int_equal(receiver_count(F.recv), n);
-    assert_shares(what, shares, n);
+    assert_int_equal(total, BURST);
+    assert_int_equal(receiver_count(F.recv), BURST);
+    assert_shares(what, shares, BURST);
     fx_finish(&F);
 }
 
@@ -227,30 +274,36 @@ test_burst_in_a_windows_first_slot(void **state)
         fx_consumer(&F, i, NULL);
     book_burst("first", BURST, due);
     assert_true(test_now_ms() < due - 2000); /* booked before the window was taken up */
-    burst_shared("due in a window's first slot", BURST);
+    burst_shared("due in a window's first slot");
 }
 
-/* A smaller burst (LEVEL_BURST) booked 2.9 s before its window starts: its slot is within lead +
- * slot (3 s), so the producer puts it into the window level, and members share it by taking their
- * share of the window before it starts (taken up 1 s before). */
+/* The same burst booked 5.9 s before its window starts, in a layout of 5 s slots: its slot is
+ * within lead + slot (6 s), so the producer puts it into the window level, and members share it
+ * by taking their share of the window before it starts (taken up 1 s before). The booking has
+ * 4.9 s before that; with the fixture's 2 s slots it had 1.9 s, and 4,000 tasks took 1.5 s in a
+ * sanitizer build on a quiet machine and more than 1.9 s on a busy one. */
 static void
 test_burst_booked_into_a_windows_level(void **state)
 {
-    int64_t due = ((test_now_ms() + 6000) / 10000 + 1) * 10000 + 200; /* window start + 0.2 s */
+    int64_t due = ((test_now_ms() + 8000) / 10000 + 1) * 10000 + 200; /* window start + 0.2 s */
     char out[8192], *pulled;
 
     (void)state;
+    fx_slot = "5s";
+    fx_ack_wait = "10s"; /* above slot + lead + 1 s */
     fx_start(&F, 0);
+    fx_slot = "2s";
+    fx_ack_wait = "5s";
     for (int i = 0; i < 4; i++)
         fx_consumer(&F, i, NULL);
-    book_burst_at("level", LEVEL_BURST, due, due - 3100);
+    book_burst_at("level", BURST, due, due - 6100);
     assert_true(test_now_ms() < due - 1200); /* booked before the window was taken up */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "stats", NULL), 0);
     if ((pulled = strstr(out, "levels being pulled")))
         *pulled = '\0'; /* the backlog rows only, not the durables the members pull */
     assert_non_null(strstr(out, "  window ")); /* in the window level, not in a slot */
     assert_null(strstr(out, "  slot "));
-    burst_shared("booked into a window's level", LEVEL_BURST);
+    burst_shared("booked into a window's level");
 }
 
 int
