@@ -23,87 +23,28 @@
 #include "api_client.h"
 #include "check.h"
 #include "dial.h"
+#include "rawhttp.h"
 #include "tls.h"
 
 #define SLOW 12 /* connections one address opens against a cap of 4 */
-
-/* The port in base ("http://127.0.0.1:PORT/v1"). */
-static int
-api_port_of(void)
-{
-    return atoi(strrchr(base, ':') + 1);
-}
-
-/* Sends text and waits up to ms for an answer: its HTTP status, 0 for none, -1 if the server
- * closed the connection without one. */
-static int
-exchange(int s, const char *text, int ms)
-{
-    char resp[512] = "";
-    int status = 0;
-    ssize_t n;
-
-    if (send(s, text, strlen(text), MSG_NOSIGNAL) < 0)
-        return -1;
-    if (!dial_readable(s, ms))
-        return 0;
-    n = recv(s, resp, sizeof(resp) - 1, 0);
-    if (n <= 0)
-        return -1;
-    sscanf(resp, "HTTP/1.%*d %d", &status);
-    return status;
-}
-
-/* The status a head alone gets (the body never sent): the answer must come before it. */
-static int
-head_only(const char *method, const char *path, const char *token, long length)
-{
-    char req[512], auth[128] = "";
-    int s = dial_from("127.0.0.1", api_port_of(), 0), status;
-
-    if (token)
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", token);
-    snprintf(req, sizeof(req),
-             "%s /v1%s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Type: application/json\r\n"
-             "Content-Length: %ld\r\n\r\n",
-             method, path, auth, length);
-    status = exchange(s, req, 5000);
-    close(s);
-    return status;
-}
 
 static void
 test_token_and_size_checked_before_the_body(void **state)
 {
     (void)state;
-    assert_int_equal(head_only("POST", "/batches", NULL, 8L << 20), 401);
-    assert_int_equal(head_only("POST", "/batches", "sat_not_a_token", 8L << 20), 401);
-    assert_int_equal(head_only("POST", "/batches", reader, 8L << 20), 403);
-    assert_int_equal(head_only("POST", "/batches", producer, 65L << 20), 413);
-    assert_int_equal(head_only("POST", "/tasks", producer, 2L << 20), 413);
-    assert_int_equal(head_only("POST", "/dead-letters/x/replay", admin, 1L << 20), 413);
-}
-
-/* A size of p's /proc status in KiB (field "VmHWM:", the peak, or "VmRSS:", now), or -1. */
-static long
-status_kib(const struct proc *p, const char *field)
-{
-    char path[64], *text, *at;
-    long kib = -1;
-
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
-    text = proc_read_file(path);
-    if (text && (at = strstr(text, field)))
-        kib = atol(at + strlen(field));
-    free(text);
-    return kib;
+    assert_int_equal(rawhttp_head_only("POST", "/batches", NULL, 8L << 20), 401);
+    assert_int_equal(rawhttp_head_only("POST", "/batches", "sat_not_a_token", 8L << 20), 401);
+    assert_int_equal(rawhttp_head_only("POST", "/batches", reader, 8L << 20), 403);
+    assert_int_equal(rawhttp_head_only("POST", "/batches", producer, 65L << 20), 413);
+    assert_int_equal(rawhttp_head_only("POST", "/tasks", producer, 2L << 20), 413);
+    assert_int_equal(rawhttp_head_only("POST", "/dead-letters/x/replay", admin, 1L << 20), 413);
 }
 
 /* The peak resident size of the server, in KiB. */
 static long
 peak_kib(void)
 {
-    return status_kib(&api, "VmHWM:");
+    return rawhttp_status_kib(&api, "VmHWM:");
 }
 
 /* A 24 MiB batch of blank lines leaves the server's peak size almost where it was: only the
@@ -255,44 +196,12 @@ test_task_list_reads_a_bounded_part(void **state)
     assert_true(pages > 1); /* 720 windows: more than one page reads */
 }
 
-/* Drips a header line into each open slow connection every 300 ms until the server has
- * closed them all (1) or ms passed (0). */
-static int
-drip_until_closed(int *slow, int ms)
-{
-    int64_t end = test_now_ms() + (int64_t)(ms * test_timeout_multiplier());
-    int open = SLOW;
-    char c;
-
-    while (open > 0 && test_now_ms() < end) {
-        open = 0;
-        for (int i = 0; i < SLOW; i++) {
-            if (slow[i] < 0)
-                continue;
-            if (send(slow[i], "X-Drip: 1\r\n", 11, MSG_NOSIGNAL) < 0 ||
-                (dial_readable(slow[i], 0) && recv(slow[i], &c, 1, MSG_DONTWAIT) <= 0)) {
-                close(slow[i]);
-                slow[i] = -1;
-            } else {
-                open++;
-            }
-        }
-        usleep(300000);
-    }
-    return open == 0;
-}
-
 /* 1 if a request from 127.0.0.2 to *port is answered. */
 static int
 answered_from_2(void *arg)
 {
-    int s = dial_from("127.0.0.2", *(int *)arg, 0), status;
-
-    if (s < 0)
-        return 0;
-    status = exchange(s, "GET /v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 2000);
-    close(s);
-    return status == 401;
+    return rawhttp_status_from("127.0.0.2", *(int *)arg,
+                               "GET /v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 2000) == 401;
 }
 
 /* One address holds 4 connections at most, and a head must be complete within 3 s however
@@ -315,13 +224,14 @@ test_connections_per_client_and_head_deadline(void **state)
         }
     }
     s = dial_from("127.0.0.2", port, 0); /* a fifth from the same address: closed unanswered */
-    assert_true(s < 0 || exchange(s, get, 2000) == -1);
+    assert_true(s < 0 || rawhttp_exchange(s, get, 2000) == -1);
     if (s >= 0)
         close(s);
     s = dial_from("127.0.0.3", port, 0); /* another address: answered */
-    assert_int_equal(exchange(s, get, 5000), 401);
+    assert_int_equal(rawhttp_exchange(s, get, 5000), 401);
     close(s);
-    assert_true(drip_until_closed(slow, 20000));            /* the idle timeout is 60 s */
+    assert_true(rawhttp_drip_until_closed(slow, SLOW, "X-Drip: 1\r\n",
+                                          20000));          /* the idle timeout is 60 s */
     assert_true(wait_until(answered_from_2, &port, 10000)); /* its slots are free again */
     assert_true(proc_count_lines(tight.err_path, "event=api_request_timeout") > 0);
     proc_signal(&tight, SIGTERM);
@@ -339,7 +249,7 @@ test_many_addresses_cannot_fill_the_api(void **state)
 {
     static int spread[SPREAD_ADDRS * SPREAD_EACH];
     struct proc wide = {0};
-    int port, s, answered = 0;
+    int port, answered = 0;
 
     (void)state;
     if (!dial_raise_fd_limit(SPREAD_ADDRS * SPREAD_EACH + 300))
@@ -348,13 +258,9 @@ test_many_addresses_cannot_fill_the_api(void **state)
     for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++)
         assert_true((spread[i] = dial_spread("127.0.2", i, SPREAD_EACH, port)) >= 0);
     usleep(500000); /* the server takes them in */
-    for (int i = 0; i < 3; i++) {
-        s = dial_from("127.0.0.3", port, 0);
-        answered +=
-            s >= 0 && exchange(s, "GET /v1/whoami HTTP/1.1\r\nHost: x\r\n\r\n", 3000) == 401;
-        if (s >= 0)
-            close(s);
-    }
+    for (int i = 0; i < 3; i++)
+        answered += rawhttp_status_from("127.0.0.3", port,
+                                        "GET /v1/whoami HTTP/1.1\r\nHost: x\r\n\r\n", 3000) == 401;
     for (int i = 0; i < SPREAD_ADDRS * SPREAD_EACH; i++)
         close(spread[i]);
     proc_signal(&wide, SIGTERM);
@@ -364,53 +270,6 @@ test_many_addresses_cannot_fill_the_api(void **state)
 
 #define GREEDY_ADDRS 34
 #define GREEDY_EACH 32 /* 1,088 in all, each address at its cap, over the 1,024 */
-
-/* Sends a head with a 16,000-byte body declared and the body's first byte; 0 if it failed. */
-static int
-start_slow_body(int s, const char *token)
-{
-    char req[256];
-    int n = snprintf(req, sizeof(req),
-                     "GET /v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
-                     "Content-Length: 16000\r\n\r\n{",
-                     token);
-
-    for (int tries = 0; tries < 50; tries++) { /* a non-blocking connect may still be going */
-        if (send(s, req, (size_t)n, MSG_NOSIGNAL) == n)
-            return 1;
-        usleep(10000);
-    }
-    return 0;
-}
-
-/* Drips a body byte into each open connection of conns every 300 ms until the server has
- * closed them all (1) or ms passed (0). */
-static int
-drip_body_until_closed(int *conns, int n, int ms)
-{
-    int64_t end = test_now_ms() + (int64_t)(ms * test_timeout_multiplier());
-    int open = n;
-    char buf[512];
-
-    while (open > 0 && test_now_ms() < end) {
-        open = 0;
-        for (int i = 0; i < n; i++) {
-            if (conns[i] < 0)
-                continue;
-            while (dial_readable(conns[i], 0) && recv(conns[i], buf, sizeof(buf), MSG_DONTWAIT) > 0)
-                ; /* an answer (429): the close follows */
-            if (send(conns[i], " ", 1, MSG_NOSIGNAL) < 0 ||
-                (dial_readable(conns[i], 0) && recv(conns[i], buf, 1, MSG_DONTWAIT) <= 0)) {
-                close(conns[i]);
-                conns[i] = -1;
-            } else {
-                open++;
-            }
-        }
-        usleep(300000);
-    }
-    return open == 0;
-}
 
 /* Issue 37.6: a reader's token trickling request bodies over 1,088 connections from 34
  * addresses (each at its cap) held them all: a body had no deadline and a connection reading
@@ -422,7 +281,7 @@ test_slow_bodies_of_one_token_cannot_fill_the_api(void **state)
 {
     static int greedy[GREEDY_ADDRS * GREEDY_EACH];
     struct proc slow = {0};
-    int port, s, answered = 0, started = 0;
+    int port, answered = 0, started = 0;
 
     (void)state;
     if (!dial_raise_fd_limit(GREEDY_ADDRS * GREEDY_EACH + 300))
@@ -431,7 +290,7 @@ test_slow_bodies_of_one_token_cannot_fill_the_api(void **state)
     port = api_serve(&slow, "slowbody", "SENDAT_API_REQUEST_TIMEOUT=3", "SENDAT_API_RATE=0", NULL);
     for (int i = 0; i < GREEDY_ADDRS * GREEDY_EACH; i++) { /* each in its body at once */
         assert_true((greedy[i] = dial_spread("127.0.3", i, GREEDY_EACH, port)) >= 0);
-        started += start_slow_body(greedy[i], reader);
+        started += rawhttp_start_slow_body(greedy[i], reader);
         usleep(1000); /* its head read before the next opens: the server makes no room */
     }
     assert_true(started > 1024);
@@ -441,13 +300,10 @@ test_slow_bodies_of_one_token_cannot_fill_the_api(void **state)
         snprintf(get, sizeof(get),
                  "GET /v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n",
                  producer);
-        s = dial_from("127.0.0.3", port, 0);
-        answered += s >= 0 && exchange(s, get, 3000) == 200;
-        if (s >= 0)
-            close(s);
+        answered += rawhttp_status_from("127.0.0.3", port, get, 3000) == 200;
     }
     assert_int_equal(answered, 3);
-    assert_true(drip_body_until_closed(greedy, GREEDY_ADDRS * GREEDY_EACH, 30000));
+    assert_true(rawhttp_drip_until_closed(greedy, GREEDY_ADDRS * GREEDY_EACH, " ", 30000));
     assert_true(proc_count_lines(slow.err_path, "status=429") > 0);
     assert_true(proc_count_lines(slow.err_path, "event=api_body_timeout") > 0);
     proc_signal(&slow, SIGTERM);
@@ -492,7 +348,7 @@ test_junk_batches_give_their_memory_back(void **state)
     body[JUNK_LINES * 2] = '\0';
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/batches", port);
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", producer);
-    before = status_kib(&junk, "VmRSS:");
+    before = rawhttp_status_kib(&junk, "VmRSS:");
     assert_true(before > 0);
     for (int i = 0; i < JUNK_BATCHES; i++) {
         struct curl_slist *h = curl_slist_append(NULL, auth);
@@ -514,8 +370,8 @@ test_junk_batches_give_their_memory_back(void **state)
         curl_easy_cleanup(c);
         fclose(sink);
     }
-    after = status_kib(&junk, "VmRSS:");
-    peak = status_kib(&junk, "VmHWM:");
+    after = rawhttp_status_kib(&junk, "VmRSS:");
+    peak = rawhttp_status_kib(&junk, "VmHWM:");
     print_message("junk batches: rss %ld -> %ld KiB, peak %ld KiB\n", before, after, peak);
     free(body);
     proc_signal(&junk, SIGTERM);
