@@ -9,6 +9,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -242,6 +243,59 @@ lateness(char *buf, int n, const struct counters *k)
                atomic_load(&k->booked_late_ms) / 1000.0);
 }
 
+/* One metric of one value: its help line, its type line and the value. */
+static int
+one(char *buf, int n, const char *type, const char *name, const char *help, long v)
+{
+    return put(buf, n, "# HELP %s %s\n# TYPE %s %s\n%s %ld\n", name, help, name, type, name, v);
+}
+
+static int
+counters(char *buf, int n, const struct counters *k)
+{
+    static const struct {
+        const char *name, *help;
+        size_t at; /* offsetof the atomic_long in struct counters */
+    } rows[] = {
+        {"sendat_cancelled_total", "Tasks found cancelled when pulled or when claimed (not sent).",
+         offsetof(struct counters, cancelled)},
+        {"sendat_duplicates_skipped_total",
+         "Copies of a task the claim ledger showed taken or finished already (not sent).",
+         offsetof(struct counters, duplicates)},
+        {"sendat_redelivered_held_total",
+         "Redeliveries of a task this consumer still held (not held twice).",
+         offsetof(struct counters, redelivered_held)},
+        {"sendat_unknown_key_total", "Tasks handed back because their key id is not loaded here.",
+         offsetof(struct counters, key_waits)},
+        {"sendat_parked_total",
+         "Messages that did not open, moved out of their level into the park.",
+         offsetof(struct counters, parked)},
+        {"sendat_dead_letter_deferred_total",
+         "Dead letters of messages that did not open left in the park for a later interval (over "
+         "the budget).",
+         offsetof(struct counters, dead_deferred)},
+        {"sendat_mail_left_total",
+         "Email tasks handed to the park for members that can send mail (this one has no "
+         "SENDAT_SMTP_URL).",
+         offsetof(struct counters, mail_left)},
+        {"sendat_stream_full_total",
+         "Moves, retries and next occurrences a full task stream refused (each original stays "
+         "and comes again later).",
+         offsetof(struct counters, stream_full)},
+        {"sendat_republished_total",
+         "Tasks moved down from their window level to their slot (the copy stored, the original "
+         "acked).",
+         offsetof(struct counters, moved)},
+        {"sendat_pulled_total", "Messages delivered to this consumer from the levels and the park.",
+         offsetof(struct counters, pulled)},
+    };
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        n = one(buf, n, "counter", rows[i].name, rows[i].help,
+                atomic_load((const atomic_long *)((const char *)k + rows[i].at)));
+    return n;
+}
+
 static int
 metrics(struct consumer *c, char *buf)
 {
@@ -254,61 +308,18 @@ metrics(struct consumer *c, char *buf)
                         k->retried);
     n = channel_counter(buf, n, "sendat_dead_lettered_total",
                         "Tasks sent to the dead-letter stream.", k->dead);
-    n = put(buf, n, "# TYPE sendat_cancelled_total counter\nsendat_cancelled_total %ld\n",
-            atomic_load(&k->cancelled));
-    n = put(buf, n,
-            "# TYPE sendat_duplicates_skipped_total counter\nsendat_duplicates_skipped_total %ld\n",
-            atomic_load(&k->duplicates));
-    n = put(buf, n,
-            "# HELP sendat_redelivered_held_total Redeliveries of a task this consumer still held "
-            "(not held twice).\n"
-            "# TYPE sendat_redelivered_held_total counter\nsendat_redelivered_held_total %ld\n",
-            atomic_load(&k->redelivered_held));
-    n = put(buf, n,
-            "# HELP sendat_unknown_key_total Tasks handed back because their key id is not loaded "
-            "here.\n"
-            "# TYPE sendat_unknown_key_total counter\nsendat_unknown_key_total %ld\n",
-            atomic_load(&k->key_waits));
-    n = put(buf, n,
-            "# HELP sendat_parked_total Messages that did not open, moved out of their level "
-            "into the park.\n"
-            "# TYPE sendat_parked_total counter\nsendat_parked_total %ld\n",
-            atomic_load(&k->parked));
-    n = put(buf, n,
-            "# HELP sendat_dead_letter_deferred_total Dead letters of messages that did not open "
-            "left in the park for a later interval (over the budget).\n"
-            "# TYPE sendat_dead_letter_deferred_total counter\nsendat_dead_letter_deferred_total "
-            "%ld\n",
-            atomic_load(&k->dead_deferred));
-    n = put(buf, n,
-            "# HELP sendat_can_send_mail 1 if this member has SMTP settings (SENDAT_SMTP_URL), 0 "
-            "if it leaves email tasks to the others.\n"
-            "# TYPE sendat_can_send_mail gauge\nsendat_can_send_mail %d\n",
+    n = counters(buf, n, k);
+    n = one(buf, n, "gauge", "sendat_can_send_mail",
+            "1 if this member has SMTP settings (SENDAT_SMTP_URL), 0 if it leaves email tasks to "
+            "the others.",
             c->cfg.smtp.url[0] != '\0');
-    n = put(buf, n,
-            "# HELP sendat_mail_left_total Email tasks handed to the park for members that can "
-            "send mail (this one has no SENDAT_SMTP_URL).\n"
-            "# TYPE sendat_mail_left_total counter\nsendat_mail_left_total %ld\n",
-            atomic_load(&k->mail_left));
-    n = put(buf, n,
-            "# HELP sendat_stream_full_total Moves, retries and next occurrences a full task "
-            "stream refused (each original stays and comes again later).\n"
-            "# TYPE sendat_stream_full_total counter\nsendat_stream_full_total %ld\n",
-            atomic_load(&k->stream_full));
-    n = put(buf, n, "# TYPE sendat_republished_total counter\nsendat_republished_total %ld\n",
-            atomic_load(&k->moved));
-    n = put(buf, n, "# TYPE sendat_pulled_total counter\nsendat_pulled_total %ld\n",
-            atomic_load(&k->pulled));
-    n = put(buf, n, "# TYPE sendat_in_flight gauge\nsendat_in_flight %ld\n",
-            atomic_load(&k->inflight));
-    n = put(buf, n, "# TYPE sendat_held gauge\nsendat_held %zu\n",
-            atomic_load(&c->started) ? wheel_count(c->wheel) : 0);
-    n = put(
-        buf, n,
-        "# HELP sendat_backlog Tasks waiting in the current window, fleet-wide (read every 30 s).\n"
-        "# TYPE sendat_backlog gauge\nsendat_backlog %ld\n",
-        atomic_load(&k->backlog));
-    n = put(buf, n, "# TYPE sendat_ready gauge\nsendat_ready %d\n", ready(c));
+    n = one(buf, n, "gauge", "sendat_in_flight", "Sends under way now.", atomic_load(&k->inflight));
+    n = one(buf, n, "gauge", "sendat_held", "Tasks this consumer holds until their due time.",
+            atomic_load(&c->started) ? (long)wheel_count(c->wheel) : 0);
+    n = one(buf, n, "gauge", "sendat_backlog",
+            "Tasks waiting in the current window, fleet-wide (read every 30 s).",
+            atomic_load(&k->backlog));
+    n = one(buf, n, "gauge", "sendat_ready", "1 when /readyz answers 200.", ready(c));
     return lateness(buf, n, k);
 }
 
