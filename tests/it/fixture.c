@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "layout.h"
 #include "shutdown.h"
 
 const char *
@@ -408,4 +409,21 @@ fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
     sa_nats_shutdown(5000);
     curl_global_cleanup();
     return rc;
+}
+
+kvStore *
+fx_short_ledger(struct fx *f, jsCtx *js, int64_t ttl_ms)
+{
+    kvConfig kc;
+    kvStore *kv = NULL;
+
+    assert_int_equal(js_DeleteKeyValue(js, SA_CLAIMS_BUCKET), NATS_OK);
+    kvConfig_Init(&kc);
+    kc.Bucket = SA_CLAIMS_BUCKET;
+    kc.History = 32;
+    kc.TTL = ttl_ms * 1000000LL; /* the stream's MaxAge, in ns */
+    kc.StorageType = js_FileStorage;
+    assert_int_equal(js_CreateKeyValue(&kv, js, &kc), NATS_OK);
+    fx_init(f); /* records the bucket made again: consumers claim only in the one init knows */
+    return kv;
 }

@@ -114,4 +114,9 @@ int fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
 const char *fx_sendat_bin(void);
 const char *fx_consumer_bin(void);
 
+/* The claims bucket init made replaced, before any consumer starts, by one whose TTL is ttl_ms
+ * (below init's --claims-ttl floor of 1 h, so a test sees the TTL pass), and recorded by
+ * `sendat init` (ledgermark.h) as an operator remaking it would. Returns the bucket's handle. */
+kvStore *fx_short_ledger(struct fx *f, jsCtx *js, int64_t ttl_ms);
+
 #endif

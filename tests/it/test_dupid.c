@@ -261,25 +261,6 @@ short_dedupe(void)
     jsStreamInfo_Destroy(si);
 }
 
-/* The claims bucket made by init replaced by one whose TTL is ttl_ms, before any consumer, and
- * recorded by `sendat init` (ledgermark.h), as an operator remaking it would. */
-static void
-short_ledger(int64_t ttl_ms)
-{
-    kvConfig kc;
-    kvStore *kv = NULL;
-
-    assert_int_equal(js_DeleteKeyValue(js, SA_CLAIMS_BUCKET), NATS_OK);
-    kvConfig_Init(&kc);
-    kc.Bucket = SA_CLAIMS_BUCKET;
-    kc.History = 32;
-    kc.TTL = ttl_ms * 1000000LL; /* the stream's MaxAge, in ns */
-    kc.StorageType = js_FileStorage;
-    assert_int_equal(js_CreateKeyValue(&kv, js, &kc), NATS_OK);
-    kvStore_Destroy(kv);
-    fx_init(&F); /* records the bucket made again: consumers claim only in the one init knows */
-}
-
 static int
 claim_gone(void *id)
 {
@@ -432,7 +413,7 @@ short_fleet(void)
 
     fx_start(&F, 0);
     js_open();
-    short_ledger(20000);
+    kvStore_Destroy(fx_short_ledger(&F, js, 20000));
     short_dedupe();
     fx_consumer(&F, 0, NULL);
     assert_true(wait_until(consumer_ready, &c0, 30000));

@@ -31,23 +31,6 @@ static natsConnection *nc;
 static jsCtx *js;
 static kvStore *claims;
 
-/* Replaces the claims bucket made by init with one whose TTL is ttl_ms (as init does it), then
- * `sendat init` records it (ledgermark.h). */
-static void
-short_ledger(int64_t ttl_ms)
-{
-    kvConfig kc;
-
-    assert_int_equal(js_DeleteKeyValue(js, SA_CLAIMS_BUCKET), NATS_OK);
-    kvConfig_Init(&kc);
-    kc.Bucket = SA_CLAIMS_BUCKET;
-    kc.History = 32;
-    kc.TTL = ttl_ms * 1000000LL; /* the stream's MaxAge, in ns */
-    kc.StorageType = js_FileStorage;
-    assert_int_equal(js_CreateKeyValue(&claims, js, &kc), NATS_OK);
-    fx_init(&F); /* records the bucket made again: consumers claim only in the one init knows */
-}
-
 static int
 claim_gone(void *id)
 {
@@ -100,7 +83,7 @@ test_replay_after_the_ledger_forgot(void **state)
     fx_start(&F, 0);
     assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
     assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    short_ledger(TTL_MS);
+    claims = fx_short_ledger(&F, js, TTL_MS);
     assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
     assert_int_equal(natsConnection_Flush(nc), NATS_OK);
 
