@@ -61,6 +61,9 @@ struct sa_task {
     int index;        /* this occurrence's number, from 1, below INT32_MAX */
     char series_id[SA_ID_MAX + 1];
     char group[SA_ID_MAX + 1]; /* the group it was booked in, "" for none */
+    /* the producer made id for this booking (no id given, no series): it is published without
+     * a Nats-Msg-Id. Not encoded: a decoded or copied task has 0. */
+    int id_generated;
     /* failed attempts so far, for the dead letter */
     size_t n_attempts;
     int64_t *attempt_at_ms;

@@ -5,7 +5,8 @@
  * later than a slot from now is booked straight into that slot, so no consumer moves it; one
  * due sooner goes to its window level, and one already past due to the current window so it is
  * sent at once, never into a window the fleet has already drained.
- * A duplicate PubAck under a task's own id is never taken as success: it is read back
+ * An id the producer generated goes out without a Nats-Msg-Id (booking_msgid). A duplicate
+ * PubAck under a task's own id is never taken as success: it is read back
  * (dupcheck.h), by the single publish at once, and for the many in flight by the caller from a
  * queue. */
 #include <inttypes.h>
@@ -79,6 +80,19 @@ build_msg(natsMsg **msg, struct sa_nats *n, const struct sa_task *t, const uint8
     return sa_nats_fail(err, s, 0, subject);
 }
 
+/* The Nats-Msg-Id a booking goes out with: a derived msgid if there is one, none for an id the
+ * producer generated (unique by itself: no dedupe entry to pay for while the task waits; a
+ * second copy of the same booking is sent once by the claim ledger), else the task's id (the
+ * id the user gave, or a series occurrence's), so a re-run within the dedupe window is read
+ * back instead of stored again. */
+static const char *
+booking_msgid(const struct sa_task *t, const char *msgid)
+{
+    if (msgid)
+        return msgid;
+    return t->id_generated ? NULL : t->id;
+}
+
 enum sa_code
 publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_task *t,
              const char *msgid, struct sa_err *err)
@@ -96,7 +110,7 @@ publish_task(struct sa_nats *n, const struct sa_keyring *ring, const struct sa_t
         return rc;
     rc = build_msg(&msg, n, t, env, env_len, sa_now_ms(), err);
     jsPubOptions_Init(&po);
-    po.MsgId = msgid ? msgid : t->id;
+    po.MsgId = booking_msgid(t, msgid);
     if (rc != SA_OK)
         goto out;
     s = js_PublishMsg(&pa, n->js, msg, &po, &jerr);
@@ -323,7 +337,7 @@ publisher_send(struct publisher *p, const struct sa_task *t, const uint8_t *env,
         return rc;
     }
     jsPubOptions_Init(&po);
-    po.MsgId = t->id;
+    po.MsgId = booking_msgid(t, NULL);
     return send_tracked(p, &msg, &po, line, "publish", err);
 }
 

@@ -245,8 +245,10 @@ book_build_task(struct sa_task *t, const struct book_req *o, const uint8_t *body
                              dash(o), o->id, SA_ID_MAX);
     if (!o->cron && o->id) /* a series named its occurrence already */
         snprintf(t->id, sizeof(t->id), "%s", o->id);
-    else if (!o->cron)
+    else if (!o->cron) {
         sa_layout_id_new(t->id, sizeof(t->id), t->due_ms);
+        t->id_generated = 1;
+    }
     t->at_most_once = o->at_most_once;
     if ((rc = set_group(t, o, err)) != SA_OK)
         return rc;

@@ -230,9 +230,9 @@ task_events(struct sa_nats *n, const struct sa_keyring *ring, const char *id, js
  * cancelled or dead-lettered it, one of them would be there, since a task is acked only after
  * its claim or dead letter is written (invariant 1). Either the id was never booked, or the
  * task was acked away without a claim (consumer credentials without the key, issue 37.11):
- * status says "missing" and how to book it again, instead of "unknown id": under a new id,
- * since the same one is refused while the task stream's dedupe window (`init
- * --dedupe-window`) remembers its Msg-Id (the duplicate PubAck finds nothing to compare). */
+ * status says "missing" and how to book it again, instead of "unknown id": `sendat schedule`
+ * gives the booking a new id (a generated id carries no Msg-Id, so nothing in the stream
+ * remembers it; `--id` with it again would be stored like any free id). */
 static enum sa_code
 add_missing(struct sa_nats *n, const char *id, json_t *events, struct sa_err *err)
 {
@@ -246,8 +246,8 @@ add_missing(struct sa_nats *n, const char *id, json_t *events, struct sa_err *er
     events_add(events, sa_now_ms(), "missing",
                json_pack("{s:s}", "error",
                          "no task, claim or dead letter: never booked, or taken from the stream "
-                         "without a claim; book it again with `sendat schedule` (a new id: the "
-                         "stream refuses this one while its dedupe window remembers it)"));
+                         "without a claim; book it again with `sendat schedule` (under a new "
+                         "id)"));
     return SA_OK;
 }
 

@@ -249,6 +249,24 @@ fx_stop(struct fx *f)
 }
 
 void
+fx_dedupe_window(struct fx *f, int64_t ms)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL, *up = NULL;
+
+    assert_int_equal(natsConnection_ConnectTo(&nc, f->srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL), NATS_OK);
+    si->Config->Duplicates = ms * 1000000LL; /* ns */
+    assert_int_equal(js_UpdateStream(&up, js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(up);
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
+void
 fx_finish(struct fx *f)
 {
     assert_int_equal(fx_stop_consumers(f), 0);

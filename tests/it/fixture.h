@@ -51,6 +51,10 @@ extern const char *fx_server_config;
 void fx_init(struct fx *f);
 void fx_stop(struct fx *f);
 
+/* Sets the task stream's dedupe window (single server) to ms, as an operator could with the
+ * nats CLI: a publish under a Msg-Id older than that is stored again, not deduplicated. */
+void fx_dedupe_window(struct fx *f, int64_t ms);
+
 /* The usual end of a test: every consumer exits 0 on SIGTERM (drained), then fx_stop. */
 void fx_finish(struct fx *f);
 

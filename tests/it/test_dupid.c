@@ -252,13 +252,7 @@ js_close(void)
 static void
 short_dedupe(void)
 {
-    jsStreamInfo *si = NULL, *up = NULL;
-
-    assert_int_equal(js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL), NATS_OK);
-    si->Config->Duplicates = 1000000000LL; /* ns */
-    assert_int_equal(js_UpdateStream(&up, js, si->Config, NULL, NULL), NATS_OK);
-    jsStreamInfo_Destroy(up);
-    jsStreamInfo_Destroy(si);
+    fx_dedupe_window(&F, 1000);
 }
 
 static int

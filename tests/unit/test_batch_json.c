@@ -299,6 +299,38 @@ test_refusals_name_fields(void **state)
     assert_string_equal(err.field, "at");
 }
 
+/* Only an id the producer made marks the task (issue 33 item 2: it is published without a
+ * Msg-Id); an id given, a series' occurrence and a copy are not marked. */
+static void
+test_id_generated(void **state)
+{
+    static const struct {
+        const char *line;
+        int generated;
+    } cases[] = {
+        {"{\"at\":\"+1h\",\"webhook\":\"http://x/\"}", 1},
+        {"{\"at\":\"+1h\",\"webhook\":\"http://x/\",\"id\":\"mine-1\"}", 0},
+        {"{\"cron\":\"0 9 * * *\",\"tz\":\"UTC\",\"webhook\":\"http://x/\"}", 0},
+        {"{\"cron\":\"0 9 * * *\",\"tz\":\"UTC\",\"webhook\":\"http://x/\",\"id\":\"s-1\"}", 0},
+    };
+    struct sa_err err = {0};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *obj = json_loads(cases[i].line, 0, NULL);
+        struct sa_task *t = NULL, *copy = NULL;
+
+        assert_int_equal(book_build_json(obj, &t, &err), SA_OK);
+        if (t->id_generated != cases[i].generated)
+            fail_msg("%s: id_generated %d", cases[i].line, t->id_generated);
+        assert_int_equal(sa_task_copy(t, &copy, &err), SA_OK);
+        assert_int_equal(copy->id_generated, 0);
+        sa_task_free(copy);
+        sa_task_free(t);
+        json_decref(obj);
+    }
+}
+
 int
 main(void)
 {
@@ -307,6 +339,7 @@ main(void)
         cmocka_unit_test(test_unicode_escapes), cmocka_unit_test(test_other_shapes),
         cmocka_unit_test(test_too_many),        cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_mutations),       cmocka_unit_test(test_refusals_name_fields),
+        cmocka_unit_test(test_id_generated),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
