@@ -213,7 +213,7 @@ def report(work, results_dir):
         row("bulk: ratio to raw async publish", num(ratio, "{:.2f}"), "1.00", ">= 0.90",
             ratio is not None and ratio >= 0.9)
         raw_id = g(raw, "pub_async_msgid", "rate")
-        row("bulk: ratio to raw publish of the same shape (Msg-Id + header)",
+        row("bulk: ratio to raw publish with Msg-Id + header (the shape of bookings naming an id)",
             num(rate / raw_id if rate and raw_id else None, "{:.2f}"), "1.00")
         bpt = g(b, "bytes_per_task")
         row("bulk: broker bytes per task", num(bpt), "sealed %s" % num(sealed), "<= 2 x sealed",
