@@ -1,15 +1,13 @@
 /* The subject layout of the timing wheel. Every name a process derives from a due time or a
  * task id is computed here, so producers and consumers can never disagree on where a task
- * sits, and every re-publish gets a deterministic Msg-Id (invariant 2: no forks). */
+ * sits (the ids themselves and the Msg-Ids of re-publishes: layout_ids.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "layout.h"
-#include "random.h"
+#include "layout_text.h"
 
 void
 sa_layout_defaults(struct sa_layout *l)
@@ -121,8 +119,8 @@ sa_layout_slot(const struct sa_layout *l, int64_t t_ms)
     return floor_to(t_ms, l->slot_ms);
 }
 
-static int
-fit(int n, size_t cap)
+int
+sa_layout_fit(int n, size_t cap)
 {
     return (n < 0 || (size_t)n >= cap) ? -1 : n;
 }
@@ -141,24 +139,24 @@ int
 sa_layout_stream(char *out, size_t cap, int shard)
 {
     if (shard == 0)
-        return fit(snprintf(out, cap, "%s", SA_TASKS_STREAM), cap);
-    return fit(snprintf(out, cap, "%s_%d", SA_TASKS_STREAM, shard), cap);
+        return sa_layout_fit(snprintf(out, cap, "%s", SA_TASKS_STREAM), cap);
+    return sa_layout_fit(snprintf(out, cap, "%s_%d", SA_TASKS_STREAM, shard), cap);
 }
 
 int
 sa_layout_claims_bucket(char *out, size_t cap, int shard)
 {
     if (shard == 0)
-        return fit(snprintf(out, cap, "%s", SA_CLAIMS_BUCKET), cap);
-    return fit(snprintf(out, cap, "%s_%d", SA_CLAIMS_BUCKET, shard), cap);
+        return sa_layout_fit(snprintf(out, cap, "%s", SA_CLAIMS_BUCKET), cap);
+    return sa_layout_fit(snprintf(out, cap, "%s_%d", SA_CLAIMS_BUCKET, shard), cap);
 }
 
 int
 sa_layout_meta_key(char *out, size_t cap, const char *base, int shard)
 {
     if (shard == 0)
-        return fit(snprintf(out, cap, "%s", base), cap);
-    return fit(snprintf(out, cap, "%s.%d", base, shard), cap);
+        return sa_layout_fit(snprintf(out, cap, "%s", base), cap);
+    return sa_layout_fit(snprintf(out, cap, "%s.%d", base, shard), cap);
 }
 
 /* Every task subject of a shard is "<prefix>.<rest>"; the prefix is the only shard-specific
@@ -167,8 +165,8 @@ static int
 shard_subject(char *out, size_t cap, int shard, const char *rest)
 {
     if (shard == 0)
-        return fit(snprintf(out, cap, "sendat.task.%s", rest), cap);
-    return fit(snprintf(out, cap, "sendat.shard.%d.%s", shard, rest), cap);
+        return sa_layout_fit(snprintf(out, cap, "sendat.task.%s", rest), cap);
+    return sa_layout_fit(snprintf(out, cap, "sendat.shard.%d.%s", shard, rest), cap);
 }
 
 /* Text written into out as snprintf would write it (cut at cap - 1, always ended, len the
@@ -290,7 +288,7 @@ sa_layout_id_filter(char *out, size_t cap, int shard, const char *id)
 {
     char rest[SA_SUBJECT_MAX];
 
-    if (fit(snprintf(rest, sizeof(rest), "*.*.%s", id), sizeof(rest)) < 0)
+    if (sa_layout_fit(snprintf(rest, sizeof(rest), "*.*.%s", id), sizeof(rest)) < 0)
         return -1;
     return shard_subject(out, cap, shard, rest);
 }
@@ -299,12 +297,12 @@ int
 sa_layout_durable(char *out, size_t cap, int64_t window, int64_t slot)
 {
     if (slot == 0)
-        return fit(snprintf(out, cap, "w%" PRId64, window), cap);
-    return fit(snprintf(out, cap, "s%" PRId64, slot), cap);
+        return sa_layout_fit(snprintf(out, cap, "w%" PRId64, window), cap);
+    return sa_layout_fit(snprintf(out, cap, "s%" PRId64, slot), cap);
 }
 
-static int
-parse_ms(const char *s, size_t n, int64_t *out)
+int
+sa_layout_digits(const char *s, size_t n, int64_t *out)
 {
     int64_t v = 0;
 
@@ -337,7 +335,7 @@ split_prefix(const char *subject, int *shard)
         return NULL;
     k = subject + sizeof(sharded) - 1;
     dot = strchr(k, '.');
-    if (!dot || dot - k > 2 || parse_ms(k, (size_t)(dot - k), &v) != 0 || v < 1 ||
+    if (!dot || dot - k > 2 || sa_layout_digits(k, (size_t)(dot - k), &v) != 0 || v < 1 ||
         v >= SA_SHARDS_MAX || k[0] == '0')
         return NULL;
     *shard = (int)v;
@@ -367,11 +365,11 @@ sa_layout_parse_subject(struct sa_place *p, const char *subject, struct sa_err *
 
     if (split_subject(subject, &p->shard, &w, &lvl, &id) != 0)
         return sa_fail(err, SA_EINVAL, "subject %.100s is not a task subject", subject);
-    if (parse_ms(w, (size_t)(lvl - 1 - w), &p->window) != 0)
+    if (sa_layout_digits(w, (size_t)(lvl - 1 - w), &p->window) != 0)
         return sa_fail(err, SA_EINVAL, "subject %.100s has no window", subject);
     if (id - lvl == 2 && *lvl == 'w')
         p->slot = 0;
-    else if (parse_ms(lvl, (size_t)(id - 1 - lvl), &p->slot) != 0)
+    else if (sa_layout_digits(lvl, (size_t)(id - 1 - lvl), &p->slot) != 0)
         return sa_fail(err, SA_EINVAL, "subject %.100s has no level", subject);
     if (!sa_layout_id_valid(id))
         return sa_fail(err, SA_EINVAL, "subject %.100s has no valid task id", subject);
@@ -387,7 +385,7 @@ canonical_ms(const char *s, size_t n, int64_t *out)
     char buf[24];
     struct put b = {buf, sizeof(buf), 0};
 
-    if (parse_ms(s, n, out) != 0)
+    if (sa_layout_digits(s, n, out) != 0)
         return -1;
     put_i64(&b, *out);
     return b.len == n ? 0 : -1;
@@ -423,116 +421,11 @@ sa_layout_level_of(const struct sa_layout *l, const char *subject, int64_t *wind
 }
 
 int
-sa_layout_id_valid(const char *id)
-{
-    size_t n = 0;
-
-    for (; id[n]; n++) {
-        char c = id[n];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_'))
-            return 0;
-        if (n >= SA_ID_MAX)
-            return 0;
-    }
-    return n > 0;
-}
-
-void
-sa_layout_id_new(char *out, size_t cap, int64_t due_ms)
-{
-    static const char b32[] = "abcdefghijkmnpqrstuvwxyz23456789";
-    unsigned char bytes[10];
-    char rnd[11];
-    struct put b = {out, cap, 0};
-
-    sa_random_buf(bytes, sizeof(bytes)); /* one draw; 32 divides 256, so & 31 is uniform */
-    rnd[0] = '-';
-    for (int i = 0; i < 10; i++)
-        rnd[i + 1] = b32[bytes[i] & 31];
-    put_i64(&b, due_ms);
-    put_mem(&b, rnd, sizeof(rnd));
-}
-
-int64_t
-sa_layout_id_due(const char *id)
-{
-    const char *dash = strchr(id, '-');
-    int64_t v;
-
-    if (!dash || parse_ms(id, (size_t)(dash - id), &v) != 0 || strlen(dash + 1) != 10)
-        return 0;
-    return v;
-}
-
-void
-sa_layout_series_new(char *out, size_t cap)
-{
-    char id[SA_ID_MAX + 1];
-
-    sa_layout_id_new(id, sizeof(id), 0); /* "0-<10 random>" */
-    snprintf(out, cap, "%s", strchr(id, '-') + 1);
-}
-
-int
-sa_layout_occurrence_id(char *out, size_t cap, const char *series, int64_t occ_ms)
-{
-    return fit(snprintf(out, cap, "%" PRId64 "-%s", occ_ms, series), cap);
-}
-
-int64_t
-sa_layout_occurrence_ms(const char *id)
-{
-    const char *dash = strchr(id, '-');
-    int64_t v;
-
-    if (!dash || parse_ms(id, (size_t)(dash - id), &v) != 0 || !dash[1])
-        return 0;
-    return v;
-}
-
-static int
-msgid(char *out, size_t cap, char kind, const char *id, uint64_t seq)
-{
-    return fit(snprintf(out, cap, "%c:%s:%" PRIu64, kind, id, seq), cap);
-}
-
-int
-sa_layout_move_msgid(char *out, size_t cap, const char *id, uint64_t seq)
-{
-    return msgid(out, cap, 'm', id, seq);
-}
-
-int
-sa_layout_retry_msgid(char *out, size_t cap, const char *id, uint64_t seq)
-{
-    return msgid(out, cap, 'r', id, seq);
-}
-
-int
-sa_layout_dead_msgid(char *out, size_t cap, const char *id, uint64_t seq)
-{
-    return msgid(out, cap, 'd', id, seq);
-}
-
-int
-sa_layout_replay_msgid(char *out, size_t cap, const char *id, uint64_t seq)
-{
-    return msgid(out, cap, 'p', id, seq);
-}
-
-int
-sa_layout_park_msgid(char *out, size_t cap, const char *id, uint64_t seq)
-{
-    return msgid(out, cap, 'k', id, seq);
-}
-
-int
 sa_layout_park_subject(char *out, size_t cap, int shard, const char *id)
 {
     char rest[SA_SUBJECT_MAX];
 
-    if (fit(snprintf(rest, sizeof(rest), "park.k.%s", id), sizeof(rest)) < 0)
+    if (sa_layout_fit(snprintf(rest, sizeof(rest), "park.k.%s", id), sizeof(rest)) < 0)
         return -1;
     return shard_subject(out, cap, shard, rest);
 }
