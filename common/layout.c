@@ -120,12 +120,6 @@ sa_layout_slot(const struct sa_layout *l, int64_t t_ms)
 }
 
 int
-sa_layout_fit(int n, size_t cap)
-{
-    return (n < 0 || (size_t)n >= cap) ? -1 : n;
-}
-
-int
 sa_layout_shard_of(const struct sa_layout *l, const char *id)
 {
     uint32_t h = 2166136261u;
@@ -194,24 +188,6 @@ static void
 put_str(struct put *b, const char *s)
 {
     put_mem(b, s, strlen(s));
-}
-
-size_t
-sa_layout_i64(char out[SA_I64_TEXT], int64_t v)
-{
-    char digits[SA_I64_TEXT];
-    size_t at = sizeof(digits) - 1;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-
-    digits[at] = '\0';
-    do {
-        digits[--at] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        digits[--at] = '-';
-    memcpy(out, digits + at, sizeof(digits) - at);
-    return sizeof(digits) - 1 - at;
 }
 
 static void
@@ -299,22 +275,6 @@ sa_layout_durable(char *out, size_t cap, int64_t window, int64_t slot)
     if (slot == 0)
         return sa_layout_fit(snprintf(out, cap, "w%" PRId64, window), cap);
     return sa_layout_fit(snprintf(out, cap, "s%" PRId64, slot), cap);
-}
-
-int
-sa_layout_digits(const char *s, size_t n, int64_t *out)
-{
-    int64_t v = 0;
-
-    if (n == 0 || n > 15)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 0;
 }
 
 /* The shard a task subject's prefix names and where the rest begins: "sendat.task." is shard

@@ -1,4 +1,4 @@
-/* Text helpers layout.c and layout_ids.c share (not for other files). */
+/* Text helpers layout.c and layout_ids.c share (layout_text.c; not for other files). */
 #ifndef LAYOUT_TEXT_H
 #define LAYOUT_TEXT_H
 

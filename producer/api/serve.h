@@ -136,8 +136,12 @@ enum sa_code serve_start(struct server *s, const char *addr, int threads,
 unsigned serve_port(const struct server *s);
 /* Stops listening and waits for requests in progress. */
 void serve_stop(struct server *s);
-/* Reads the tokens file again and swaps it in; on a bad file the old tokens stay. */
+/* serve_tokens.c: reads the tokens file again and swaps it in; on a bad file the old tokens
+ * stay. */
 enum sa_code serve_reload_tokens(struct server *s, struct sa_err *err) SA_MUST_CHECK;
+/* Reads the tokens file again if it changed since it was last read; a file that does not read
+ * leaves the old tokens in place (and is tried again once it changes). */
+void serve_follow_tokens(struct server *s);
 
 /* serve_routes.c: answers r (method, parts, role checked there). */
 void serve_route(struct request *r);
