@@ -89,11 +89,20 @@ claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h)
  * (wheel_claiming, through c->claiming_hook): a claim of ours with none is one whose answer was
  * lost and whose copy was handed back since (a claims bucket that did not answer for 20 s, a server
  * wedged by a full disk), and is stale as a dead member's. */
+/* Whether cur is a "sending" given back by its holder: an attempt that failed before any byte of
+ * its request left (certain not to have arrived, in either mode) whose retry the task stream
+ * refused (outcome.c finish_retry); its redelivery takes it over and sends, also at-most-once. */
+static int
+given_back(const struct sa_claim *cur)
+{
+    return !cur->consumer[0] && !cur->instance[0];
+}
+
 static int
 holder_alive(struct consumer *c, const struct held *h, const struct sa_claim *cur)
 {
-    if (!cur->consumer[0] && !cur->instance[0])
-        return 0; /* given back by its holder (a retry a full stream refused, outcome.c) */
+    if (given_back(cur))
+        return 0;
     if (cur->instance[0] && !strcmp(cur->instance, c->instance))
         return c->claimed_elsewhere_hook ? c->claimed_elsewhere_hook(h) : 1;
     if (!c->members || (!cur->instance[0] && !strcmp(cur->consumer, c->cfg.name)))
@@ -113,7 +122,7 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
     if (cur->state == SA_CLAIM_SENDING && !strcmp(cur->instance, c->instance))
         sa_log(SA_LOG_INFO, "own_claim_stale", "task=%s at_most_once=%d", h->task->id,
                h->task->at_most_once);
-    if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once)
+    if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once && !given_back(cur))
         return TAKE_UNKNOWN;
     claims_fill_take(&mine, c, h);
     rc = sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id, &mine, cur->revision, rev,

@@ -257,7 +257,10 @@ test_replayed_sending_over_sent(void **state)
         assert_int_equal(natsSubscription_NextMsg(&captured[k], sub, 5000), NATS_OK);
     }
     for (int k = 0; k < 2; k++) {
-        assert_true(receiver_wait(F.recv, path[k], 1, 20000));
+        if (!receiver_wait(F.recv, path[k], 1, 30000)) {
+            fx_print_log(&F, 0);
+            fail_msg("%s never arrived", path[k]);
+        }
         assert_true(fx_status_says(&F, id[k], "sent", 15000));
         len = first_claim_bytes(id[k], rec, sizeof(rec));
         assert_non_null(strstr(rec, "\"sending\""));
