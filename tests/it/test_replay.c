@@ -18,7 +18,10 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "claim.h"
+#include "claimmac.h"
 #include "fixture.h"
+#include "keyring.h"
 #include "layout.h"
 
 #define TTL_MS 20000LL
@@ -289,11 +292,66 @@ test_replayed_sending_over_sent(void **state)
     fx_stop(&F);
 }
 
+/* A "sending" record that never landed where it was read (a consumer's create refused by a
+ * claim there first: its bytes pass on the bucket's subject all the same), put back over the
+ * task's "sent" by a client that may write the bucket, with the sealed task re-published. Made
+ * here with the key, as that consumer would have (a made-up c9, which no longer answers), so no
+ * record under it carries its write id. The holder looked dead, so the task was taken over and
+ * sent again; a "sending" over a final record is a replay: "sent" decides. */
+static void
+test_replayed_sending_over_sent_elsewhere(void **state)
+{
+    struct sa_claim c = {.state = SA_CLAIM_SENDING, .attempt = 1, .at_ms = test_now_ms()};
+    struct sa_keyring *ring = NULL;
+    natsSubscription *sub = NULL;
+    natsMsg *captured = NULL;
+    kvEntry *e = NULL;
+    char id[80];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&claims, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
+    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
+    fx_consumer(&F, 0, NULL);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1500, "/rse", id, sizeof(id)), 0);
+    assert_int_equal(natsSubscription_NextMsg(&captured, sub, 5000), NATS_OK);
+    assert_true(receiver_wait(F.recv, "/rse", 1, 30000));
+    assert_true(fx_status_says(&F, id, "sent", 15000));
+    snprintf(c.consumer, sizeof(c.consumer), "c9");
+    snprintf(c.instance, sizeof(c.instance), "0123456789abcdef");
+    assert_int_equal(kvStore_Get(&e, claims, id), NATS_OK);
+    assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
+    assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);
+    assert_int_equal(sa_claim_update(claims, id, &c, kvEntry_Revision(e), NULL, NULL), SA_OK);
+    sa_claimmac_forget();
+    sa_keyring_free(ring);
+    kvEntry_Destroy(e);
+    replay_raw(captured, id, "replay-elsewhere");
+    if (!wait_until(skipped_as_sent, F.consumers[0].err_path, 30000) &&
+        !wait_until(sent_twice, "/rse", 1000))
+        fx_print_log(&F, 0);
+    assert_true(wait_until_ms(test_now_ms() + 5000, 10000)); /* past c9's judgement (3 s) */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/rse"), 1);
+    assert_true(proc_count_lines(F.consumers[0].err_path, "replayed=sending count=1 under=sent") >
+                0);
+    natsMsg_Destroy(captured);
+    natsSubscription_Destroy(sub);
+    kvStore_Destroy(claims);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_replay_after_the_ledger_forgot),
                                        cmocka_unit_test(test_purge_then_replay),
-                                       cmocka_unit_test(test_replayed_sending_over_sent)};
+                                       cmocka_unit_test(test_replayed_sending_over_sent),
+                                       cmocka_unit_test(test_replayed_sending_over_sent_elsewhere)};
     return FX_RUN(tests);
 }
