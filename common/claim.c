@@ -244,42 +244,143 @@ foreign(const struct sa_claim *c, int64_t booked)
     return booked && c->booked_ms && c->booked_ms != booked;
 }
 
-/* The newest authentic record of the booking in l (markers, junk and records of another
- * booking passed over, the last two counted as junk), decoded into c with the revision of l's
- * last entry. None: state SA_CLAIM_NONE, unless junk filled the whole history the bucket keeps
- * (SA_EINVAL: what it pushed out may have been a send's record). */
+/* What an entry of a key's history is to a reader of one booking. */
+enum kind {
+    K_MARKER,  /* DEL or PURGE */
+    K_JUNK,    /* the key ring does not authenticate it */
+    K_FOREIGN, /* authentic, of another booking */
+    K_BAD,     /* authentic, does not decode */
+    K_REPLAY,  /* authentic, of the booking, put back by a client (replayed) */
+    K_RECORD,  /* authentic, of the booking, live */
+};
+
+struct replay_rules {
+    sa_claim_stale_fn stale;
+    void *arg;
+};
+
+static int
+final_state(enum sa_claim_state s)
+{
+    return s == SA_CLAIM_SENT || s == SA_CLAIM_CANCELLED || s == SA_CLAIM_SKIPPED ||
+           s == SA_CLAIM_DEAD;
+}
+
+/* Whether r[i], an authentic record of the booking, was put back by a client (replayed), by
+ * what lies under it (k[] below i already classified):
+ * - a record under it carries its write id: every write of sendat expects the key's last
+ *   revision (none for a create), so one record never lands twice by sendat's hand;
+ * - it says "sending" or "retrying" and the newest live record under it is final (sent,
+ *   cancelled, skipped, dead): sendat takes over only "sending" and "retrying" claims, and the
+ *   one write over a final record is `sendat dlq replay`'s reset (SA_CLAIM_BY_DLQ_REPLAY);
+ * - the reader's own rule says so (ru->stale: the consumer's, by the signed time). */
+static int
+replayed(const struct sa_claim *r, const enum kind *k, int i, const struct replay_rules *ru)
+{
+    if (ru->stale && ru->stale(&r[i], ru->arg))
+        return 1;
+    for (int j = 0; r[i].write_id[0] && j < i; j++)
+        if ((k[j] == K_RECORD || k[j] == K_REPLAY) && !strcmp(r[j].write_id, r[i].write_id))
+            return 1;
+    if ((r[i].state != SA_CLAIM_SENDING && r[i].state != SA_CLAIM_RETRYING) ||
+        (!r[i].instance[0] && !strcmp(r[i].consumer, SA_CLAIM_BY_DLQ_REPLAY)))
+        return 0;
+    for (int j = i - 1; j >= 0; j--)
+        if (k[j] == K_RECORD)
+            return final_state(r[j].state);
+    return 0;
+}
+
+/* Sorts every entry of l into r[] and k[], oldest first; with ru, replays too. */
+static void
+classify(const kvEntryList *l, int64_t booked, const struct replay_rules *ru, struct sa_claim *r,
+         enum kind *k)
+{
+    for (int i = 0; i < l->Count; i++) {
+        enum sa_code rc = SA_OK;
+
+        if (kvEntry_Operation(l->Entries[i]) != kvOp_Put)
+            k[i] = K_MARKER;
+        else if ((rc = from_entry(&r[i], l->Entries[i], NULL)) == SA_ECRYPTO)
+            k[i] = K_JUNK;
+        else if (rc != SA_OK)
+            k[i] = K_BAD;
+        else if (foreign(&r[i], booked))
+            k[i] = K_FOREIGN;
+        else
+            k[i] = ru && replayed(r, k, i, ru) ? K_REPLAY : K_RECORD;
+    }
+}
+
+/* The newest live record of the booking in l (markers, junk, records of another booking and,
+ * with ru, replays passed over, junk and another booking's counted as junk, replays apart),
+ * decoded into c with the revision of l's last entry. None: state SA_CLAIM_NONE, unless junk or
+ * replays filled the whole history the bucket keeps (SA_EINVAL: what they pushed out may have
+ * been a send's record); likewise replays over a "sending" or "retrying" in a full history. */
 static enum sa_code
-beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked, struct sa_err *err)
+beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked,
+        const struct replay_rules *ru, struct sa_err *err)
 {
     uint64_t last = kvEntry_Revision(l->Entries[l->Count - 1]);
+    struct sa_claim *r = calloc((size_t)l->Count, sizeof(*r));
+    enum kind *k = calloc((size_t)l->Count, sizeof(*k));
+    enum sa_claim_state replay_state = SA_CLAIM_NONE;
+    int junk = 0, replays = 0, i;
     enum sa_code rc = SA_OK;
     int64_t other = 0;
-    int junk = 0;
 
     memset(c, 0, sizeof(*c));
-    for (int i = l->Count - 1; i >= 0; i--) {
-        if (kvEntry_Operation(l->Entries[i]) != kvOp_Put)
-            continue;
-        rc = from_entry(c, l->Entries[i], NULL);
-        if (rc != SA_ECRYPTO && !(rc == SA_OK && foreign(c, booked)))
-            break;
-        if (rc == SA_OK && !other)
-            other = c->at_ms;
-        junk++;
-        memset(c, 0, sizeof(*c));
-        rc = SA_OK;
+    if (!r || !k) {
+        free(r);
+        free(k);
+        return sa_fail(err, SA_ENOMEM, "no memory for a claim history");
     }
-    if (rc == SA_EINVAL)
-        sa_fail(err, SA_EINVAL, "claim record of %s under %d junk does not decode",
-                kvEntry_Key(l->Entries[0]), junk);
-    else if (c->state == SA_CLAIM_NONE && junk && history_full(kv, l))
+    classify(l, booked, ru, r, k);
+    for (i = l->Count - 1; i >= 0 && k[i] != K_RECORD && k[i] != K_BAD; i--) {
+        if (k[i] == K_FOREIGN && !other)
+            other = r[i].at_ms;
+        if (k[i] == K_REPLAY && !replays++)
+            replay_state = r[i].state;
+        junk += k[i] == K_JUNK || k[i] == K_FOREIGN;
+    }
+    if (i >= 0 && k[i] == K_RECORD)
+        *c = r[i];
+    if (i >= 0 && k[i] == K_BAD)
+        rc = sa_fail(err, SA_EINVAL, "claim record of %s under %d junk does not decode",
+                     kvEntry_Key(l->Entries[0]), junk + replays);
+    else if ((c->state == SA_CLAIM_NONE ||
+              (replays && (c->state == SA_CLAIM_SENDING || c->state == SA_CLAIM_RETRYING))) &&
+             junk + replays && history_full(kv, l))
         rc = sa_fail(err, SA_EINVAL,
-                     "junk fills the claim history of %s: what it pushed out "
-                     "is unknown",
-                     kvEntry_Key(l->Entries[0]));
+                     "%s fills the claim history of %s: what it pushed out is unknown",
+                     replays ? "replayed records" : "junk", kvEntry_Key(l->Entries[0]));
+    free(r);
+    free(k);
     c->revision = last;
     c->junk_above = junk;
+    c->replays_above = replays;
+    c->replay_state = replay_state;
     c->other_booking_at_ms = other;
+    return rc;
+}
+
+/* beneath over key's whole history (markers included). */
+static enum sa_code
+read_history(kvStore *kv, const char *key, int64_t booked, const struct replay_rules *ru,
+             struct sa_claim *c, struct sa_err *err)
+{
+    kvEntryList l = {0};
+    natsStatus s = kvStore_History(&l, kv, key, NULL);
+    enum sa_code rc;
+
+    if (s == NATS_NOT_FOUND || (s == NATS_OK && l.Count == 0)) {
+        kvEntryList_Destroy(&l);
+        return sa_fail(err, SA_ENOTFOUND, "no claim for %s", key);
+    }
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, 0, "read claim history");
+    rc = beneath(kv, c, &l, booked, ru, err); /* one written since is the last: read it */
+    kvEntryList_Destroy(&l);
     return rc;
 }
 
@@ -311,7 +412,6 @@ enum sa_code
 sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms, struct sa_claim *c,
                  struct sa_err *err)
 {
-    kvEntryList l = {0};
     enum sa_code rc = sa_claim_get(kv, key, c, err);
     natsStatus s = NATS_OK;
     int marker = 0;
@@ -321,16 +421,16 @@ sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms, str
     if (rc == SA_ENOTFOUND && ((s = marked(js, kv, key, &marker)) != NATS_OK || !marker))
         return s == NATS_OK ? rc : sa_nats_fail(err, s, 0, "read claim"); /* commonly nothing */
     sa_err_clear(err); /* sa_fail keeps the first failure: say what the history says */
-    s = kvStore_History(&l, kv, key, NULL); /* markers included */
-    if (s == NATS_NOT_FOUND || (s == NATS_OK && l.Count == 0)) {
-        kvEntryList_Destroy(&l);
-        return sa_fail(err, SA_ENOTFOUND, "no claim for %s", key);
-    }
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, "read claim history");
-    rc = beneath(kv, c, &l, booked_ms, err); /* one written since is the last: read it */
-    kvEntryList_Destroy(&l);
-    return rc;
+    return read_history(kv, key, booked_ms, NULL, c, err);
+}
+
+enum sa_code
+sa_claim_get_live(kvStore *kv, const char *key, int64_t booked_ms, sa_claim_stale_fn stale,
+                  void *arg, struct sa_claim *c, struct sa_err *err)
+{
+    struct replay_rules ru = {stale, arg};
+
+    return read_history(kv, key, booked_ms, &ru, c, err);
 }
 
 enum sa_code

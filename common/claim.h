@@ -25,6 +25,10 @@ enum sa_claim_state {
     SA_CLAIM_JUNK,
 };
 
+/* The writer `sendat dlq replay` names on its reset ("retrying", attempt 0, no instance): the
+ * one write sendat makes over a final record. */
+#define SA_CLAIM_BY_DLQ_REPLAY "sendat dlq replay"
+
 /* The error text of a "skipped" claim: its series was paused when it fell due. */
 #define SA_CLAIM_PAUSED "paused"
 
@@ -57,6 +61,10 @@ struct sa_claim {
     /* sa_claim_get_for: the at_ms of the newest authentic record of another booking passed
      * over (0: none; not stored) */
     int64_t other_booking_at_ms;
+    /* sa_claim_get_live: the replayed records passed over above this one, and the newest one's
+     * state (not stored) */
+    int replays_above;
+    enum sa_claim_state replay_state;
     int unverified; /* read by a process without a key: the MAC was not checked (not stored) */
 };
 
@@ -150,6 +158,23 @@ enum sa_code sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct 
  * (a record written within the claims TTL is no replay: that booking is live, see claims.c). */
 enum sa_code sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms,
                               struct sa_claim *c, struct sa_err *err) SA_MUST_CHECK;
+
+/* A reader's own rule for an authentic record of the booking: whether it was put back by a
+ * client (a replay) by what it says alone (the consumer's rules by its signed time, claims.c). */
+typedef int (*sa_claim_stale_fn)(const struct sa_claim *rec, void *arg);
+
+/* sa_claim_get_for over the key's whole history, always read (an ordered consumer: dearer), that
+ * also passes over replays: authentic records of the booking a client allowed to write the
+ * bucket put back, which need no key. A record is one if a record under it carries its write id
+ * (sendat's writes expect the key's last revision, so none lands twice), if it says "sending" or
+ * "retrying" over a final record (sent, cancelled, skipped, dead: sendat writes over one only as
+ * `sendat dlq replay`), or if stale(rec, arg) says so. c is the newest record that is none of
+ * these, replays_above and replay_state say what was passed over. SA_EINVAL as
+ * sa_claim_get_for, and also if replays lie over a "sending" or "retrying" in a history as long
+ * as the bucket keeps (what they pushed out may have been a final record). */
+enum sa_code sa_claim_get_live(kvStore *kv, const char *key, int64_t booked_ms,
+                               sa_claim_stale_fn stale, void *arg, struct sa_claim *c,
+                               struct sa_err *err) SA_MUST_CHECK;
 
 /* The revisions the bucket still keeps (its history, `sendat init` makes it 32), oldest first,
  * leaving out deletes and authentic records that do not decode; junk is kept, as state

@@ -89,11 +89,20 @@ claims_fill_take(struct sa_claim *rec, const struct consumer *c, struct held *h)
  * (wheel_claiming, through c->claiming_hook): a claim of ours with none is one whose answer was
  * lost and whose copy was handed back since (a claims bucket that did not answer for 20 s, a server
  * wedged by a full disk), and is stale as a dead member's. */
+/* Whether cur is a "sending" given back by its holder: an attempt that failed before any byte of
+ * its request left (certain not to have arrived, in either mode) whose retry the task stream
+ * refused (outcome.c finish_retry); its redelivery takes it over and sends, also at-most-once. */
+static int
+given_back(const struct sa_claim *cur)
+{
+    return !cur->consumer[0] && !cur->instance[0];
+}
+
 static int
 holder_alive(struct consumer *c, const struct held *h, const struct sa_claim *cur)
 {
-    if (!cur->consumer[0] && !cur->instance[0])
-        return 0; /* given back by its holder (a retry a full stream refused, outcome.c) */
+    if (given_back(cur))
+        return 0;
     if (cur->instance[0] && !strcmp(cur->instance, c->instance))
         return c->claimed_elsewhere_hook ? c->claimed_elsewhere_hook(h) : 1;
     if (!c->members || (!cur->instance[0] && !strcmp(cur->consumer, c->cfg.name)))
@@ -113,7 +122,7 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
     if (cur->state == SA_CLAIM_SENDING && !strcmp(cur->instance, c->instance))
         sa_log(SA_LOG_INFO, "own_claim_stale", "task=%s at_most_once=%d", h->task->id,
                h->task->at_most_once);
-    if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once)
+    if (cur->state == SA_CLAIM_SENDING && h->task->at_most_once && !given_back(cur))
         return TAKE_UNKNOWN;
     claims_fill_take(&mine, c, h);
     rc = sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id, &mine, cur->revision, rev,
@@ -203,21 +212,55 @@ other_booking_live(const struct consumer *c, struct sa_claim *seen)
     return 1;
 }
 
+/* What the consumer's rules say alone of an authentic record of h's booking (sa_claim_stale_fn):
+ * put back by a client, by its signed time. */
+struct stale_args {
+    const struct consumer *c;
+    const struct held *h;
+};
+
+static int
+stale(const struct sa_claim *rec, void *arg)
+{
+    const struct stale_args *a = arg;
+
+    return outlived(a->c, rec) || cancel_before_booking(a->c, a->h, rec);
+}
+
+/* Reads h's claim into seen: the last record (or, under markers, junk and another booking's
+ * records, the newest authentic one of h's booking). Unless that is final by itself (sent,
+ * cancelled, dead, skipped, and not put back by its signed time), which is the common case and
+ * costs one get, the key's whole history is read and replays passed over too (sa_claim_get_live):
+ * a record that can lead to a send must not be one a client put back, such as a "sending"
+ * copied over its "sent" (the holder then looks dead or, when ours, stale: sent twice). */
+static enum sa_code
+read_claim(struct consumer *c, struct held *h, struct sa_claim *seen, struct sa_err *err)
+{
+    kvStore *kv = sa_nats_claims(c->n, h->task->id);
+    struct stale_args a = {c, h};
+    enum sa_code rc = sa_claim_get_for(c->n->js, kv, h->task->id, h->task->created_ms, seen, err);
+
+    if (rc != SA_OK || (seen->state != SA_CLAIM_NONE && seen->state != SA_CLAIM_SENDING &&
+                        seen->state != SA_CLAIM_RETRYING && !stale(seen, &a)))
+        return rc;
+    sa_err_clear(err);
+    return sa_claim_get_live(kv, h->task->id, h->task->created_ms, stale, &a, seen, err);
+}
+
 /* The claim exists: ours if it carries our write id (a write whose answer was lost), else
- * the rules of who may take it over. A DEL or PURGE marker, or junk (a record the key ring
- * does not authenticate, claimmac.h), hides nothing it did not hide before: the authentic
- * record under it (from the key's history) decides, and with none the task is free: it is
- * taken over by an update on the last revision, and the junk logged (junk_claim). An authentic
- * record that does not decode, a state this version does not know, or junk filling the whole
- * history the bucket keeps is dead-lettered: it may lie over a member's real send, so sending
- * could repeat it. */
+ * the rules of who may take it over. A DEL or PURGE marker, junk (a record the key ring
+ * does not authenticate, claimmac.h) or a replay (an authentic record put back, read_claim)
+ * hides nothing it did not hide before: the authentic record under it (from the key's history)
+ * decides, and with none the task is free: it is taken over by an update on the last revision,
+ * and the junk or replay logged (junk_claim). An authentic record that does not decode, a state
+ * this version does not know, or junk or replays filling the whole history the bucket keeps is
+ * dead-lettered: it may lie over a member's real send, so sending could repeat it. */
 enum take
 claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_t *rev,
                struct sa_claim *seen)
 {
     struct sa_err err = {0};
-    enum sa_code rc = sa_claim_get_for(c->n->js, sa_nats_claims(c->n, h->task->id), h->task->id,
-                                       h->task->created_ms, seen, &err);
+    enum sa_code rc = read_claim(c, h, seen, &err);
 
     if (rc == SA_EINVAL) {
         uint64_t at = seen->revision;
@@ -234,19 +277,18 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
     if (seen->junk_above) /* a keyless writer's records: what lies under them decides */
         sa_log(SA_LOG_WARN, "junk_claim", "task=%s junk=%d under=%s", h->task->id, seen->junk_above,
                sa_claim_state_name(seen->state));
+    if (seen->replays_above) /* the same: authentic records put back, no key needed */
+        sa_log(SA_LOG_WARN, "junk_claim", "task=%s replayed=%s count=%d under=%s", h->task->id,
+               sa_claim_state_name(seen->replay_state), seen->replays_above,
+               sa_claim_state_name(seen->state));
     if (write_id && write_id[0] && !strcmp(seen->write_id, write_id)) {
         *rev = seen->revision;
         return TAKE_SEND;
     }
-    if (outlived(c, seen) || cancel_before_booking(c, h, seen)) {
-        sa_log(SA_LOG_WARN, "junk_claim", "task=%s replayed=%s written_ms=%" PRId64, h->task->id,
-               sa_claim_state_name(seen->state), seen->at_ms);
-        seen->state = SA_CLAIM_NONE; /* nothing authentic lives under it: taken on its revision */
-    }
     if (seen->state == SA_CLAIM_NONE && other_booking_live(c, seen))
         return TAKE_OTHER_BOOKING;
     switch (seen->state) {
-    case SA_CLAIM_NONE: /* a marker with nothing under it */
+    case SA_CLAIM_NONE: /* a marker, junk or replays with nothing under them */
         return take_marked(c, h, seen, rev);
     case SA_CLAIM_SENDING: /* its holder's ack wait ran out; a newer attempt never yields */
         return seen->attempt > h->task->attempt ? TAKE_SKIP : take_over(c, h, seen, rev);

@@ -18,7 +18,7 @@ reset_claim(struct sa_nats *n, const char *id)
     struct sa_claim c = {0},
                     mine = {.state = SA_CLAIM_RETRYING, .attempt = 0, .at_ms = sa_now_ms()};
 
-    snprintf(mine.consumer, sizeof(mine.consumer), "sendat dlq replay");
+    snprintf(mine.consumer, sizeof(mine.consumer), "%s", SA_CLAIM_BY_DLQ_REPLAY);
     snprintf(mine.error, sizeof(mine.error), "replayed from the dead-letter stream");
     /* read again if another write came between (the consumer's "dead" can follow its letter) */
     for (int tries = 0; tries < 5; tries++)

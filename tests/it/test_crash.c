@@ -279,11 +279,11 @@ read_instance(kvStore *members, const char *name, char *out, size_t cap)
     return out[0] != '\0';
 }
 
-/* Writes, with the key, a "sending" claim for id by consumer c0's running instance, as c0
- * itself leaves one whose create landed while its answer was lost and whose copy of the task
- * was handed back (a server wedged by a full disk, issue 37.9). */
+/* Writes, with the key, a "sending" claim for id by consumer name's instance (c0's running one
+ * if instance is NULL, as c0 itself leaves one whose create landed while its answer was lost
+ * and whose copy of the task was handed back: a server wedged by a full disk, issue 37.9). */
 static void
-forge_own_sending(const char *id)
+forge_sending(const char *id, const char *name, const char *instance)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
@@ -297,8 +297,10 @@ forge_own_sending(const char *id)
     assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
     assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
     assert_int_equal(js_KeyValue(&members, js, SA_MEMBERS_BUCKET), NATS_OK);
-    snprintf(c.consumer, sizeof(c.consumer), "c0");
-    while (!read_instance(members, "c0", c.instance, sizeof(c.instance)))
+    snprintf(c.consumer, sizeof(c.consumer), "%s", name);
+    if (instance)
+        snprintf(c.instance, sizeof(c.instance), "%s", instance);
+    while (!instance && !read_instance(members, "c0", c.instance, sizeof(c.instance)))
         assert_true(wait_until_ms(test_now_ms() + 100, until - test_now_ms()));
     assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
     assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);
@@ -333,8 +335,8 @@ test_own_stale_sending_claim(void **state)
                                "--webhook", url, "--data", "{}", "--at-most-once", NULL),
                      0);
     most[strcspn(most, "\n")] = '\0';
-    forge_own_sending(least);
-    forge_own_sending(most);
+    forge_sending(least, "c0", NULL);
+    forge_sending(most, "c0", NULL);
     if (!receiver_wait(F.recv, "/own/least", 1, 30000))
         fx_print_log(&F, 0);
     assert_int_equal(receiver_count_path(F.recv, "/own/least"), 1);
@@ -351,6 +353,56 @@ test_own_stale_sending_claim(void **state)
     fx_finish(&F);
 }
 
+/* schedule an at-most-once webhook to path due at due_ms; the id into id. */
+static void
+schedule_most(int64_t due_ms, const char *path, char *id, size_t cap)
+{
+    char at[40], url[300], err[512];
+
+    snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due_ms / 1000, (int)(due_ms % 1000));
+    snprintf(url, sizeof(url), "%s%s", receiver_url(F.recv), path);
+    assert_int_equal(fx_sendat(&F, id, cap, err, sizeof(err), "schedule", "--at", at, "--webhook",
+                               url, "--data", "{}", "--at-most-once", NULL),
+                     0);
+    id[strcspn(id, "\n")] = '\0';
+}
+
+/* The two other ways an at-most-once task meets a "sending" claim it did not write, each with a
+ * true outcome. Given back (no consumer, no instance: its attempt failed before any byte left
+ * and the stream refused its retry, outcome.c) it is taken over and sent; before, it was
+ * dead-lettered "outcome unknown: a consumer died while sending", although nothing had been
+ * sent and no consumer had died. A holder that no longer answers (here a made-up c9, as one
+ * stopped before its outcome write landed) is named in the reason, which says it died or
+ * stopped, maybe after sending; before, "a consumer died" (also of one merely stopped). */
+static void
+test_at_most_once_unknown_is_true(void **state)
+{
+    char out[2048], back[80], gone[80];
+    int64_t due;
+
+    (void)state;
+    fx_start(&F, 0);
+    fx_consumer(&F, 0, NULL);
+    due = test_now_ms() + (int64_t)(6000 * test_timeout_multiplier());
+    schedule_most(due, "/amo/back", back, sizeof(back));
+    schedule_most(due, "/amo/gone", gone, sizeof(gone));
+    forge_sending(back, "", "");
+    forge_sending(gone, "c9", "0123456789abcdef");
+    if (!receiver_wait(F.recv, "/amo/back", 1, 30000))
+        fx_print_log(&F, 0);
+    assert_int_equal(receiver_count_path(F.recv, "/amo/back"), 1);
+    assert_true(fx_status_says(&F, gone, "outcome unknown", 30000));
+    assert_true(wait_until_ms(test_now_ms() + 3000, 10000)); /* time for a second send */
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", gone, NULL), 0);
+    fprintf(stderr, "%s", out);
+    assert_non_null(strstr(out, "claimed by c9 (instance 0123456789abcdef), which no longer "
+                                "answers: it died or stopped before its outcome was recorded"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", back, NULL), 4);
+    assert_int_equal(receiver_count_path(F.recv, "/amo/back"), 1);
+    assert_int_equal(receiver_count_path(F.recv, "/amo/gone"), 0);
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
@@ -359,6 +411,7 @@ main(void)
         cmocka_unit_test(test_sigterm_hands_over),
         cmocka_unit_test(test_sigterm_hands_back_its_inbox),
         cmocka_unit_test(test_own_stale_sending_claim),
+        cmocka_unit_test(test_at_most_once_unknown_is_true),
     };
 
     return FX_RUN(tests);

@@ -18,7 +18,10 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "claim.h"
+#include "claimmac.h"
 #include "fixture.h"
+#include "keyring.h"
 #include "layout.h"
 
 #define TTL_MS 20000LL
@@ -178,10 +181,160 @@ test_purge_then_replay(void **state)
     fx_stop(&F);
 }
 
+static int
+both_skipped_as_sent(void *log)
+{
+    return proc_count_lines(log, "claim=sent") >= 2;
+}
+
+/* The bytes of the oldest record id's claim key still holds (its "sending"), into out. */
+static size_t
+first_claim_bytes(const char *id, char *out, size_t cap)
+{
+    kvEntryList l = {0};
+    size_t len;
+
+    assert_int_equal(kvStore_History(&l, claims, id, NULL), NATS_OK);
+    assert_true(l.Count >= 2);
+    len = (size_t)kvEntry_ValueLen(l.Entries[0]);
+    assert_true(len < cap);
+    memcpy(out, kvEntry_Value(l.Entries[0]), len);
+    kvEntryList_Destroy(&l);
+    return len;
+}
+
+/* A client that may write the claims bucket (no key needed) captures a task's authentic
+ * "sending" record and its sealed task, and once the task was sent puts the record back over
+ * the "sent" one (well within the claims TTL) and publishes the task again. The "sending" names
+ * the consumer's own instance, and no copy of the task is claimed there, so it looked like a
+ * claim whose answer was lost: the at-least-once task was sent a second time, the at-most-once
+ * one dead-lettered "outcome unknown" although it had arrived. The record is a copy of one
+ * under it in the key's history (its write id), so it decides nothing: "sent" stays final. */
+static void
+test_replayed_sending_over_sent(void **state)
+{
+    const char *path[2] = {"/rs-alo", "/rs-amo"};
+    char id[2][80], url[300], rec[2048], out[2048];
+    natsSubscription *sub = NULL;
+    natsMsg *captured[2] = {NULL, NULL};
+    size_t len;
+    uint64_t rev;
+    int dead[2];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&claims, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
+    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
+    fx_consumer(&F, 0, NULL);
+    for (int k = 0; k < 2; k++) {
+        char at[40];
+        int64_t due = test_now_ms() + 1500;
+
+        snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due / 1000, (int)(due % 1000));
+        snprintf(url, sizeof(url), "%s%s", receiver_url(F.recv), path[k]);
+        assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "schedule", "--at", at,
+                                   "--webhook", url, "--data", "{}", k ? "--at-most-once" : NULL,
+                                   NULL),
+                         0);
+        snprintf(id[k], sizeof(id[k]), "%.*s", (int)strcspn(out, "\n"), out);
+        assert_int_equal(natsSubscription_NextMsg(&captured[k], sub, 5000), NATS_OK);
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!receiver_wait(F.recv, path[k], 1, 30000)) {
+            fx_print_log(&F, 0);
+            fail_msg("%s never arrived", path[k]);
+        }
+        assert_true(fx_status_says(&F, id[k], "sent", 15000));
+        len = first_claim_bytes(id[k], rec, sizeof(rec));
+        assert_non_null(strstr(rec, "\"sending\""));
+        assert_int_equal(kvStore_Put(&rev, claims, id[k], rec, (int)len), NATS_OK);
+        replay_raw(captured[k], id[k], k ? "replay-amo" : "replay-alo");
+    }
+    assert_true(wait_until(both_skipped_as_sent, F.consumers[0].err_path, 20000) ||
+                wait_until(sent_twice, (void *)path[0], 1000));
+    assert_true(wait_until_ms(test_now_ms() + 3000, 10000)); /* time for a second send */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    for (int k = 0; k < 2; k++) {
+        dead[k] = fx_sendat(&F, out, sizeof(out), NULL, 0, "dlq", "show", id[k], NULL) != 4;
+        fprintf(stderr, "%s: arrived %d times, dead-lettered: %s", path[k],
+                (int)receiver_count_path(F.recv, path[k]), dead[k] ? out : "no\n");
+        natsMsg_Destroy(captured[k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(receiver_count_path(F.recv, path[k]), 1);
+        assert_false(dead[k]);
+    }
+    assert_int_equal(proc_count_lines(F.consumers[0].err_path, "own_claim_stale"), 0);
+    natsSubscription_Destroy(sub);
+    kvStore_Destroy(claims);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
+/* A "sending" record that never landed where it was read (a consumer's create refused by a
+ * claim there first: its bytes pass on the bucket's subject all the same), put back over the
+ * task's "sent" by a client that may write the bucket, with the sealed task re-published. Made
+ * here with the key, as that consumer would have (a made-up c9, which no longer answers), so no
+ * record under it carries its write id. The holder looked dead, so the task was taken over and
+ * sent again; a "sending" over a final record is a replay: "sent" decides. */
+static void
+test_replayed_sending_over_sent_elsewhere(void **state)
+{
+    struct sa_claim c = {.state = SA_CLAIM_SENDING, .attempt = 1, .at_ms = test_now_ms()};
+    struct sa_keyring *ring = NULL;
+    natsSubscription *sub = NULL;
+    natsMsg *captured = NULL;
+    kvEntry *e = NULL;
+    char id[80];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&claims, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
+    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
+    fx_consumer(&F, 0, NULL);
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1500, "/rse", id, sizeof(id)), 0);
+    assert_int_equal(natsSubscription_NextMsg(&captured, sub, 5000), NATS_OK);
+    assert_true(receiver_wait(F.recv, "/rse", 1, 30000));
+    assert_true(fx_status_says(&F, id, "sent", 15000));
+    snprintf(c.consumer, sizeof(c.consumer), "c9");
+    snprintf(c.instance, sizeof(c.instance), "0123456789abcdef");
+    assert_int_equal(kvStore_Get(&e, claims, id), NATS_OK);
+    assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
+    assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);
+    assert_int_equal(sa_claim_update(claims, id, &c, kvEntry_Revision(e), NULL, NULL), SA_OK);
+    sa_claimmac_forget();
+    sa_keyring_free(ring);
+    kvEntry_Destroy(e);
+    replay_raw(captured, id, "replay-elsewhere");
+    if (!wait_until(skipped_as_sent, F.consumers[0].err_path, 30000) &&
+        !wait_until(sent_twice, "/rse", 1000))
+        fx_print_log(&F, 0);
+    assert_true(wait_until_ms(test_now_ms() + 5000, 10000)); /* past c9's judgement (3 s) */
+    assert_int_equal(fx_stop_consumers(&F), 0);
+    assert_int_equal(receiver_count_path(F.recv, "/rse"), 1);
+    assert_true(proc_count_lines(F.consumers[0].err_path, "replayed=sending count=1 under=sent") >
+                0);
+    natsMsg_Destroy(captured);
+    natsSubscription_Destroy(sub);
+    kvStore_Destroy(claims);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_replay_after_the_ledger_forgot),
-                                       cmocka_unit_test(test_purge_then_replay)};
+                                       cmocka_unit_test(test_purge_then_replay),
+                                       cmocka_unit_test(test_replayed_sending_over_sent),
+                                       cmocka_unit_test(test_replayed_sending_over_sent_elsewhere)};
     return FX_RUN(tests);
 }
