@@ -224,9 +224,8 @@ sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *er
     return rc;
 }
 
-/* Whether the history l may have lost older entries: it holds as many as the bucket keeps. */
-static int
-history_full(kvStore *kv, const kvEntryList *l)
+int
+sa_kv_history_full(kvStore *kv, const kvEntryList *l)
 {
     kvStatus *st = NULL;
     int full = 1; /* unknown: assume the worst */
@@ -272,7 +271,7 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked, s
     if (rc == SA_EINVAL)
         sa_fail(err, SA_EINVAL, "claim record of %s under %d junk does not decode",
                 kvEntry_Key(l->Entries[0]), junk);
-    else if (c->state == SA_CLAIM_NONE && junk && history_full(kv, l))
+    else if (c->state == SA_CLAIM_NONE && junk && sa_kv_history_full(kv, l))
         rc = sa_fail(err, SA_EINVAL,
                      "junk fills the claim history of %s: what it pushed out "
                      "is unknown",
@@ -283,10 +282,8 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked, s
     return rc;
 }
 
-/* Whether key's last entry is a DEL or PURGE marker: one direct get of the last message on its
- * subject (kvStore_Get says "not found" alike for a marker and for nothing). */
-static natsStatus
-marked(jsCtx *js, kvStore *kv, const char *key, int *yes)
+natsStatus
+sa_kv_marked(jsCtx *js, kvStore *kv, const char *key, int *yes)
 {
     char stream[160], subject[400];
     const char *op = NULL;
@@ -318,7 +315,7 @@ sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms, str
 
     if (rc != SA_ENOTFOUND && rc != SA_ECRYPTO && !(rc == SA_OK && foreign(c, booked_ms)))
         return rc;
-    if (rc == SA_ENOTFOUND && ((s = marked(js, kv, key, &marker)) != NATS_OK || !marker))
+    if (rc == SA_ENOTFOUND && ((s = sa_kv_marked(js, kv, key, &marker)) != NATS_OK || !marker))
         return s == NATS_OK ? rc : sa_nats_fail(err, s, 0, "read claim"); /* commonly nothing */
     sa_err_clear(err); /* sa_fail keeps the first failure: say what the history says */
     s = kvStore_History(&l, kv, key, NULL); /* markers included */
