@@ -224,9 +224,8 @@ sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *er
     return rc;
 }
 
-/* Whether the history l may have lost older entries: it holds as many as the bucket keeps. */
-static int
-history_full(kvStore *kv, const kvEntryList *l)
+int
+sa_kv_history_full(kvStore *kv, const kvEntryList *l)
 {
     kvStatus *st = NULL;
     int full = 1; /* unknown: assume the worst */
@@ -350,7 +349,7 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked,
                      kvEntry_Key(l->Entries[0]), junk + replays);
     else if ((c->state == SA_CLAIM_NONE ||
               (replays && (c->state == SA_CLAIM_SENDING || c->state == SA_CLAIM_RETRYING))) &&
-             junk + replays && history_full(kv, l))
+             junk + replays && sa_kv_history_full(kv, l))
         rc = sa_fail(err, SA_EINVAL,
                      "%s fills the claim history of %s: what it pushed out is unknown",
                      replays ? "replayed records" : "junk", kvEntry_Key(l->Entries[0]));
@@ -384,10 +383,8 @@ read_history(kvStore *kv, const char *key, int64_t booked, const struct replay_r
     return rc;
 }
 
-/* Whether key's last entry is a DEL or PURGE marker: one direct get of the last message on its
- * subject (kvStore_Get says "not found" alike for a marker and for nothing). */
-static natsStatus
-marked(jsCtx *js, kvStore *kv, const char *key, int *yes)
+natsStatus
+sa_kv_marked(jsCtx *js, kvStore *kv, const char *key, int *yes)
 {
     char stream[160], subject[400];
     const char *op = NULL;
@@ -418,7 +415,7 @@ sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms, str
 
     if (rc != SA_ENOTFOUND && rc != SA_ECRYPTO && !(rc == SA_OK && foreign(c, booked_ms)))
         return rc;
-    if (rc == SA_ENOTFOUND && ((s = marked(js, kv, key, &marker)) != NATS_OK || !marker))
+    if (rc == SA_ENOTFOUND && ((s = sa_kv_marked(js, kv, key, &marker)) != NATS_OK || !marker))
         return s == NATS_OK ? rc : sa_nats_fail(err, s, 0, "read claim"); /* commonly nothing */
     sa_err_clear(err); /* sa_fail keeps the first failure: say what the history says */
     return read_history(kv, key, booked_ms, NULL, c, err);

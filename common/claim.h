@@ -184,4 +184,12 @@ enum sa_code sa_claim_get_live(kvStore *kv, const char *key, int64_t booked_ms,
 enum sa_code sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n,
                               struct sa_err *err) SA_MUST_CHECK;
 
+/* Whether key's last entry is a DEL or PURGE marker, into *yes: one direct get of the last
+ * message on its subject (kvStore_Get says "not found" alike for a marker and for nothing). */
+natsStatus sa_kv_marked(jsCtx *js, kvStore *kv, const char *key, int *yes);
+
+/* Whether the history l (of a key of kv) may have lost older entries: it holds as many as the
+ * bucket keeps (or the bucket did not say how many). */
+int sa_kv_history_full(kvStore *kv, const kvEntryList *l);
+
 #endif

@@ -211,25 +211,3 @@ sa_cancelrec_check(const char *value, size_t len, const char *key, int64_t store
     return sa_claimmac_check(space + 1, len - (size_t)(space + 1 - value), SA_CLAIMMAC_CANCEL, key,
                              value, (size_t)(space - value), err);
 }
-
-enum sa_code
-sa_cancelrec_get(kvStore *kv, const char *key, int64_t *at_ms, struct sa_err *err)
-{
-    kvEntry *e = NULL;
-    natsStatus s = kvStore_Get(&e, kv, key);
-    enum sa_code rc;
-
-    *at_ms = 0;
-    if (s == NATS_NOT_FOUND)
-        return sa_fail(err, SA_ENOTFOUND, "no cancel record for %s", key);
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, "read the cancel map");
-    *at_ms = kvEntry_Created(e) / 1000000;
-    rc = sa_claimmac_ready() /* else read unchecked, as claims are (sa_claim_read) */
-             ? sa_cancelrec_check(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), key, *at_ms, err)
-             : SA_OK;
-    if (rc != SA_OK)
-        *at_ms = 0;
-    kvEntry_Destroy(e);
-    return rc;
-}

@@ -68,7 +68,8 @@ enum sa_code sa_claimmac_make(char *out, const char *kind, const char *key, cons
 enum sa_code sa_claimmac_check(const char *mac, size_t mac_len, const char *kind, const char *key,
                                const char *body, size_t len, struct sa_err *err) SA_MUST_CHECK;
 
-/* A cancel bucket value for key: text (a time, no space in it), a space and its MAC text.
+/* A cancel bucket value for key: text (a time, no space in it; a lift: SA_CANCELREC_LIFT and a
+ * time, cancelrec.h), a space and its MAC text.
  * Returns the length, -1 if cap is short or the process has no key. */
 int sa_cancelrec_make(char *out, size_t cap, const char *key, const char *text);
 
@@ -78,13 +79,5 @@ int sa_cancelrec_make(char *out, size_t cap, const char *key, const char *text);
  * anything else: a keyless writer's record cancels nothing. */
 enum sa_code sa_cancelrec_check(const char *value, size_t len, const char *key, int64_t stored_ms,
                                 struct sa_err *err) SA_MUST_CHECK;
-
-/* Reads key's cancel record: SA_OK with *at_ms when it was written (the server's clock) if it
- * is authentic, SA_ENOTFOUND if the key holds none (or a delete), SA_ECRYPTO if it is junk (a
- * keyless writer's, which cancels nothing), SA_ENATS if the bucket did not answer. A process
- * without a key cannot check: any record reads as SA_OK (the consumer always has the key;
- * `sendat series list` or `status` without one show what the records say). */
-enum sa_code sa_cancelrec_get(kvStore *kv, const char *key, int64_t *at_ms,
-                              struct sa_err *err) SA_MUST_CHECK;
 
 #endif

@@ -1,7 +1,10 @@
 /* Watcher thread + hash set of cancelled ids, each with the time its record was written.
- * Deletes in the bucket remove ids; the set only grows with cancels, which are rare next to
- * sends. Only a record the key ring authenticates (claimmac.h) enters the set; a keyless
- * writer's is logged as junk and changes nothing. A record applies only to tasks sealed before it
+ * Only a record the key ring authenticates (claimmac.h) changes the set: a cancel or pause
+ * enters it, a lift (a resume, cancelrec.h) removes it; a keyless writer's record is logged as
+ * junk and a DEL or PURGE marker is passed over, so neither un-cancels nor un-pauses anything
+ * (issue 37.8). The watch starts with every entry the bucket keeps, oldest first, so a starting
+ * member finds an authentic record under the junk or markers over it. The set only grows with
+ * cancels, which are rare next to sends. A record applies only to tasks sealed before it
  * (sa_cancel_applies): producers free an id once its cancelled claim expired, and a task booked
  * under it then is not dropped. */
 #include <pthread.h>
@@ -12,6 +15,7 @@
 
 #include "cancel.h"
 #include "claim.h"
+#include "cancelrec.h"
 #include "claimmac.h"
 #include "log.h"
 
@@ -152,10 +156,13 @@ static void
 apply(struct cancel_set *s, kvEntry *e)
 {
     struct sa_err why = {0};
-    int put = e && kvEntry_Operation(e) == kvOp_Put;
 
-    if (put && sa_cancelrec_check(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), kvEntry_Key(e),
-                                  kvEntry_Created(e) / 1000000, &why) != SA_OK) {
+    if (e && kvEntry_Operation(e) != kvOp_Put) {
+        sa_log(SA_LOG_INFO, "cancel_marker_passed", "id=%s", kvEntry_Key(e));
+        return;
+    }
+    if (e && sa_cancelrec_check(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), kvEntry_Key(e),
+                                kvEntry_Created(e) / 1000000, &why) != SA_OK) {
         /* a keyless writer's: it cancels nothing, and unsets nothing the set holds */
         sa_log(SA_LOG_WARN, "junk_cancel_record", "id=%s error=\"%s\"", kvEntry_Key(e), why.msg);
         return;
@@ -164,10 +171,10 @@ apply(struct cancel_set *s, kvEntry *e)
     if (!e) {
         s->ready = 1; /* initial values done */
         pthread_cond_broadcast(&s->ready_cv);
-    } else if (put) {
-        set_add(s, kvEntry_Key(e), kvEntry_Created(e) / 1000000);
-    } else {
+    } else if (sa_cancelrec_is_lift(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e))) {
         set_remove(s, kvEntry_Key(e));
+    } else {
+        set_add(s, kvEntry_Key(e), kvEntry_Created(e) / 1000000);
     }
     pthread_mutex_unlock(&s->lock);
 }
@@ -197,6 +204,7 @@ cancel_start(struct cancel_set **out, kvStore *kv, int64_t ttl_ms, struct sa_err
 {
     struct cancel_set *s = calloc(1, sizeof(*s));
     struct timespec until;
+    kvWatchOptions wo;
     natsStatus st;
 
     *out = NULL;
@@ -205,7 +213,9 @@ cancel_start(struct cancel_set **out, kvStore *kv, int64_t ttl_ms, struct sa_err
     s->ttl_ms = ttl_ms;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->ready_cv, NULL);
-    st = kvStore_WatchAll(&s->watcher, kv, NULL);
+    kvWatchOptions_Init(&wo);
+    wo.IncludeHistory = true; /* what lies under junk or a marker (cancelrec.h) */
+    st = kvStore_WatchAll(&s->watcher, kv, &wo);
     if (st != NATS_OK || pthread_create(&s->thread, NULL, watch_loop, s) != 0) {
         kvWatcher_Destroy(s->watcher);
         free(s);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cancel.h"
-#include "claimmac.h"
+#include "cancelrec.h"
 #include "cron.h"
 #include "log.h"
 #include "relay.h"
@@ -35,10 +35,20 @@ static int
 series_stopped(struct consumer *c, const struct sa_task *t)
 {
     int64_t at = 0;
+    struct sa_err why = {0};
 
     if (cancel_contains(c->cancels, t->series_id))
         return 1;
-    return sa_cancelrec_get(c->n->cancel, t->series_id, &at, NULL) == SA_OK;
+    switch (sa_cancelrec_get(c->n->js, c->n->cancel, t->series_id, &at, &why)) {
+    case SA_OK:
+        return 1;
+    case SA_EINVAL: /* what junk pushed out may have been the cancel: never go on over it */
+        sa_log(SA_LOG_WARN, "series_cancel_in_doubt", "series=%s error=\"%s\"", t->series_id,
+               why.msg);
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 enum sa_code

@@ -9,7 +9,8 @@
 
 #define PAGE_DEFAULT 100
 
-/* GET /v1/groups[?limit=&cursor=] (reader): {"groups":[...],"next_cursor"}, newest first. */
+/* GET /v1/groups[?limit=&cursor=] (reader): {"groups":[...],"next_cursor","truncated"}, newest
+ * first; truncated: only the newest GROUPVIEW_LIST_SCAN members were read (groupview.h). */
 static void
 list_groups(struct request *r)
 {
@@ -17,17 +18,19 @@ list_groups(struct request *r)
     int64_t limit = PAGE_DEFAULT;
     char next[GROUPVIEW_CURSOR_MAX];
     json_t *groups;
+    int truncated = 0;
     enum sa_code rc;
 
     if (!serve_need(r, TOKEN_READER) ||
         !serve_query_number(r, "limit", 1, GROUPVIEW_LIMIT_MAX, &limit))
         return;
     groups = json_array();
-    rc = groupview_list(r->s->n, (long)limit, serve_query(r, "cursor"), groups, next, &err);
+    rc = groupview_list(r->s->n, (long)limit, serve_query(r, "cursor"), groups, next, &truncated,
+                        &err);
     if (rc == SA_OK) {
         serve_reply(r, 200,
-                    json_pack("{s:o, s:o}", "groups", groups, "next_cursor",
-                              next[0] ? json_string(next) : json_null()));
+                    json_pack("{s:o, s:o, s:b}", "groups", groups, "next_cursor",
+                              next[0] ? json_string(next) : json_null(), "truncated", truncated));
         return;
     }
     json_decref(groups);

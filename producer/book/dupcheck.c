@@ -11,7 +11,7 @@
 #include <sodium.h>
 
 #include "claim.h"
-#include "claimmac.h"
+#include "cancelrec.h"
 #include "dupcheck.h"
 #include "find.h"
 #include "timeparse.h"
@@ -181,8 +181,8 @@ dupcheck_gone(struct sa_nats *n, const char *id, int64_t booked_ms, struct dupch
         return rc;
     /* No claim, yet a cancel record (a series', or a cancel repeated): the consumers drop a task
      * it applies to (consumer/ledger/cancel.c), one booked once the id is free they send. */
-    rc = sa_cancelrec_get(n->cancel, id, &at, err); /* a keyless writer's refuses nothing */
-    if (rc == SA_ENOTFOUND || rc == SA_ECRYPTO) {
+    rc = sa_cancelrec_get(n->js, n->cancel, id, &at, err); /* a keyless writer's refuses nothing */
+    if (rc == SA_ENOTFOUND || rc == SA_ECRYPTO || rc == SA_EINVAL) { /* the claim decides */
         sa_err_clear(err);
         return SA_OK;
     }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cancelrec.h"
 #include "jsapi.h"
 #include "nopurge.h"
 #include "placement.h"
@@ -236,11 +237,13 @@ add_shard(struct sa_nats *n, int k, const struct provision *o, provision_record_
 
 #define JS_API_WAIT_MS 5000
 
-/* Lets stream's messages carry a Nats-TTL header (nats-server 2.11+; nats.c 3.4 has no field
- * for it, so the config is read, changed and sent back as JSON). Once set, the server keeps it
- * (it cannot be turned off), and nats.c's own updates never touch these buckets again. */
+/* Settles the cancel bucket made by an earlier version (the config is read, changed and sent
+ * back as JSON: nats.c 3.4 has no field for a message TTL, and its own updates would drop it):
+ * SA_CANCEL_HISTORY entries a key and no rollups, so what a keyless writer puts over a record
+ * cannot push it out at once nor purge it (cancelrec.h); with ttl, its messages may carry a
+ * Nats-TTL header (nats-server 2.11+; once set, the server keeps it: it cannot be turned off). */
 static enum sa_code
-allow_msg_ttl(struct sa_nats *n, const char *stream, struct sa_err *err)
+settle_cancel_bucket(struct sa_nats *n, const char *stream, int ttl, struct sa_err *err)
 {
     char api[128];
     json_t *info = NULL, *cfg = NULL;
@@ -253,8 +256,13 @@ allow_msg_ttl(struct sa_nats *n, const char *stream, struct sa_err *err)
     cfg = json_object_get(info, "config");
     if (!json_is_object(cfg))
         rc = sa_fail(err, SA_ENATS, "%s: no config in the answer", api);
-    else if (!json_is_true(json_object_get(cfg, "allow_msg_ttl"))) {
-        json_object_set_new(cfg, "allow_msg_ttl", json_true());
+    else if ((ttl && !json_is_true(json_object_get(cfg, "allow_msg_ttl"))) ||
+             json_integer_value(json_object_get(cfg, "max_msgs_per_subject")) < SA_CANCEL_HISTORY ||
+             json_is_true(json_object_get(cfg, "allow_rollup_hdrs"))) {
+        if (ttl)
+            json_object_set_new(cfg, "allow_msg_ttl", json_true());
+        json_object_set_new(cfg, "max_msgs_per_subject", json_integer(SA_CANCEL_HISTORY));
+        json_object_set_new(cfg, "allow_rollup_hdrs", json_false());
         body = json_dumps(cfg, JSON_COMPACT);
         snprintf(api, sizeof(api), "STREAM.UPDATE.%s", stream);
         rc = body ? sa_jsapi_request(n->nc, api, body, JS_API_WAIT_MS, NULL, NULL, err)
@@ -266,14 +274,16 @@ allow_msg_ttl(struct sa_nats *n, const char *stream, struct sa_err *err)
 }
 
 /* What the server offers beyond 2.9 (jsfeat.h), for buckets made before the upgrade too: the
- * cancel bucket's task records expire with their claims (producer/book/cancel.c). */
+ * cancel bucket's task records expire with their claims (producer/book/cancel.c); and the
+ * cancel bucket's history and rollups as this version keeps them. */
 static enum sa_code
 upgrade_buckets(struct sa_nats *n, struct sa_err *err)
 {
     enum sa_code rc = sa_jsfeat_detect(n->nc, &n->feat, err);
 
-    if (rc == SA_OK && (n->feat.have & SA_JSFEAT_MSG_TTL))
-        rc = allow_msg_ttl(n, "KV_" SA_CANCEL_BUCKET, err);
+    if (rc == SA_OK)
+        rc = settle_cancel_bucket(n, "KV_" SA_CANCEL_BUCKET,
+                                  (n->feat.have & SA_JSFEAT_MSG_TTL) != 0, err);
     return rc;
 }
 
@@ -284,7 +294,7 @@ provision_all(struct sa_nats *n, const struct provision *o, provision_record_fn 
     enum sa_code rc = add_stream(n->js, SA_DLQ_STREAM, SA_DLQ_SUBJECTS, 0, o, err);
 
     if (rc == SA_OK)
-        rc = add_bucket(n->js, SA_CANCEL_BUCKET, 1, 0, o->replicas, err);
+        rc = add_bucket(n->js, SA_CANCEL_BUCKET, SA_CANCEL_HISTORY, 0, o->replicas, err);
     if (rc == SA_OK)
         rc = add_bucket(n->js, SA_SERIES_BUCKET, 1, 0, o->replicas, err);
     if (rc == SA_OK) /* group members live as long as their claims could */

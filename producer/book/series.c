@@ -1,12 +1,15 @@
 /* Series records in the sendat_series bucket, as JSON: written once when the series is
  * scheduled, then only its pause log grows (compare-and-set on the record's revision), so
  * `status` shows every pause and resume although the cancel map keeps only the current pause. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "cron.h"
+#include "find.h"
 #include "series.h"
 
 static int
@@ -84,14 +87,63 @@ series_note_pause(struct sa_nats *n, const char *id, int paused, int64_t at_ms, 
     return sa_nats_fail(err, s, 0, "note a series pause");
 }
 
+/* How many of t's occurrences fall within span_ms of its first (0: its whole life), counted up
+ * to SERIES_LIVE_MAX + 1: the claim records the series keeps in the ledger at once. */
+static enum sa_code
+live_occurrences(const struct sa_task *t, int64_t span_ms, long *n_out, struct sa_err *err)
+{
+    struct sa_cron *c = NULL;
+    int64_t at = t->due_ms, end = span_ms > 0 ? t->due_ms + span_ms : INT64_MAX;
+    long n = 1, last = t->count ? t->count : SERIES_LIVE_MAX + 1;
+    int flags = 0;
+    enum sa_code rc = sa_cron_parse(&c, t->cron, err);
+
+    if (last > SERIES_LIVE_MAX + 1)
+        last = SERIES_LIVE_MAX + 1;
+    while (rc == SA_OK && n < last) {
+        rc = sa_cron_next(c, t->tz, at, &at, &flags, err);
+        if (rc != SA_OK || at >= end || (t->until_ms && at > t->until_ms))
+            break;
+        n++;
+    }
+    sa_cron_free(c);
+    *n_out = n;
+    if (rc == SA_ENOTFOUND) /* no fire within years: the series ends */
+        sa_err_clear(err);
+    return rc == SA_ENOTFOUND ? SA_OK : rc;
+}
+
+/* Refuses a series that would keep more than SERIES_LIVE_MAX claim records at once: each
+ * occurrence's record lives for the claims TTL, so an every-second series would hold 604,800 of
+ * them (about 460 MB) under the default 7 days. */
+static enum sa_code
+series_bounded(struct sa_nats *n, const struct sa_task *t, struct sa_err *err)
+{
+    int64_t ttl = 0;
+    long live = 0;
+    enum sa_code rc = find_claims_ttl(n, t->id, &ttl, err);
+
+    if (rc == SA_OK)
+        rc = live_occurrences(t, ttl, &live, err);
+    if (rc == SA_OK && live > SERIES_LIVE_MAX)
+        return sa_fail_field(err, SA_EINVAL, "cron",
+                             "series fires more than %d times within the claims TTL (%" PRId64
+                             " s), each keeping a claim record: fire less often, or bound it "
+                             "with count or until",
+                             SERIES_LIVE_MAX, ttl / 1000);
+    return rc;
+}
+
 enum sa_code
 series_register(struct sa_nats *n, const struct sa_task *t, struct sa_err *err)
 {
     char buf[512];
     struct series_info old;
     uint64_t rev;
-    enum sa_code rc;
+    enum sa_code rc = series_bounded(n, t, err);
 
+    if (rc != SA_OK)
+        return rc;
     if (encode(t, buf, sizeof(buf)) < 0)
         return sa_fail(err, SA_EINVAL, "series %s does not encode", t->series_id);
     if (kvStore_CreateString(&rev, n->series, t->series_id, buf) == NATS_OK)

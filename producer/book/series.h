@@ -8,8 +8,14 @@
 #include "series_record.h"
 #include "task.h"
 
+/* The most occurrences a series may have within one claims TTL (or in all, with claims kept
+ * for ever): each keeps its claim record that long. Once a minute for 34 days fits, once a
+ * second (86,400 a day) does not unless count or until bounds it. */
+#define SERIES_LIVE_MAX 50000
+
 /* Records t's series (create-if-absent). SA_EEXIST if the same series was scheduled already
- * (then publish nothing: its chain runs), SA_EINVAL if the id has another schedule. */
+ * (then publish nothing: its chain runs), SA_EINVAL if the id has another schedule or would
+ * keep more than SERIES_LIVE_MAX claim records at once (field "cron"). */
 enum sa_code series_register(struct sa_nats *n, const struct sa_task *t,
                              struct sa_err *err) SA_MUST_CHECK;
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "claim.h"
+#include "cancelrec.h"
 #include "claimmac.h"
 #include "series.h"
 #include "series_status.h"
@@ -38,19 +39,25 @@ series_cancel(struct sa_nats *n, const char *id, struct cancel_result *out, stru
     return SA_OK;
 }
 
-/* Writes or deletes the series' pause key in the cancel map. */
+/* Writes the series' pause key in the cancel map: a pause record, or a lift (cancelrec.h)
+ * followed by a DEL, which consumers of older versions read as the resume. A DEL alone lifts
+ * nothing: anyone allowed to write the bucket can make one. */
 static enum sa_code
 set_paused(struct sa_nats *n, const char *id, int pause, struct sa_err *err)
 {
-    char key[SA_ID_MAX + 8], now[40], value[40 + SA_CLAIMMAC_MAX + 2];
+    char key[SA_ID_MAX + 8], now[48], value[48 + SA_CLAIMMAC_MAX + 2];
     uint64_t rev;
     natsStatus s;
 
     snprintf(key, sizeof(key), "%s%s", SA_PAUSE_PREFIX, id);
-    sa_time_format(now, sizeof(now), sa_now_ms());
-    if (pause && sa_cancelrec_make(value, sizeof(value), key, now) < 0)
-        return sa_fail(err, SA_ECRYPTO, "no key to authenticate the pause of %s", id);
-    s = pause ? kvStore_PutString(&rev, n->cancel, key, value) : kvStore_Delete(n->cancel, key);
+    snprintf(now, sizeof(now), "%s", pause ? "" : SA_CANCELREC_LIFT);
+    sa_time_format(now + strlen(now), sizeof(now) - strlen(now), sa_now_ms());
+    if (sa_cancelrec_make(value, sizeof(value), key, now) < 0)
+        return sa_fail(err, SA_ECRYPTO, "no key to authenticate the %s of %s",
+                       pause ? "pause" : "resume", id);
+    s = kvStore_PutString(&rev, n->cancel, key, value);
+    if (s == NATS_OK && !pause)
+        s = kvStore_Delete(n->cancel, key);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, pause ? "pause series" : "resume series");
     return SA_OK;

@@ -119,21 +119,27 @@ list(struct group_opts *o, struct sa_nats *n)
     char next[GROUPVIEW_CURSOR_MAX];
     struct sa_err err = {0};
     json_t *groups = json_array(), *g, *doc;
+    int truncated = 0;
     size_t i;
 
-    if (groupview_list(n, o->limit, o->cursor, groups, next, &err) != SA_OK) {
+    if (groupview_list(n, o->limit, o->cursor, groups, next, &truncated, &err) != SA_OK) {
         json_decref(groups);
         return cli_error(cli_exit_for(err.code), "group list: %s", err.msg);
     }
     if (o->cli.json) {
-        doc = json_pack("{s:o, s:o}", "groups", groups, "next_cursor",
-                        next[0] ? json_string(next) : json_null());
+        doc = json_pack("{s:o, s:o, s:b}", "groups", groups, "next_cursor",
+                        next[0] ? json_string(next) : json_null(), "truncated", truncated);
         print_json(doc);
         json_decref(doc);
     } else {
         json_array_foreach(groups, i, g) print_figures(g);
         json_decref(groups);
     }
+    if (truncated)
+        fprintf(stderr,
+                "truncated: only the newest %d group members were read (older groups are not "
+                "listed; sendat group show NAME reads one group whole)\n",
+                GROUPVIEW_LIST_SCAN);
     if (next[0])
         fprintf(stderr, "more: sendat group list --cursor %s\n", next);
     return EXIT_OK;

@@ -57,10 +57,11 @@ state_of(enum sa_claim_state s)
     }
 }
 
+/* Adds the member of key (value: its due time; booked: when the entry was stored). */
 static int
-add(struct members *l, kvEntry *e)
+add(struct members *l, const char *key, const char *value, int64_t booked)
 {
-    const char *key = kvEntry_Key(e), *dot = strchr(key, '.');
+    const char *dot = strchr(key, '.');
     struct member *m;
 
     if (!dot || dot == key || !sa_layout_id_valid(dot + 1) || (size_t)(dot - key) > SA_ID_MAX)
@@ -78,8 +79,8 @@ add(struct members *l, kvEntry *e)
     m = &l->m[l->len++];
     snprintf(m->group, sizeof(m->group), "%.*s", (int)(dot - key), key);
     snprintf(m->id, sizeof(m->id), "%s", dot + 1);
-    m->due = strtoll(kvEntry_ValueString(e) ? kvEntry_ValueString(e) : "0", NULL, 10);
-    m->booked = kvEntry_Created(e) / 1000000; /* ns */
+    m->due = strtoll(value ? value : "0", NULL, 10);
+    m->booked = booked;
     m->state = WAITING;
     return 0;
 }
@@ -103,7 +104,8 @@ read_members(struct sa_nats *n, const char *group, struct members *out, struct s
     snprintf(filter, sizeof(filter), "%s.>", group ? group : "*");
     s = kvStore_Watch(&w, kv, filter, &o);
     while (s == NATS_OK && (s = kvWatcher_Next(&e, w, WAIT_MS)) == NATS_OK && e) {
-        if (kvEntry_Operation(e) == kvOp_Put && add(out, e) != 0)
+        if (kvEntry_Operation(e) == kvOp_Put &&
+            add(out, kvEntry_Key(e), kvEntry_ValueString(e), kvEntry_Created(e) / 1000000) != 0)
             rc = sa_fail(err, SA_ENOMEM, "more than %d group members to read",
                          GROUPVIEW_MEMBERS_MAX);
         kvEntry_Destroy(e);
@@ -115,6 +117,69 @@ read_members(struct sa_nats *n, const char *group, struct members *out, struct s
     kvWatcher_Destroy(w);
     kvStore_Destroy(kv);
     return rc;
+}
+
+/* The newest GROUPVIEW_LIST_SCAN members the bucket stores, from the messages last - SCAN + 1
+ * to last of its stream, through an ordered consumer that starts there (a member's key is
+ * written once, so each message is one member). */
+static enum sa_code
+read_newest(struct sa_nats *n, uint64_t last, struct members *out, struct sa_err *err)
+{
+    static const char prefix[] = "$KV." SA_GROUPS_BUCKET ".";
+    jsSubOptions so;
+    natsSubscription *sub = NULL;
+    natsMsg *m = NULL;
+    jsMsgMetaData *meta = NULL;
+    const char *op = NULL;
+    natsStatus s;
+    enum sa_code rc = SA_OK;
+
+    jsSubOptions_Init(&so);
+    so.Stream = "KV_" SA_GROUPS_BUCKET;
+    so.Ordered = true;
+    so.Config.DeliverPolicy = js_DeliverByStartSequence;
+    so.Config.OptStartSeq = last - GROUPVIEW_LIST_SCAN + 1;
+    s = js_SubscribeSync(&sub, n->js, "$KV." SA_GROUPS_BUCKET ".>", NULL, &so, NULL);
+    while (s == NATS_OK && rc == SA_OK &&
+           (s = natsSubscription_NextMsg(&m, sub, WAIT_MS)) == NATS_OK) {
+        s = natsMsg_GetMetaData(&meta, m);
+        if (s == NATS_OK && (natsMsgHeader_Get(m, "KV-Operation", &op) != NATS_OK || !op) &&
+            add(out, natsMsg_GetSubject(m) + strlen(prefix), natsMsg_GetData(m),
+                meta->Timestamp / 1000000) != 0)
+            rc = sa_fail(err, SA_ENOMEM, "no memory for the group members");
+        if (s == NATS_OK && (meta->Sequence.Stream >= last || meta->NumPending == 0))
+            s = NATS_NOT_FOUND; /* read to the end */
+        jsMsgMetaData_Destroy(meta);
+        meta = NULL;
+        natsMsg_Destroy(m);
+        op = NULL;
+    }
+    natsSubscription_Destroy(sub);
+    if (rc == SA_OK && s != NATS_NOT_FOUND && s != NATS_TIMEOUT) /* the last one expired */
+        rc = sa_nats_fail(err, s, 0, "list groups");
+    return rc;
+}
+
+/* Every group's members, or the newest GROUPVIEW_LIST_SCAN (*truncated = 1) when the bucket
+ * stores more: a listing's work is bounded however many groups there are. */
+static enum sa_code
+read_listed(struct sa_nats *n, struct members *out, int *truncated, struct sa_err *err)
+{
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_GetStreamInfo(&si, n->js, "KV_" SA_GROUPS_BUCKET, NULL, &jerr);
+    uint64_t msgs = 0, last = 0;
+
+    *truncated = 0;
+    if (s != NATS_OK)
+        return sa_nats_fail(err, s, jerr, "bind " SA_GROUPS_BUCKET " (run sendat init)");
+    msgs = si->State.Msgs;
+    last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    if (msgs <= GROUPVIEW_LIST_SCAN)
+        return read_members(n, NULL, out, err);
+    *truncated = 1;
+    return read_newest(n, last, out, err);
 }
 
 /* The states of the members m[lo..hi) of each of the count groups f, from their claims in one
@@ -275,7 +340,7 @@ choose_page(const struct figures *f, size_t count, const struct figures *after, 
 
 enum sa_code
 groupview_list(struct sa_nats *n, long limit, const char *cursor, json_t *out,
-               char next[GROUPVIEW_CURSOR_MAX], struct sa_err *err)
+               char next[GROUPVIEW_CURSOR_MAX], int *truncated, struct sa_err *err)
 {
     struct members l = {0};
     struct figures after, *f = NULL;
@@ -284,7 +349,7 @@ groupview_list(struct sa_nats *n, long limit, const char *cursor, json_t *out,
 
     next[0] = '\0';
     if (rc == SA_OK)
-        rc = read_members(n, NULL, &l, err);
+        rc = read_listed(n, &l, truncated, err);
     if (rc == SA_OK && l.len && !(f = calloc(l.len, sizeof(*f))))
         rc = sa_fail(err, SA_ENOMEM, "no memory to sum %zu group members", l.len);
     if (rc == SA_OK && f) {

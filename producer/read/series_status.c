@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "claim.h"
-#include "claimmac.h"
+#include "cancelrec.h"
 #include "cron.h"
 #include "events.h"
 #include "find.h"
@@ -107,8 +107,10 @@ series_cancelled_at(struct sa_nats *n, const char *id)
 {
     int64_t at = 0;
 
-    if (sa_cancelrec_get(n->cancel, id, &at, NULL) != SA_OK) /* none, or a keyless writer's */
-        at = 0;
+    enum sa_code rc = sa_cancelrec_get(n->js, n->cancel, id, &at, NULL);
+
+    if (rc != SA_OK && rc != SA_EINVAL) /* none, or a keyless writer's; junk filling the */
+        at = 0;                         /* history is in doubt: stopped, as the fleet reads it */
     return at;
 }
 

@@ -1,7 +1,7 @@
 /* `sendat serve` reading what is booked: tasks listed by due range (paged, by state and
  * host, the CLI's `sendat list` the same), the stats, cancelled tasks left out of lists and
  * levels (issue 28), and groups to browse with `sendat group list|show` (a page bound by the
- * claims it reads). */
+ * claims it reads, a listing by the members it reads). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 
 #include "api_client.h"
 #include "check.h"
+#include "layout.h"
 #include "timeparse.h"
 
 /* A listed task says when and how, never where it goes or what it carries. */
@@ -353,6 +354,73 @@ test_groups_page_claims_bound(void **state)
     json_decref(doc);
 }
 
+/* The group members "aged-<g>.m<k>" written straight into the groups bucket, g 0..119 in turn,
+ * 500 each (60,000: more than a listing reads), oldest group first. */
+static void
+write_aged_members(void)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    char subject[128], due[32];
+
+    snprintf(due, sizeof(due), "%" PRId64, (int64_t)(test_now_ms() + 20 * 3600000LL));
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    for (int g = 0; g < 120; g++)
+        for (int k = 0; k < 500; k++) {
+            snprintf(subject, sizeof(subject), "$KV.%s.aged-%03d.m%d", SA_GROUPS_BUCKET, g, k);
+            assert_int_equal(js_PublishAsync(js, subject, due, (int)strlen(due), NULL), NATS_OK);
+        }
+    assert_int_equal(js_PublishAsyncComplete(js, NULL), NATS_OK);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+}
+
+/* Issue 37.8: a listing's work is bounded however many groups are booked. With 60,000 members
+ * stored, GET /v1/groups (and `sendat group list`) reads only the newest 50,000 and says
+ * "truncated": the newest groups are listed in full, the oldest (aged-000..019, the first
+ * 10,000 members) not; GET /v1/groups/{name} still reads one group whole. */
+static void
+test_groups_list_scan_bound(void **state)
+{
+    char path[300], names[16384] = "", out[4096], err[1024], body[512], id[80];
+    json_t *doc = NULL, *g;
+    const char *cursor = "";
+    size_t i;
+    int pages = 0;
+
+    (void)state;
+    write_aged_members();
+    snprintf(body, sizeof(body), "{\"at\":\"+20h\",\"webhook\":\"%s/x\",\"group\":\"fresh\"}",
+             receiver_url(F.recv));
+    book(body, id, sizeof(id));
+    do {
+        snprintf(path, sizeof(path), "/groups?limit=1000%s%s", cursor[0] ? "&cursor=" : "", cursor);
+        json_decref(doc);
+        assert_int_equal(call("GET", path, reader, NULL, &doc), 200);
+        assert_true(json_is_true(json_object_get(doc, "truncated")));
+        json_array_foreach(json_object_get(doc, "groups"), i, g)
+        {
+            strncat(names, json_string_value(json_object_get(g, "group")),
+                    sizeof(names) - strlen(names) - 2);
+            strcat(names, " ");
+        }
+        cursor = json_string_value(json_object_get(doc, "next_cursor"));
+        cursor = cursor ? cursor : "";
+    } while (cursor[0] && ++pages < 20);
+    json_decref(doc);
+    assert_non_null(strstr(names, "fresh "));
+    assert_non_null(strstr(names, "aged-119 "));
+    assert_non_null(strstr(names, "aged-020 "));
+    assert_null(strstr(names, "aged-000 "));
+    assert_null(strstr(names, "aged-019 "));
+    assert_int_equal(call("GET", "/groups/aged-000", reader, NULL, &doc), 200);
+    assert_int_equal(json_integer_value(json_object_get(doc, "tasks")), 500);
+    json_decref(doc);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "group", "list", NULL), 0);
+    assert_non_null(strstr(err, "truncated: only the newest 50000 group members were read"));
+}
+
 int
 main(void)
 {
@@ -362,6 +430,7 @@ main(void)
         cmocka_unit_test(test_cancelled_left_out),
         cmocka_unit_test(test_groups_browse),
         cmocka_unit_test(test_groups_page_claims_bound),
+        cmocka_unit_test(test_groups_list_scan_bound),
         cmocka_unit_test(test_openapi_served_and_answers_match),
     };
     return fx_run(tests, sizeof(tests) / sizeof(tests[0]), api_setup, api_teardown);

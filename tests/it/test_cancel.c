@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "cancelrec.h"
 #include "check.h"
 #include "claim.h"
 #include "claimmac.h"
@@ -312,7 +313,8 @@ test_cancel_record_ttl(void **state)
 }
 
 /* Writes id's cancel record again with a Nats-TTL of one second (what every record comes to
- * when its time is up). */
+ * when its time is up), as many times as the bucket keeps entries a key (SA_CANCEL_HISTORY), so
+ * that the record it replaces leaves the key's history too. */
 static void
 expire_soon(natsConnection *nc, const char *id)
 {
@@ -323,11 +325,15 @@ expire_soon(natsConnection *nc, const char *id)
 
     snprintf(subject, sizeof(subject), "$KV.%s.%s", SA_CANCEL_BUCKET, id);
     assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    assert_int_equal(natsMsg_Create(&m, subject, NULL, "x", 1), NATS_OK);
-    assert_int_equal(natsMsgHeader_Set(m, "Nats-TTL", "1"), NATS_OK);
-    assert_int_equal(js_PublishMsg(&pa, js, m, NULL, NULL), NATS_OK);
-    jsPubAck_Destroy(pa);
-    natsMsg_Destroy(m);
+    for (int i = 0; i < SA_CANCEL_HISTORY; i++) {
+        assert_int_equal(natsMsg_Create(&m, subject, NULL, "x", 1), NATS_OK);
+        assert_int_equal(natsMsgHeader_Set(m, "Nats-TTL", "1"), NATS_OK);
+        assert_int_equal(js_PublishMsg(&pa, js, m, NULL, NULL), NATS_OK);
+        jsPubAck_Destroy(pa);
+        natsMsg_Destroy(m);
+        pa = NULL;
+        m = NULL;
+    }
     jsCtx_Destroy(js);
 }
 

@@ -67,7 +67,8 @@ test_pause_skips_and_resume_delivers(void **state)
     fx_consumer(&F, 0, NULL);
     snprintf(url, sizeof(url), "%s/tick", receiver_url(F.recv));
     assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
-                               "*/2 * * * * *", "--tz", "UTC", "--webhook", url, NULL),
+                               "*/2 * * * * *", "--tz", "UTC", "--count", "1000", "--webhook", url,
+                               NULL),
                      0);
     series[strcspn(series, "\n")] = '\0';
     assert_true(receiver_wait(F.recv, NULL, 2, 30000));

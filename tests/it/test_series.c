@@ -106,7 +106,8 @@ test_cancel_stops_series(void **state)
     fx_consumer(&F, 0, NULL);
     snprintf(url, sizeof(url), "%s/stop", receiver_url(F.recv));
     assert_int_equal(fx_sendat(&F, series, sizeof(series), NULL, 0, "schedule", "--cron",
-                               "*/2 * * * * *", "--tz", "Asia/Seoul", "--webhook", url, NULL),
+                               "*/2 * * * * *", "--tz", "Asia/Seoul", "--count", "1000",
+                               "--webhook", url, NULL),
                      0);
     series[strcspn(series, "\n")] = '\0';
     assert_true(receiver_wait(F.recv, NULL, 2, 30000));
@@ -161,6 +162,42 @@ test_preview_and_refusals(void **state)
     fx_stop(&F);
 }
 
+/* Issue 37.8: each occurrence keeps its claim record for the claims TTL, so an every-second
+ * series without a bound would keep 604,800 of them (about 460 MB) under the default 7 days.
+ * Booking refuses one that would keep more than 50,000 (exit 2, field "cron"); a count or
+ * until that bounds it, or a minutely cron (10,080 a week), is booked. */
+static void
+test_series_claim_ceiling(void **state)
+{
+    char out[4096], err[1024];
+    int64_t t0;
+
+    (void)state;
+    fx_start(&F, 0);
+    t0 = test_now_ms();
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron",
+                               "* * * * * *", "--tz", "UTC", "--webhook", "http://127.0.0.1:9/x",
+                               NULL),
+                     2);
+    fprintf(stderr, "every second refused in %" PRId64 " ms: %s", test_now_ms() - t0, err);
+    assert_non_null(strstr(err, "more than 50000 times within the claims TTL"));
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron",
+                               "* * * * * *", "--tz", "UTC", "--count", "100", "--webhook",
+                               "http://127.0.0.1:9/x", NULL),
+                     0);
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron",
+                               "* * * * * *", "--tz", "UTC", "--until", "+10h", "--webhook",
+                               "http://127.0.0.1:9/x", NULL),
+                     0);
+    t0 = test_now_ms();
+    assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--cron",
+                               "* * * * *", "--tz", "UTC", "--webhook", "http://127.0.0.1:9/x",
+                               NULL),
+                     0);
+    fprintf(stderr, "every minute booked in %" PRId64 " ms\n", test_now_ms() - t0);
+    fx_stop(&F);
+}
+
 int
 main(void)
 {
@@ -168,6 +205,7 @@ main(void)
         cmocka_unit_test(test_series_survives_a_kill),
         cmocka_unit_test(test_cancel_stops_series),
         cmocka_unit_test(test_preview_and_refusals),
+        cmocka_unit_test(test_series_claim_ceiling),
     };
 
     return FX_RUN(tests);
