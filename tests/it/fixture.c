@@ -408,3 +408,17 @@ fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
     curl_global_cleanup();
     return rc;
 }
+
+int
+fx_member_instance(kvStore *members, const char *name, char *out, size_t cap)
+{
+    kvEntry *e = NULL;
+    const char *v;
+
+    if (kvStore_Get(&e, members, name) != NATS_OK)
+        return 0;
+    v = kvEntry_ValueString(e);
+    snprintf(out, cap, "%.*s", (int)strcspn(v, " "), v);
+    kvEntry_Destroy(e);
+    return out[0] != '\0';
+}

@@ -264,21 +264,6 @@ test_sigterm_hands_back_its_inbox(void **state)
     fx_finish(&F);
 }
 
-/* Our instance's id as the members bucket names it for consumer name (it beats each second). */
-static int
-read_instance(kvStore *members, const char *name, char *out, size_t cap)
-{
-    kvEntry *e = NULL;
-    const char *v;
-
-    if (kvStore_Get(&e, members, name) != NATS_OK)
-        return 0;
-    v = kvEntry_ValueString(e);
-    snprintf(out, cap, "%.*s", (int)strcspn(v, " "), v);
-    kvEntry_Destroy(e);
-    return out[0] != '\0';
-}
-
 /* Writes, with the key, a "sending" claim for id by consumer c0's running instance, as c0
  * itself leaves one whose create landed while its answer was lost and whose copy of the task
  * was handed back (a server wedged by a full disk, issue 37.9). */
@@ -298,7 +283,7 @@ forge_own_sending(const char *id)
     assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
     assert_int_equal(js_KeyValue(&members, js, SA_MEMBERS_BUCKET), NATS_OK);
     snprintf(c.consumer, sizeof(c.consumer), "c0");
-    while (!read_instance(members, "c0", c.instance, sizeof(c.instance)))
+    while (!fx_member_instance(members, "c0", c.instance, sizeof(c.instance)))
         assert_true(wait_until_ms(test_now_ms() + 100, until - test_now_ms()));
     assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
     assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);
