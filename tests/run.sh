@@ -7,7 +7,8 @@
 # clang-format, a -Wpedantic -Werror build and Release builds with gcc and clang), then the
 # claim protocol's model check (tests/model/run.sh), then the
 # Debian package installed into a fresh Debian 12 root (tests/deploy/run.sh), then the image,
-# compose stack, scaling and kills under podman (tests/containers/run.sh). Every build but
+# compose stack, scaling and kills under podman (tests/containers/run.sh), then the package's
+# systemd units under a real systemd in a container (tests/containers/systemd.sh). Every build but
 # the package's has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
 # each phase's result and the script fails if any failed. Test folders go to one temporary
 # folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1 keeps it, and its path is printed).
@@ -55,8 +56,11 @@ bash tests/deploy/run.sh # the .deb, lintian, and a fresh debootstrap root (docs
 deploy=$?
 bash tests/containers/run.sh # the image, compose, scaling and kills under podman (README)
 containers=$?
+bash tests/containers/systemd.sh # the units under systemd: notify, reload, stop, try-restart
+systemd=$?
 
 echo "tests/run.sh: plain phase $(result $plain), current server phase $(result $cur)," \
   "sanitizer phase $(result $san), fuzz phase $(result $fuzz), style phase $(result $style)," \
-  "deploy phase $(result $deploy), containers phase $(result $containers), model phase $(result $model)"
-[ $model = 0 ] && [ $plain = 0 ] && [ $cur = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ] && [ $containers = 0 ]
+  "deploy phase $(result $deploy), containers phase $(result $containers)," \
+  "systemd phase $(result $systemd), model phase $(result $model)"
+[ $model = 0 ] && [ $plain = 0 ] && [ $cur = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ] && [ $containers = 0 ] && [ $systemd = 0 ]
