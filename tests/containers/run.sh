@@ -57,16 +57,8 @@ die() {
 [ "$(id -u)" = 0 ] || die "needs root (podman with netavark, debootstrap)"
 
 # -- the engine, from Debian (apt-get update only when something is missing)
-need=(podman runc podman-compose netavark aardvark-dns iptables debootstrap python3 curl)
-missing=()
-for p in "${need[@]}"; do
-  dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  say "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash tests/containers/install.sh podman runc podman-compose netavark aardvark-dns iptables \
+  debootstrap python3 curl | sed 's/^/containers: /'
 say "$(podman --version), $(runc --version | head -1), podman-compose $(dpkg-query -W -f '${Version}' podman-compose)"
 
 work=$(mktemp -d "${SENDAT_TEST_TMPDIR:-/tmp}/containers-XXXXXX")

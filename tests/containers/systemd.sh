@@ -29,7 +29,8 @@ die() {
   exit 1
 }
 [ "$(id -u)" = 0 ] || die "needs root (podman)"
-command -v podman >/dev/null || die "podman missing (bash tests/containers/run.sh installs it)"
+bash tests/containers/install.sh podman runc netavark debootstrap dpkg-dev debhelper |
+  sed 's/^/systemd: /'
 
 work=$(mktemp -d "${SENDAT_TEST_TMPDIR:-/tmp}/systemd-XXXXXX")
 cleanup() {
