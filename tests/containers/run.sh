@@ -20,7 +20,8 @@
 #    killed (SIGKILL) and the node started again, and stopped consumers must drain (exit 0)
 #    within SENDAT_DRAIN_TIMEOUT's 20 s;
 #  - every task must arrive (distinct webhook-ids; a second arrival of an id is counted and
-#    printed: a send in flight when its consumer was killed is sent again with the same id);
+#    printed: a send the receiver answered too late, or one in flight when its consumer was
+#    killed, is sent again with the same id);
 #    lateness p50/p99/max is printed from the receiver's clock (the same host's);
 #  - the last consumer stopped too: it must exit 0 (a crash at exit is a signal, 128+n);
 #  - every container's log and state saved, then `podman-compose down -v`, then what it left
@@ -379,6 +380,6 @@ left=$(teardown)
 rest="$(stack_containers)$(stack_volumes)$(stack_networks)"
 [ -z "$rest" ] || die "left after cleanup: $rest"
 say "cleanup: no container, volume or network of $proj left; phase took $(($(date +%s) - started)) s"
-echo "containers: delivered $got/$total (distinct webhook-ids; $twice arrived a second time, sent again after a kill)"
+echo "containers: delivered $got/$total (distinct webhook-ids; $twice arrived a second time: sent again with the same id after no answer in time or a kill)"
 [ "$got" = "$total" ] || exit 1
 [[ $last == "exit 0 "* ]] || die "$c1 did not exit 0 when stopped ($last)"
