@@ -239,6 +239,13 @@ sa_nats_refused(const struct sa_nats *n, char *out, size_t cap)
 }
 
 void
+sa_nats_unsubscribe(natsConnection *nc, natsSubscription *sub)
+{
+    if (sub && natsSubscription_Unsubscribe(sub) == NATS_OK && nc)
+        natsConnection_FlushTimeout(nc, SA_NATS_UNSUB_WAIT_MS);
+}
+
+void
 sa_nats_close(struct sa_nats *n)
 {
     if (!n)

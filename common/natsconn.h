@@ -70,6 +70,16 @@ enum sa_code sa_nats_read_layout(struct sa_nats *n, struct sa_err *err) SA_MUST_
  * so the text fits in a log value) into out and returns 1; 0 if nothing was refused. */
 int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
 
+/* Unsubscribes sub and waits (at most SA_NATS_UNSUB_WAIT_MS) for the server's answer to a
+ * flush after it: nats.c's reader thread has then passed every message the server sent for sub,
+ * and finds no subscription for any later one, so sub may be destroyed. nats.c 3.4 (Debian 12's
+ * libnats) reads the subscription it found for a message without holding it (fixed in 3.6.1,
+ * nats.c issue 637): a subscription destroyed while a message for it arrived was read after
+ * it was freed, a SIGSEGV in natsConn_processMsg (issue 35). A sub already closed, or no
+ * connection to flush, returns at once. */
+#define SA_NATS_UNSUB_WAIT_MS 2000
+void sa_nats_unsubscribe(natsConnection *nc, natsSubscription *sub);
+
 /* Closes the connection and its contexts, and frees n. */
 void sa_nats_close(struct sa_nats *n);
 

@@ -6,7 +6,10 @@
 # libFuzzer target briefly (tests/fuzz/run.sh), then the style checks (tests/style.sh:
 # clang-format, a -Wpedantic -Werror build and Release builds with gcc and clang), then the
 # claim protocol's model check (tests/model/run.sh), then the
-# Debian package installed into a fresh Debian 12 root (tests/deploy/run.sh). Every build but
+# Debian package installed into a fresh Debian 12 root (tests/deploy/run.sh), then the
+# package's systemd units under a real systemd in a container (tests/containers/systemd.sh;
+# tests/containers/run.sh, the compose stack under podman, is run by hand: README says why).
+# Every build but
 # the package's has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
 # each phase's result and the script fails if any failed. Test folders go to one temporary
 # folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1 keeps it, and its path is printed).
@@ -52,8 +55,10 @@ bash tests/model/run.sh # the claim protocol's exhaustive model check (docs/desi
 model=$?
 bash tests/deploy/run.sh # the .deb, lintian, and a fresh debootstrap root (docs/install.md)
 deploy=$?
+bash tests/containers/systemd.sh # the units under systemd: notify, reload, stop, try-restart
+systemd=$?
 
 echo "tests/run.sh: plain phase $(result $plain), current server phase $(result $cur)," \
   "sanitizer phase $(result $san), fuzz phase $(result $fuzz), style phase $(result $style)," \
-  "deploy phase $(result $deploy), model phase $(result $model)"
-[ $model = 0 ] && [ $plain = 0 ] && [ $cur = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ]
+  "deploy phase $(result $deploy), systemd phase $(result $systemd), model phase $(result $model)"
+[ $model = 0 ] && [ $plain = 0 ] && [ $cur = 0 ] && [ $san = 0 ] && [ $fuzz = 0 ] && [ $style = 0 ] && [ $deploy = 0 ] && [ $systemd = 0 ]

@@ -110,14 +110,15 @@ struct consumer {
     struct easypool easy;      /* easy handles for the next sends (main thread only) */
     struct members *members;   /* fleet members alive (owned by the puller) */
     struct counters counters;
-    atomic_int waiting;     /* CONSUMER_WAIT_*: what start waits for (/readyz says it) */
-    atomic_int started;     /* connected, layout read, every part set up: /readyz may look */
-    atomic_int stopping;    /* set by SIGTERM: stop pulling, release what is held */
-    atomic_int reload;      /* set by SIGHUP: read the key ring and webhook secrets again */
-    atomic_int keys_gained; /* a reload brought a key id: the park comes round at once */
-    atomic_int sender_busy; /* due tasks wait for a free send slot: pull no more due ones */
-    atomic_int ledger_lost; /* a claims bucket is not init's (ledgerwatch.h): claim nothing */
-    atomic_int js_silent;   /* JetStream answers nothing on a live connection (ledgerwatch.h) */
+    atomic_int waiting;      /* CONSUMER_WAIT_*: what start waits for (/readyz says it) */
+    atomic_int started;      /* connected, layout read, every part set up: /readyz may look */
+    atomic_int stopping;     /* set by SIGTERM: stop pulling, release what is held */
+    _Atomic int64_t stop_ms; /* when the first SIGTERM came: the drain's time counts from it */
+    atomic_int reload;       /* set by SIGHUP: read the key ring and webhook secrets again */
+    atomic_int keys_gained;  /* a reload brought a key id: the park comes round at once */
+    atomic_int sender_busy;  /* due tasks wait for a free send slot: pull no more due ones */
+    atomic_int ledger_lost;  /* a claims bucket is not init's (ledgerwatch.h): claim nothing */
+    atomic_int js_silent;    /* JetStream answers nothing on a live connection (ledgerwatch.h) */
     _Atomic int64_t writes_until_ms; /* set when the drain ends: outcome writes stop then */
     pthread_mutex_t makers_lock;     /* guards makers_made; makers_wake tells the durable makers */
     pthread_cond_t makers_wake;      /* (pull_prepare.c) that this member made a mark: they look */

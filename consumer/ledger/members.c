@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "layout.h"
 #include "liveness.h"
@@ -19,6 +20,8 @@
 #define GONE_KEPT 64       /* dead instances remembered while their entries wait for the TTL */
 /* rescues of instances this member never heard from: at most one this often */
 #define UNSEEN_RESCUE_EVERY_MS 20000
+/* members_free waits this long for the last probe answer to return before it frees */
+#define PROBES_DONE_WAIT_MS 5000
 
 struct member {
     char name[64];
@@ -39,6 +42,7 @@ struct members {
     struct liveness *live;   /* what our probes of the others found */
     _Atomic int64_t beat_ms; /* our last beat: probes are answered while it is recent */
     atomic_int draining;     /* the puller stopped beating: answer until members_leave */
+    atomic_int probes_done;  /* the subscription closed and on_probe will not run again */
     char found[MEMBERS_MAX][MEMBERS_INSTANCE_MAX]; /* dead, not yet taken */
     int nfound;
     char gone[GONE_KEPT][MEMBERS_INSTANCE_MAX]; /* the last found dead: never reported twice */
@@ -73,6 +77,17 @@ on_probe(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
     natsMsg_Destroy(msg);
 }
 
+/* nats.c's completion callback: the subscription is closed and on_probe has returned for the
+ * last time, so the member list may be freed (an unsubscribe alone does not wait for an
+ * answer under way on the delivery thread, nats.h's natsSubscription_SetOnCompleteCB). */
+static void
+on_probes_done(void *arg)
+{
+    struct members *m = arg;
+
+    atomic_store(&m->probes_done, 1);
+}
+
 enum sa_code
 members_start(struct members **out, struct sa_nats *n, const char *name, const char *instance,
               struct sa_err *err)
@@ -96,6 +111,8 @@ members_start(struct members **out, struct sa_nats *n, const char *name, const c
     liveness_subject(subject, sizeof(subject), instance);
     atomic_store(&m->beat_ms, sa_now_ms()); /* the first beat comes with the puller */
     s = natsConnection_Subscribe(&m->alive, n->nc, subject, on_probe, m);
+    if (s == NATS_OK)
+        s = natsSubscription_SetOnCompleteCB(m->alive, on_probes_done, m);
     if (s != NATS_OK) {
         rc = sa_nats_fail(err, s, 0, "subscribe to the liveness subject");
         members_free(m);
@@ -332,16 +349,41 @@ members_leave(struct members *m)
         return;
     if (m->kv)
         kvStore_Delete(m->kv, m->name); /* leaving: the others share without us */
-    natsSubscription_Unsubscribe(m->alive);
+    sa_nats_unsubscribe(m->n->nc, m->alive);
+}
+
+/* Whether on_probe is done for good: the subscription is closed (members_leave, or here) and
+ * nats.c's delivery thread has called on_probes_done. The subscription may be destroyed then:
+ * the unsubscribe waited for the server (sa_nats_unsubscribe), so no probe is arriving. */
+static int
+probes_done(struct members *m)
+{
+    int64_t until = sa_now_ms() + PROBES_DONE_WAIT_MS;
+    struct timespec nap = {0, 1000000};
+
+    if (!m->alive)
+        return 1;
+    sa_nats_unsubscribe(m->n->nc, m->alive); /* closed already by members_leave: no harm */
+    while (!atomic_load(&m->probes_done) && sa_now_ms() < until)
+        nanosleep(&nap, NULL);
+    return atomic_load(&m->probes_done);
 }
 
 void
 members_free(struct members *m)
 {
+    int done;
+
     if (!m)
         return;
+    done = probes_done(m);
     natsSubscription_Destroy(m->alive);
     kvStore_Destroy(m->kv);
     liveness_free(m->live);
+    if (!done) { /* a probe answer may still read the list: it stays, a small leak at exit */
+        sa_log(SA_LOG_WARN, "probes_not_done", "waited_ms=%d note=\"the member list is not freed\"",
+               PROBES_DONE_WAIT_MS);
+        return;
+    }
     free(m);
 }

@@ -55,6 +55,8 @@ void members_drain(struct members *m);
 
 /* Leaves the bucket (the others share without us) and stops answering. */
 void members_leave(struct members *m);
+/* Stops answering if still answering, waits (at most 5 s) until no probe answer runs and the
+ * server sends no more probes, then frees m (after that wait in vain m is left allocated). */
 void members_free(struct members *m);
 
 #endif

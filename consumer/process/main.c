@@ -35,6 +35,7 @@
 #include "hostlimits.h"
 #include "sign.h"
 #include "sweep.h"
+#include "timeparse.h"
 #include "leaders.h"
 #include "wheel.h"
 
@@ -50,8 +51,12 @@ on_signal(int sig)
 {
     if (sig == SIGHUP)
         atomic_store(&the.reload, 1);
-    else
+    else {
+        int64_t none = 0;
+
+        atomic_compare_exchange_strong(&the.stop_ms, &none, sa_now_ms());
         atomic_store(&the.stopping, 1);
+    }
     pthread_mutex_lock(&deliver_lock);
     if (the_deliver)
         deliver_wakeup(the_deliver);

@@ -455,8 +455,10 @@ deliver_run(struct deliver *d)
             /* every turn: a pull answered after the first release goes back too (left in the
              * wheel, its due time kept the loop from sleeping until the drain ended) */
             size_t back = wheel_release_all(d->c->wheel);
-            if (!released++) {
-                drain_until = now + d->c->cfg.drain_ms;
+            if (!released++) { /* from SIGTERM: this loop may have been busy for seconds */
+                int64_t from = atomic_load(&d->c->stop_ms);
+
+                drain_until = (from > 0 && from < now ? from : now) + d->c->cfg.drain_ms;
                 sa_log(SA_LOG_INFO, "draining", "released=%zu inflight=%d", back, d->inflight);
             }
             if ((d->inflight == 0 && claimq_pending(d->c->claimq) == 0 &&

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsapi.h"
+#include "natsconn.h"
 #include "sweepread.h"
 #include "timeparse.h"
 
@@ -227,8 +228,7 @@ sweepread_close(struct sweepread *r)
         return;
     for (int i = r->pos; i < r->n; i++)
         natsMsg_Destroy(r->got[i].msg);
-    if (r->sub)
-        natsSubscription_Unsubscribe(r->sub);
+    sa_nats_unsubscribe(r->nc, r->sub); /* answers may still come: see natsconn.h */
     natsSubscription_Destroy(r->sub);
     free(r);
 }

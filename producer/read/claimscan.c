@@ -9,6 +9,7 @@
 
 #include "claimscan.h"
 #include "jsapi.h"
+#include "natsconn.h"
 #include "random.h"
 #include "timeparse.h"
 
@@ -106,6 +107,7 @@ claimscan_last(struct sa_nats *n, const char *bucket, const char *const *ids, si
         natsMsg_Destroy(m);
         m = NULL;
     }
+    sa_nats_unsubscribe(n->nc, sub); /* records may still come: see natsconn.h */
     natsSubscription_Destroy(sub);
     free(seen);
     return rc;

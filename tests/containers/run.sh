@@ -20,12 +20,16 @@
 #    killed (SIGKILL) and the node started again, and stopped consumers must drain (exit 0)
 #    within SENDAT_DRAIN_TIMEOUT's 20 s;
 #  - every task must arrive (distinct webhook-ids; a second arrival of an id is counted and
-#    printed: a send in flight when its consumer was killed is sent again with the same id);
+#    printed: a send the receiver answered too late, or one in flight when its consumer was
+#    killed, is sent again with the same id);
 #    lateness p50/p99/max is printed from the receiver's clock (the same host's);
-#  - `podman-compose down -v`, then what it left (1.0.3 leaves the network) removed by name;
-#    the phase fails if any container, volume or network of the stack remains.
-# The last line is `containers: delivered N/N ...`. Exit 0 only if every task arrived and
-# nothing was left. Needs root. The engine's settings come from containers.conf beside this
+#  - the last consumer stopped too: it must exit 0 (a crash at exit is a signal, 128+n);
+#  - every container's log and state saved, then `podman-compose down -v`, then what it left
+#    (1.0.3 leaves the network) removed by name; the phase fails if any container, volume or
+#    network of the stack remains. A failed run copies the saved logs, the receiver's hits and
+#    the booked lines to SENDAT_CT_LOGS (default /var/tmp)/sendat-containers-<time>.
+# The last line is `containers: delivered N/N ...`. Exit 0 only if every task arrived, every
+# stopped consumer exited 0 and nothing was left. Needs root. The engine's settings come from containers.conf beside this
 # script (CONTAINERS_CONF): /etc/containers is never written.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -54,16 +58,8 @@ die() {
 [ "$(id -u)" = 0 ] || die "needs root (podman with netavark, debootstrap)"
 
 # -- the engine, from Debian (apt-get update only when something is missing)
-need=(podman runc podman-compose netavark aardvark-dns iptables debootstrap python3 curl)
-missing=()
-for p in "${need[@]}"; do
-  dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  say "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash tests/containers/install.sh podman runc podman-compose netavark aardvark-dns iptables \
+  debootstrap python3 curl | sed 's/^/containers: /'
 say "$(podman --version), $(runc --version | head -1), podman-compose $(dpkg-query -W -f '${Version}' podman-compose)"
 
 work=$(mktemp -d "${SENDAT_TEST_TMPDIR:-/tmp}/containers-XXXXXX")
@@ -89,9 +85,27 @@ teardown() { # down -v, then what it left, by name; prints what down left
   for c in $(stack_networks); do podman network rm -f "$c" >/dev/null 2>&1 || true; done
   echo "$left"
 }
+save_logs() { # every container's log and state into $work/logs, before anything is removed
+  local c
+  mkdir -p "$work/logs"
+  for c in $(stack_containers); do
+    podman logs -t "$c" >"$work/logs/$c.log" 2>&1 || true
+    podman inspect -f '{{.State.Status}} exit={{.State.ExitCode}} oom={{.State.OOMKilled}}' "$c" \
+      >>"$work/logs/states.txt" 2>&1 && sed -i "\$s/^/$c /" "$work/logs/states.txt" || true
+  done
+}
 cleanup() {
   local rc=$?
-  if [ -n "$(stack_containers)$(stack_volumes)$(stack_networks)" ]; then teardown >/dev/null; fi
+  if [ -n "$(stack_containers)$(stack_volumes)$(stack_networks)" ]; then
+    [ -f "$work/logs/states.txt" ] || save_logs
+    teardown >/dev/null
+  fi
+  if [ "$rc" != 0 ] && [ -d "$work/logs" ]; then # a failed run's logs outlive tests/run.sh's folder
+    kept=${SENDAT_CT_LOGS:-/var/tmp}/sendat-containers-$(date -u +%Y%m%dT%H%M%S)
+    mkdir -p "$kept" && cp -r "$work/logs" "$work/recv" "$kept/" 2>/dev/null &&
+      cp "$work"/*.ndjson "$work"/*.txt "$kept/" 2>/dev/null
+    say "the stack's logs and the receiver's hits kept in $kept"
+  fi
   if [ "${SENDAT_KEEP_TEST_TMP:-0}" = 1 ]; then say "kept $work"; else rm -rf "$work"; fi
   exit "$rc"
 }
@@ -301,6 +315,9 @@ for i in 3 4 5; do
   drains+=($!)
 done
 wait "${drains[@]}"
+mkdir -p "$work/logs" # the killed consumer's log outlives it (restart: unless-stopped may have restarted it)
+podman logs -t ${proj}_consumer_2 >"$work/logs/${proj}_consumer_2.killed.log" 2>&1 || true
+say "${proj}_consumer_2 after its kill: $(state ${proj}_consumer_2 Status), restarts $(podman inspect -f "{{.RestartCount}}" ${proj}_consumer_2 2>/dev/null)"
 quiet podman rm -f ${proj}_consumer_2
 slow=0
 for i in 3 4 5; do
@@ -350,11 +367,19 @@ if [ "$got" != "$total" ]; then # what the stack's logs say of the first few mis
   done
 fi
 
-# -- down -v: nothing of the stack may remain
+# the last consumer stops too: a crash at exit (a signal, exit 128+n) is a failure like a loss
+s=$(date +%s%3N)
+podman stop -t 30 $c1 >/dev/null 2>&1 || true
+last="exit $(state $c1 ExitCode) after $(($(date +%s%3N) - s)) ms"
+say "podman stop $c1: $last"
+
+# -- down -v: nothing of the stack may remain (the stack's logs are saved first)
+save_logs
 left=$(teardown)
 [ -z "$left" ] || say "podman-compose down -v left: $left (removed by name)"
 rest="$(stack_containers)$(stack_volumes)$(stack_networks)"
 [ -z "$rest" ] || die "left after cleanup: $rest"
 say "cleanup: no container, volume or network of $proj left; phase took $(($(date +%s) - started)) s"
-echo "containers: delivered $got/$total (distinct webhook-ids; $twice arrived a second time, sent again after a kill)"
+echo "containers: delivered $got/$total (distinct webhook-ids; $twice arrived a second time: sent again with the same id after no answer in time or a kill)"
 [ "$got" = "$total" ] || exit 1
+[[ $last == "exit 0 "* ]] || die "$c1 did not exit 0 when stopped ($last)"

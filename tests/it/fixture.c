@@ -445,3 +445,17 @@ fx_short_ledger(struct fx *f, jsCtx *js, int64_t ttl_ms)
     fx_init(f); /* records the bucket made again: consumers claim only in the one init knows */
     return kv;
 }
+
+int
+fx_member_instance(kvStore *members, const char *name, char *out, size_t cap)
+{
+    kvEntry *e = NULL;
+    const char *v;
+
+    if (kvStore_Get(&e, members, name) != NATS_OK)
+        return 0;
+    v = kvEntry_ValueString(e);
+    snprintf(out, cap, "%.*s", (int)strcspn(v, " "), v);
+    kvEntry_Destroy(e);
+    return out[0] != '\0';
+}

@@ -108,6 +108,10 @@ int fx_status_says(struct fx *f, const char *id, const char *word, int64_t timeo
  * number of requests; returns how many k arrived at least once. */
 int fx_arrivals(struct fx *f, const char *prefix, int *seen, int n);
 
+/* The instance id the members bucket names for consumer name (it beats each second) into
+ * out; 0 while there is none. */
+int fx_member_instance(kvStore *members, const char *name, char *out, size_t cap);
+
 /* An integration test's main: libsodium, libcurl and nats.c set up around the cmocka group
  * (setup and teardown may be NULL); returns the group's result for main to return. */
 int fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,

@@ -264,21 +264,6 @@ test_sigterm_hands_back_its_inbox(void **state)
     fx_finish(&F);
 }
 
-/* Our instance's id as the members bucket names it for consumer name (it beats each second). */
-static int
-read_instance(kvStore *members, const char *name, char *out, size_t cap)
-{
-    kvEntry *e = NULL;
-    const char *v;
-
-    if (kvStore_Get(&e, members, name) != NATS_OK)
-        return 0;
-    v = kvEntry_ValueString(e);
-    snprintf(out, cap, "%.*s", (int)strcspn(v, " "), v);
-    kvEntry_Destroy(e);
-    return out[0] != '\0';
-}
-
 /* Writes, with the key, a "sending" claim for id by consumer name's instance (c0's running one
  * if instance is NULL, as c0 itself leaves one whose create landed while its answer was lost
  * and whose copy of the task was handed back: a server wedged by a full disk, issue 37.9). */
@@ -300,7 +285,7 @@ forge_sending(const char *id, const char *name, const char *instance)
     snprintf(c.consumer, sizeof(c.consumer), "%s", name);
     if (instance)
         snprintf(c.instance, sizeof(c.instance), "%s", instance);
-    while (!instance && !read_instance(members, "c0", c.instance, sizeof(c.instance)))
+    while (!instance && !fx_member_instance(members, "c0", c.instance, sizeof(c.instance)))
         assert_true(wait_until_ms(test_now_ms() + 100, until - test_now_ms()));
     assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
     assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);

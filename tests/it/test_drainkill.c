@@ -7,18 +7,22 @@
  * member whose server was gone took 15-20 s for each unwritten outcome, minutes in all), and
  * the tasks must all arrive in the end (a member started afterwards takes over). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "check.h"
 #include "fixture.h"
+#include "layout.h"
 
 #define BURST 300
 
@@ -131,12 +135,83 @@ test_cluster_node_and_member_killed_then_drain(void **state)
     fx_finish(&F);
 }
 
+struct flood {
+    natsConnection *nc;
+    char subject[96];
+    atomic_int stop;
+    long sent;
+};
+
+/* Probes the subject as fast as the member answers them, a batch every millisecond, until
+ * told to stop: the member's delivery thread is answering one whenever it leaves. */
+static void *
+flood_probes(void *arg)
+{
+    struct flood *fl = arg;
+    struct timespec nap = {0, 1000000};
+
+    while (!atomic_load(&fl->stop)) {
+        for (int k = 0; k < 200; k++)
+            if (natsConnection_PublishRequestString(fl->nc, fl->subject, "_INBOX.flood", "") ==
+                NATS_OK)
+                fl->sent++;
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
+
+/* A member answers probes on its liveness subject from nats.c's delivery thread, and an
+ * unsubscribe does not wait for an answer under way: the member list was freed at exit while
+ * the last answer could still be reading it (issue 35's SIGSEGV of a draining consumer was
+ * suspected there). Each round floods a member's liveness subject with probes and stops it:
+ * it must exit 0 (under the sanitizers a read of the freed list is a report and a non-zero
+ * exit; without them it rarely shows). */
+static void
+test_probed_while_leaving(void **state)
+{
+    struct flood fl = {0};
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *members = NULL;
+    pthread_t t;
+    char name[8], instance[64];
+
+    (void)state;
+    fx_start(&F, 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&members, js, SA_MEMBERS_BUCKET), NATS_OK);
+    assert_int_equal(natsConnection_ConnectTo(&fl.nc, F.srv.url), NATS_OK);
+    for (int round = 0; round < 4; round++) {
+        int64_t until = test_now_ms() + (int64_t)(20000 * test_timeout_multiplier());
+
+        fx_consumer(&F, round, NULL);
+        snprintf(name, sizeof(name), "c%d", round);
+        while (!fx_member_instance(members, name, instance, sizeof(instance)))
+            assert_true(wait_until_ms(test_now_ms() + 100, until - test_now_ms()));
+        snprintf(fl.subject, sizeof(fl.subject), "sendat.alive.%s", instance);
+        atomic_store(&fl.stop, 0);
+        assert_int_equal(pthread_create(&t, NULL, flood_probes, &fl), 0);
+        wait_until_ms(test_now_ms() + 500, 1000);
+        stop_one(round);
+        atomic_store(&fl.stop, 1);
+        pthread_join(t, NULL);
+    }
+    print_message("probes sent: %ld\n", fl.sent);
+    natsConnection_Destroy(fl.nc);
+    kvStore_Destroy(members);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    fx_finish(&F);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_server_killed_around_sigterm),
-        cmocka_unit_test(test_cluster_node_and_member_killed_then_drain)};
+        cmocka_unit_test(test_cluster_node_and_member_killed_then_drain),
+        cmocka_unit_test(test_probed_while_leaving)};
 
     return FX_RUN(tests);
 }
