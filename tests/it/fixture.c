@@ -459,3 +459,19 @@ fx_member_instance(kvStore *members, const char *name, char *out, size_t cap)
     kvEntry_Destroy(e);
     return out[0] != '\0';
 }
+
+void
+fx_js_open(struct fx *f, natsConnection **nc, jsCtx **js)
+{
+    assert_int_equal(natsConnection_ConnectTo(nc, f->srv.url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(js, *nc, NULL), NATS_OK);
+}
+
+void
+fx_js_close(natsConnection **nc, jsCtx **js)
+{
+    jsCtx_Destroy(*js);
+    natsConnection_Destroy(*nc);
+    *js = NULL;
+    *nc = NULL;
+}

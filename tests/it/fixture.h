@@ -127,4 +127,9 @@ const char *fx_consumer_bin(void);
  * `sendat init` (ledgermark.h) as an operator remaking it would. Returns the bucket's handle. */
 kvStore *fx_short_ledger(struct fx *f, jsCtx *js, int64_t ttl_ms);
 
+/* A connection to f's (single) server and its JetStream context; fx_js_close destroys both
+ * and sets them to NULL. */
+void fx_js_open(struct fx *f, natsConnection **nc, jsCtx **js);
+void fx_js_close(natsConnection **nc, jsCtx **js);
+
 #endif

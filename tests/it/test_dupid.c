@@ -231,22 +231,6 @@ test_batch_per_line(void **state)
     fx_stop(&F);
 }
 
-static void
-js_open(void)
-{
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-}
-
-static void
-js_close(void)
-{
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    js = NULL;
-    nc = NULL;
-}
-
 /* The task stream's dedupe window cut to 1 s: a booking a moment later is stored, not
  * deduplicated, so only the id's claim can refuse it. */
 static void
@@ -332,7 +316,7 @@ test_rebook_sent_after_dedupe(void **state)
 
     (void)state;
     fx_start(&F, 0);
-    js_open();
+    fx_js_open(&F, &nc, &js);
     short_dedupe();
     fx_consumer(&F, 0, NULL);
     assert_true(wait_until(consumer_ready, &c0, 30000));
@@ -361,7 +345,7 @@ test_rebook_sent_after_dedupe(void **state)
     assert_int_equal(fx_stop_consumers(&F), 0);
     assert_int_equal(receiver_count_path(F.recv, "/rs"), 2);
     assert_int_equal(proc_count_lines(F.consumers[0].err_path, "claim=sent"), 0);
-    js_close();
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -378,7 +362,7 @@ test_rebook_waiting_after_dedupe(void **state)
 
     (void)state;
     fx_start(&F, 0);
-    js_open();
+    fx_js_open(&F, &nc, &js);
     short_dedupe();
     due = test_now_ms() + 3000;
     assert_int_equal(book_to("rw1", due, "/rw-a", "{\"n\":1}", out, err), 0);
@@ -394,7 +378,7 @@ test_rebook_waiting_after_dedupe(void **state)
     assert_int_equal(fx_stop_consumers(&F), 0);
     assert_int_equal(receiver_count_path(F.recv, "/rw-a") + receiver_count_path(F.recv, "/rw-b"),
                      1);
-    js_close();
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -406,7 +390,7 @@ short_fleet(void)
     int c0 = 0;
 
     fx_start(&F, 0);
-    js_open();
+    fx_js_open(&F, &nc, &js);
     kvStore_Destroy(fx_short_ledger(&F, js, 20000));
     short_dedupe();
     fx_consumer(&F, 0, NULL);
@@ -438,7 +422,7 @@ test_rebook_after_claims_ttl(void **state)
     assert_int_equal(proc_count_lines(F.consumers[0].err_path, "dropped_cancelled"), 0);
     assert_int_equal(receiver_count_path(F.recv, "/rt-new"), 1);
     assert_int_equal(receiver_count_path(F.recv, "/rt-old"), 0);
-    js_close();
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -502,7 +486,7 @@ test_replayed_record_of_an_earlier_booking(void **state)
     assert_int_equal(rebook_then_replay("rp1", "/rp-new", rec, len), 1);
     assert_int_equal(receiver_count_path(F.recv, "/rp-old"), 1);
     assert_true(proc_count_lines(F.consumers[0].err_path, "event=junk_claim task=rp1 junk=1") >= 1);
-    js_close();
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -525,7 +509,7 @@ test_replayed_cancel_of_an_earlier_booking(void **state)
     assert_int_equal(rebook_then_replay("rc1", "/rc-new", rec, len), 1);
     assert_int_equal(receiver_count_path(F.recv, "/rc-old"), 0);
     assert_true(proc_count_lines(F.consumers[0].err_path, "task=rc1 replayed=cancelled") >= 1);
-    js_close();
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 

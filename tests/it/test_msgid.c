@@ -25,22 +25,6 @@ static struct fx F;
 static natsConnection *nc;
 static jsCtx *js;
 
-static void
-js_open(void)
-{
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-}
-
-static void
-js_close(void)
-{
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    js = NULL;
-    nc = NULL;
-}
-
 /* The subject the task stream holds id's task under, into out; 0 if none. */
 static int
 subject_of(const char *id, char *out, size_t cap)
@@ -140,7 +124,7 @@ test_msgid_only_for_given_ids(void **state)
 
     (void)state;
     fx_start(&F, 0);
-    js_open();
+    fx_js_open(&F, &nc, &js);
     snprintf(at, sizeof(at), "@%" PRId64, due / 1000);
     snprintf(url, sizeof(url), "%s/m", receiver_url(F.recv));
     assert_int_equal(fx_sendat(&F, out, sizeof(out), err, sizeof(err), "schedule", "--id",
@@ -165,7 +149,7 @@ test_msgid_only_for_given_ids(void **state)
     assert_string_equal(msgid, "given-2");
     msgid_of(ids[1], msgid, sizeof(msgid));
     assert_string_equal(msgid, "");
-    js_close();
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -182,7 +166,7 @@ test_retried_publish_of_a_generated_id_sends_once(void **state)
 
     (void)state;
     fx_start(&F, 0);
-    js_open();
+    fx_js_open(&F, &nc, &js);
     assert_int_equal(fx_schedule(&F, test_now_ms() + 4000, "/retried", id, sizeof(id)), 0);
     m = stored(id);
     snprintf(subject, sizeof(subject), "%s", natsMsg_GetSubject(m));
@@ -205,7 +189,7 @@ test_retried_publish_of_a_generated_id_sends_once(void **state)
     assert_int_equal(fx_stop_consumers(&F), 0);
     assert_int_equal(receiver_count_path(F.recv, "/retried"), 1);
     assert_int_equal(fx_counter(&F, 0, "duplicates") + fx_counter(&F, 1, "duplicates"), 1);
-    js_close();
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -238,7 +222,7 @@ test_batch_rerun_within_and_after_the_window(void **state)
 
     (void)state;
     fx_start(&F, 0);
-    js_open();
+    fx_js_open(&F, &nc, &js);
     snprintf(path, sizeof(path), "%s/rerun.ndjson", F.dir);
     write_batch(path, due);
     assert_int_equal(
@@ -268,7 +252,7 @@ test_batch_rerun_within_and_after_the_window(void **state)
     for (int k = 0; k < LINES; k++)
         assert_int_equal(seen[k], 3);
     assert_true(fx_status_says(&F, "rerun-0", "another booking holds this id", 10000));
-    js_close();
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 

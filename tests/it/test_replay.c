@@ -74,6 +74,50 @@ replay_raw(natsMsg *captured, const char *id, const char *msgid)
                      NATS_OK);
 }
 
+/* Starts the server and consumer c0, opens nc, js and the claims bucket (claims), and returns
+ * a capture of every task published to a window level. */
+static natsSubscription *
+start_capturing(void)
+{
+    natsSubscription *sub = NULL;
+
+    fx_start(&F, 0);
+    fx_js_open(&F, &nc, &js);
+    assert_int_equal(js_KeyValue(&claims, js, SA_CLAIMS_BUCKET), NATS_OK);
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
+    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
+    fx_consumer(&F, 0, NULL);
+    return sub;
+}
+
+/* Books a webhook to path due in 1.5 s (its id into id) and returns its sealed task as sub
+ * captured it, once its status says sent. */
+static natsMsg *
+sent_and_captured(natsSubscription *sub, const char *path, char *id, size_t cap)
+{
+    natsMsg *captured = NULL;
+
+    assert_int_equal(fx_schedule(&F, test_now_ms() + 1500, path, id, cap), 0);
+    assert_int_equal(natsSubscription_NextMsg(&captured, sub, 5000), NATS_OK);
+    if (!receiver_wait(F.recv, path, 1, 30000)) {
+        fx_print_log(&F, 0);
+        fail_msg("%s never arrived", path);
+    }
+    assert_true(fx_status_says(&F, id, "sent", 15000));
+    return captured;
+}
+
+/* The end of a start_capturing test (captured may be NULL). */
+static void
+finish(natsSubscription *sub, natsMsg *captured)
+{
+    natsMsg_Destroy(captured);
+    natsSubscription_Destroy(sub);
+    kvStore_Destroy(claims);
+    fx_js_close(&nc, &js);
+    fx_stop(&F);
+}
+
 static void
 test_replay_after_the_ledger_forgot(void **state)
 {
@@ -84,8 +128,7 @@ test_replay_after_the_ledger_forgot(void **state)
 
     (void)state;
     fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    fx_js_open(&F, &nc, &js);
     claims = fx_short_ledger(&F, js, TTL_MS);
     assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
     assert_int_equal(natsConnection_Flush(nc), NATS_OK);
@@ -127,12 +170,7 @@ test_replay_after_the_ledger_forgot(void **state)
         fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--claims-ttl", "59m", NULL), 2);
     assert_non_null(strstr(err, "--claims-ttl must be at least 1h"));
 
-    natsMsg_Destroy(captured);
-    natsSubscription_Destroy(sub);
-    kvStore_Destroy(claims);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    fx_stop(&F);
+    finish(sub, captured);
 }
 
 static int
@@ -155,17 +193,8 @@ test_purge_then_replay(void **state)
     char a[80];
 
     (void)state;
-    fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    assert_int_equal(js_KeyValue(&claims, js, SA_CLAIMS_BUCKET), NATS_OK);
-    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
-    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
-    fx_consumer(&F, 0, NULL);
-    assert_int_equal(fx_schedule(&F, test_now_ms() + 1500, "/p", a, sizeof(a)), 0);
-    assert_int_equal(natsSubscription_NextMsg(&captured, sub, 5000), NATS_OK);
-    assert_true(receiver_wait(F.recv, "/p", 1, 20000));
-    assert_true(fx_status_says(&F, a, "sent", 15000));
+    sub = start_capturing();
+    captured = sent_and_captured(sub, "/p", a, sizeof(a));
     purged = kvStore_Purge(claims, a, NULL);
     replay_raw(captured, a, "replay-after-purge");
     assert_true(wait_until(skipped_as_sent, F.consumers[0].err_path, 20000) ||
@@ -173,12 +202,7 @@ test_purge_then_replay(void **state)
     assert_int_equal(fx_stop_consumers(&F), 0);
     assert_int_equal(receiver_count_path(F.recv, "/p"), 1);
     assert_int_not_equal(purged, NATS_OK);
-    natsMsg_Destroy(captured);
-    natsSubscription_Destroy(sub);
-    kvStore_Destroy(claims);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    fx_stop(&F);
+    finish(sub, captured);
 }
 
 static int
@@ -222,13 +246,7 @@ test_replayed_sending_over_sent(void **state)
     int dead[2];
 
     (void)state;
-    fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    assert_int_equal(js_KeyValue(&claims, js, SA_CLAIMS_BUCKET), NATS_OK);
-    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
-    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
-    fx_consumer(&F, 0, NULL);
+    sub = start_capturing();
     for (int k = 0; k < 2; k++) {
         char at[40];
         int64_t due = test_now_ms() + 1500;
@@ -268,11 +286,7 @@ test_replayed_sending_over_sent(void **state)
         assert_false(dead[k]);
     }
     assert_int_equal(proc_count_lines(F.consumers[0].err_path, "own_claim_stale"), 0);
-    natsSubscription_Destroy(sub);
-    kvStore_Destroy(claims);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    fx_stop(&F);
+    finish(sub, NULL);
 }
 
 /* A "sending" record that never landed where it was read (a consumer's create refused by a
@@ -292,17 +306,8 @@ test_replayed_sending_over_sent_elsewhere(void **state)
     char id[80];
 
     (void)state;
-    fx_start(&F, 0);
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    assert_int_equal(js_KeyValue(&claims, js, SA_CLAIMS_BUCKET), NATS_OK);
-    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sendat.task.*.w.*"), NATS_OK);
-    assert_int_equal(natsConnection_Flush(nc), NATS_OK);
-    fx_consumer(&F, 0, NULL);
-    assert_int_equal(fx_schedule(&F, test_now_ms() + 1500, "/rse", id, sizeof(id)), 0);
-    assert_int_equal(natsSubscription_NextMsg(&captured, sub, 5000), NATS_OK);
-    assert_true(receiver_wait(F.recv, "/rse", 1, 30000));
-    assert_true(fx_status_says(&F, id, "sent", 15000));
+    sub = start_capturing();
+    captured = sent_and_captured(sub, "/rse", id, sizeof(id));
     snprintf(c.consumer, sizeof(c.consumer), "c9");
     snprintf(c.instance, sizeof(c.instance), "0123456789abcdef");
     assert_int_equal(kvStore_Get(&e, claims, id), NATS_OK);
@@ -321,12 +326,7 @@ test_replayed_sending_over_sent_elsewhere(void **state)
     assert_int_equal(receiver_count_path(F.recv, "/rse"), 1);
     assert_true(proc_count_lines(F.consumers[0].err_path, "replayed=sending count=1 under=sent") >
                 0);
-    natsMsg_Destroy(captured);
-    natsSubscription_Destroy(sub);
-    kvStore_Destroy(claims);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    fx_stop(&F);
+    finish(sub, captured);
 }
 
 int
