@@ -132,6 +132,7 @@ rawjs_junk(const struct rawjs_opts *o)
 
     jsOptions_Init(&jo);
     jo.PublishAsync.MaxPending = 4096;
+    jo.PublishAsync.StallWait = 30000; /* a server busy with the consumers acks late */
     s = natsConnection_JetStream(&js, nc, &jo);
     if (s == NATS_OK && !strcmp(o->shape, "realkey") && junk_real_kid(js, kid) != 0) {
         fprintf(stderr, "sendat-rawjs: no sealed task stored to read a key id from\n");

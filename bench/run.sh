@@ -23,7 +23,9 @@
 # -9 at its due time). Every process started here is stopped on exit. junk: JUNK_SHAPE=sealed
 # (default) | garbage | realkey | one | slot picks what the junk looks like (sendat-rawjs junk
 # --shape, bench/rawtools.c), JUNK_BEFORE=1 publishes it before the consumers start, JUNK_DUE_MS=MS (default 6000)
-# sets how long after the junk the valid tasks are due, JUNK_N_OVERRIDE=N how many junk messages.
+# sets how long after the junk the valid tasks are due, JUNK_N_OVERRIDE=N how many junk messages, JUNK_PARKED=N
+# first puts N junk messages in and waits JUNK_PARKED_S (60) for them to be parked, as earlier
+# runs on one deployment leave them.
 #
 # The server is $NATS_SERVER (default: nats-server on the PATH), as for the tests; its version
 # is in every result (meta.nats_server) and above the table. To run on the current server:
@@ -480,6 +482,11 @@ scenario_junk() {
   init_sendat "$d"
   start_sink "$d"
   ((${JUNK_BEFORE:-0})) || start_consumers "$d" "$CONSUMERS"
+  if ((${JUNK_PARKED:-0} > 0)); then # junk of earlier runs, parked by now (the park keeps it an hour)
+    now=$(now_ms)
+    fact junk parked_before "$("$RAWJS" junk --server "$NATS_URL" --n "$JUNK_PARKED" --window $(( now / WINDOW_MS * WINDOW_MS )))"
+    sleep "${JUNK_PARKED_S:-60}"
+  fi
   if [ "$shape" = realkey ]; then # a stored task to read the deployment's key id from
     gen_tasks "$d/far.ndjson" 1 $(( $(now_ms) + 86400000 )) 1000 "http://127.0.0.1:$SINK_PORT/far"
     schedule "$d" "$d/far.ndjson"
@@ -511,6 +518,7 @@ scenario_junk() {
   stop_pid "$SINK_PID" 10
   fact junk shape "\"$shape\""
   fact junk before_consumers "${JUNK_BEFORE:-0}"
+  fact junk parked_first "${JUNK_PARKED:-0}"
   fact junk n "$JUNK_N"
   fact junk valid "$JUNK_VALID"
   fact junk lat "$("${analyze[@]}" lateness "$d/arrivals.txt" "$JUNK_VALID")"
