@@ -20,12 +20,13 @@
 # arrival records), SENDAT_BENCH_ONLY="burst spread" runs only the scenarios named (sink raw
 # burst spread failover rolling native leader bulk api huge junk; bulk includes idle; leader only with
 # --cluster: a burst with the task stream's, then the claims bucket's, leader node killed with
-# -9 at its due time). Every process started here is stopped on exit. junk: JUNK_SHAPE=sealed
-# (default) | garbage | realkey | one | slot picks what the junk looks like (sendat-rawjs junk
-# --shape, bench/rawtools.c), JUNK_BEFORE=1 publishes it before the consumers start, JUNK_DUE_MS=MS (default 6000)
-# sets how long after the junk the valid tasks are due, JUNK_N_OVERRIDE=N how many junk messages, JUNK_PARKED=N
-# first puts N junk messages in and waits JUNK_PARKED_S (60) for them to be parked, as earlier
-# runs on one deployment leave them.
+# -9 at its due time). Every process started here is stopped on exit.
+# junk: JUNK_SHAPE=sealed (default) | garbage | realkey | one | slot picks what the junk looks
+# like (sendat-rawjs junk --shape, bench/rawtools.c); JUNK_BEFORE=1 publishes it before the
+# consumers start; JUNK_DUE_MS=MS (default 6000) sets how long after the junk the valid tasks
+# are due; JUNK_N_OVERRIDE=N how many junk messages; JUNK_PARKED=N first puts N junk messages
+# in and waits JUNK_PARKED_S (60) for them to be parked, as earlier runs on one deployment
+# leave them.
 #
 # The server is $NATS_SERVER (default: nats-server on the PATH), as for the tests; its version
 # is in every result (meta.nats_server) and above the table. To run on the current server:
