@@ -51,25 +51,30 @@ rawjs_sealed(const struct rawjs_opts *o)
 }
 
 /* The key id of a task stored in shard 0, as any producer-role client can read it (direct get
- * of the stream's first messages; the envelope's byte 0 is its version, bytes 1..4 the key id).
- * 0 and kid filled, or -1 if no sealed task is among the first 1,000 messages. */
+ * of the stream's newest messages; the envelope's byte 0 is its version, bytes 1..4 the key
+ * id), passing over junk this tool made (ids junk-<k>) and parked copies. 0 and kid filled, or
+ * -1 if no sealed task is among the newest 1,000 messages. */
 static int
 junk_real_kid(jsCtx *js, uint8_t kid[SA_KID_BYTES])
 {
     jsStreamInfo *si = NULL;
-    uint64_t first;
+    uint64_t first, last;
     int found = -1;
 
     if (js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL) != NATS_OK)
         return -1;
     first = si->State.FirstSeq;
+    last = si->State.LastSeq;
     jsStreamInfo_Destroy(si);
-    for (uint64_t seq = first; found < 0 && seq < first + 1000; seq++) {
+    for (uint64_t seq = last; found < 0 && seq >= first && seq > 0 && last - seq < 1000; seq--) {
         natsMsg *m = NULL;
         if (js_GetMsg(&m, js, SA_TASKS_STREAM, seq, NULL, NULL) != NATS_OK)
             continue;
-        if (!strncmp(natsMsg_GetSubject(m), "sendat.task.", 12) &&
-            natsMsg_GetDataLength(m) > SA_KID_BYTES && natsMsg_GetData(m)[0] == 0x01) {
+        const char *subj = natsMsg_GetSubject(m);
+        char id[SA_ID_MAX + 1];
+        if (!strncmp(subj, "sendat.task.", 12) && !strstr(subj, ".junk-") &&
+            !sa_layout_is_park(subj, id) && natsMsg_GetDataLength(m) > SA_KID_BYTES &&
+            natsMsg_GetData(m)[0] == 0x01) {
             memcpy(kid, natsMsg_GetData(m) + 1, SA_KID_BYTES);
             found = 0;
         }
