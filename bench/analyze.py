@@ -345,6 +345,10 @@ def report(work, results_dir):
         mx, missing = g(lat, "lateness_ms", "max"), g(lat, "missing")
         row("junk: junk messages in the window / valid tasks in it", "%s / %s" % (
             num(g(j, "n")), num(g(j, "valid"))), "", "100,000")
+        row("junk: shape / published before the consumers started", "%s / %s" % (
+            g(j, "shape", default="sealed"), "yes" if g(j, "before_consumers") else "no"))
+        row("junk: server CPU s / wall s from the junk to the last valid task", "%s / %s" % (
+            num(g(j, "server_cpu_s")), num(g(j, "server_wall_s"))))
         row("junk: valid lateness p50/p99/max (ms)", "/".join(num(g(lat, "lateness_ms", k)) for k in
                                                          ("p50", "p99", "max")),
             "", "max <= 1,000", mx is not None and mx <= 1000)

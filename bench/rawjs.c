@@ -16,7 +16,8 @@
  *                       Msg-Id) onto K subjects
  *                       (K = N: one subject per message), left in the stream RAWJS
  *   sendat-rawjs junk   --server URL --n N --window MS   N junk messages (look sealed under
- *                       an unknown key) into that window level, as a keyless client could
+ *                       an unknown key) into that window level, as a keyless client could;
+ *                       [--shape garbage|realkey|one|slot [--slot MS]]: other junk (rawtools.c)
  *   sendat-rawjs info   --server URL --stream NAME messages, bytes, subjects of a stream
  *   sendat-rawjs batch  --server URL [--kv-n N] [--replicas R] [--server-pid PID[,PID...]]
  *                       [--fast 1] [--clients K]
@@ -108,6 +109,7 @@ usage(void)
         "       sendat-rawjs sealed --url URL --data TEXT\n"
         "       sendat-rawjs fill --server URL --n N --size BYTES --subjects K [--msg-id 0]\n"
         "       sendat-rawjs junk --server URL --n N --window MS\n"
+        "                         [--shape sealed|garbage|realkey|one|slot [--slot MS]]\n"
         "       sendat-rawjs info --server URL --stream NAME\n"
         "       sendat-rawjs claims --server URL [--dump FILE]\n"
         "       sendat-rawjs batch --server URL [--kv-n N] [--replicas R] [--fast 1]\n"
@@ -172,6 +174,10 @@ parse_flags(struct rawjs_opts *o, int argc, char **argv)
             o->msg_id = atol(v);
         else if (!strcmp(k, "--window"))
             o->window = atoll(v);
+        else if (!strcmp(k, "--slot"))
+            o->slot = atoll(v);
+        else if (!strcmp(k, "--shape"))
+            o->shape = v;
         else if (!strcmp(k, "--subjects"))
             o->subjects = atol(v);
         else if (!strcmp(k, "--due-ms"))
@@ -213,7 +219,7 @@ pick(const char *cmd, const struct rawjs_opts *o)
         return rawjs_bench;
     if (!strcmp(cmd, "fill"))
         return rawjs_fill;
-    if (!strcmp(cmd, "junk") && o->window > 0)
+    if (!strcmp(cmd, "junk") && o->window > 0 && rawjs_junk_shape_ok(o))
         return rawjs_junk;
     if (!strcmp(cmd, "info") && o->stream)
         return rawjs_info;
@@ -232,6 +238,7 @@ int
 main(int argc, char **argv)
 {
     struct rawjs_opts o = {.n = 100000,
+                           .shape = "sealed",
                            .kv_n = 20000,
                            .size = 256,
                            .replicas = 1,

@@ -11,9 +11,11 @@ struct rawpull;
 struct rawjs_opts {
     const char *server, *stream, *url, *data, *dump, *sink;
     long n, kv_n, subjects, msg_id;
-    int fast;       /* batch: also the fast batch (nats-server 2.14+) */
-    int clients;    /* batch: connections writing at once */
-    int64_t window; /* junk: the window level's start (ms) */
+    int fast;          /* batch: also the fast batch (nats-server 2.14+) */
+    int clients;       /* batch: connections writing at once */
+    int64_t window;    /* junk: the window level's start (ms) */
+    int64_t slot;      /* junk --shape slot: the slot level's start (ms) */
+    const char *shape; /* junk: sealed (default), garbage, realkey, one or slot (rawtools.c) */
     const char *server_pids;
     long pace_n;
     int size, replicas, batch, inflight;
@@ -43,6 +45,8 @@ int rawjs_fill(const struct rawjs_opts *o);
 int rawjs_sealed(const struct rawjs_opts *o);
 int rawjs_info(const struct rawjs_opts *o);
 int rawjs_junk(const struct rawjs_opts *o);
+/* 1 if o->shape is a shape rawjs_junk knows (and --shape slot has a --slot in --window). */
+int rawjs_junk_shape_ok(const struct rawjs_opts *o);
 int rawjs_claims(const struct rawjs_opts *o);
 /* rawbatch.c: claim-like creates one by one and in atomic batches (issue 25.3). */
 int rawjs_batch(const struct rawjs_opts *o);

@@ -50,9 +50,79 @@ rawjs_sealed(const struct rawjs_opts *o)
     return 0;
 }
 
-/* What a producer-role client can publish without a key (issue 24): version byte, a random
- * key id, a nonce and random bytes, as if sealed under a key nobody holds, into the window
- * level of --window (shard 0), ids junk-<k>. */
+/* The key id of a task stored in shard 0, as any producer-role client can read it (direct get
+ * of the stream's newest messages; the envelope's byte 0 is its version, bytes 1..4 the key
+ * id), passing over junk this tool made (ids junk-<k>) and parked copies. 0 and kid filled, or
+ * -1 if no sealed task is among the newest 1,000 messages. */
+static int
+junk_real_kid(jsCtx *js, uint8_t kid[SA_KID_BYTES])
+{
+    jsStreamInfo *si = NULL;
+    uint64_t first, last;
+    int found = -1;
+
+    if (js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL) != NATS_OK)
+        return -1;
+    first = si->State.FirstSeq;
+    last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    for (uint64_t seq = last; found < 0 && seq >= first && seq > 0 && last - seq < 1000; seq--) {
+        natsMsg *m = NULL;
+        if (js_GetMsg(&m, js, SA_TASKS_STREAM, seq, NULL, NULL) != NATS_OK)
+            continue;
+        const char *subj = natsMsg_GetSubject(m);
+        char id[SA_ID_MAX + 1];
+        if (!strncmp(subj, "sendat.task.", 12) && !strstr(subj, ".junk-") &&
+            !sa_layout_is_park(subj, id) && natsMsg_GetDataLength(m) > SA_KID_BYTES &&
+            natsMsg_GetData(m)[0] == 0x01) {
+            memcpy(kid, natsMsg_GetData(m) + 1, SA_KID_BYTES);
+            found = 0;
+        }
+        natsMsg_Destroy(m);
+    }
+    return found;
+}
+
+/* Junk k of o->shape into buf (sizeof buf bytes) and its subject. Shapes (issue 37.4):
+ * sealed   byte 0x01, a random key id, random bytes: looks sealed under a key nobody holds
+ * garbage  random bytes whose first is not 0x01: opens under no key id at all
+ * realkey  byte 0x01 and the deployment's own key id (kid), random bytes: fails its MAC
+ * one      sealed, but every message on one subject (id junk-0) instead of one subject each
+ * slot     sealed, into the slot level of --slot instead of the window level */
+static void
+junk_make(const struct rawjs_opts *o, const uint8_t *kid, long k, uint8_t *buf, size_t len,
+          char *subject, size_t cap)
+{
+    char id[32];
+
+    randombytes_buf(buf, len);
+    buf[0] = 0x01; /* the envelope's version: it looks sealed */
+    if (!strcmp(o->shape, "garbage"))
+        buf[0] = (uint8_t)(0x02 + buf[1] % 0xfd);
+    else if (!strcmp(o->shape, "realkey"))
+        memcpy(buf + 1, kid, SA_KID_BYTES);
+    snprintf(id, sizeof(id), "junk-%ld", !strcmp(o->shape, "one") ? 0L : k);
+    if (!strcmp(o->shape, "slot"))
+        sa_layout_slot_subject(subject, cap, 0, o->window, o->slot, id);
+    else
+        sa_layout_window_subject(subject, cap, 0, o->window, id);
+}
+
+int
+rawjs_junk_shape_ok(const struct rawjs_opts *o)
+{
+    static const char *const shapes[] = {"sealed", "garbage", "realkey", "one", "slot"};
+
+    if (!strcmp(o->shape, "slot"))
+        return o->slot > o->window;
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        if (!strcmp(o->shape, shapes[i]))
+            return 1;
+    return 0;
+}
+
+/* What a producer-role client can publish without a key (issues 24 and 37.4): o->n messages of
+ * o->shape (junk_make) into the window level of --window (shard 0), ids junk-<k>. */
 int
 rawjs_junk(const struct rawjs_opts *o)
 {
@@ -60,19 +130,21 @@ rawjs_junk(const struct rawjs_opts *o)
     jsCtx *js = NULL;
     jsOptions jo;
     jsPubOptions po;
-    char subject[SA_SUBJECT_MAX], id[32];
-    uint8_t junk[1 + SA_KID_BYTES + 24 + 64];
+    char subject[SA_SUBJECT_MAX];
+    uint8_t junk[1 + SA_KID_BYTES + 24 + 64], kid[SA_KID_BYTES] = {0};
     int64_t t0 = sa_now_ms();
     natsStatus s;
 
     jsOptions_Init(&jo);
     jo.PublishAsync.MaxPending = 4096;
+    jo.PublishAsync.StallWait = 30000; /* a server busy with the consumers acks late */
     s = natsConnection_JetStream(&js, nc, &jo);
+    if (s == NATS_OK && !strcmp(o->shape, "realkey") && junk_real_kid(js, kid) != 0) {
+        fprintf(stderr, "sendat-rawjs: no sealed task stored to read a key id from\n");
+        return 1;
+    }
     for (long k = 0; s == NATS_OK && k < o->n; k++) {
-        randombytes_buf(junk, sizeof(junk));
-        junk[0] = 0x01; /* the envelope's version: it looks sealed */
-        snprintf(id, sizeof(id), "junk-%ld", k);
-        sa_layout_window_subject(subject, sizeof(subject), 0, o->window, id);
+        junk_make(o, kid, k, junk, sizeof(junk), subject, sizeof(subject));
         s = js_PublishAsync(js, subject, junk, (int)sizeof(junk), NULL);
     }
     jsPubOptions_Init(&po);
@@ -81,8 +153,9 @@ rawjs_junk(const struct rawjs_opts *o)
         s = js_PublishAsyncComplete(js, &po);
     if (s != NATS_OK)
         rawjs_die("publish junk", s);
-    printf("{\"n\":%ld,\"window\":%" PRId64 ",\"wall_s\":%.3f}\n", o->n, o->window,
-           (double)(sa_now_ms() - t0) / 1000);
+    printf("{\"n\":%ld,\"window\":%" PRId64 ",\"slot\":%" PRId64
+           ",\"shape\":\"%s\",\"wall_s\":%.3f}\n",
+           o->n, o->window, o->slot, o->shape, (double)(sa_now_ms() - t0) / 1000);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
     return 0;

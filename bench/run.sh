@@ -21,6 +21,12 @@
 # burst spread failover rolling native leader bulk api huge junk; bulk includes idle; leader only with
 # --cluster: a burst with the task stream's, then the claims bucket's, leader node killed with
 # -9 at its due time). Every process started here is stopped on exit.
+# junk: JUNK_SHAPE=sealed (default) | garbage | realkey | one | slot picks what the junk looks
+# like (sendat-rawjs junk --shape, bench/rawtools.c); JUNK_BEFORE=1 publishes it before the
+# consumers start; JUNK_DUE_MS=MS (default 6000) sets how long after the junk the valid tasks
+# are due; JUNK_N_OVERRIDE=N how many junk messages; JUNK_PARKED=N first puts N junk messages
+# in and waits JUNK_PARKED_S (60) for them to be parked, as earlier runs on one deployment
+# leave them.
 #
 # The server is $NATS_SERVER (default: nats-server on the PATH), as for the tests; its version
 # is in every result (meta.nats_server) and above the table. To run on the current server:
@@ -60,6 +66,7 @@ case $mode in
          JUNK_N=100000 JUNK_VALID=1000 ;;
 esac
 CONSUMERS=2
+JUNK_N=${JUNK_N_OVERRIDE:-$JUNK_N} # junk: another number of junk messages
 # MARGIN_MS: burst, spread and failover tasks are due this long after scheduling starts (plus
 # the scheduling time, then aligned up to a slot). 24 s leaves their slots more than lead + slot
 # (12 s) ahead when the last line is published even on a loaded machine, so they are booked
@@ -67,7 +74,7 @@ CONSUMERS=2
 # first slot through the window level).
 SLOT_MS=10000         # sendat init's default slot: a burst "at 07:00:00" starts a slot
 WINDOW_MS=600000      # and its default window
-JUNK_DUE_MS=6000      # junk: the valid tasks are due this long after the junk is in (issue 24)
+JUNK_DUE_MS=${JUNK_DUE_MS:-6000} # junk: the valid tasks are due this long after the junk is in (issue 24)
 SCHED_GUESS_PER_S=15000 # to choose due times the producer will not overrun
 RESEND_SETTLE_S=8       # failover: after the last first arrival, resends still land
 SETTLE_MAX_S=120        # leader: the longest wait for every task to be acked
@@ -469,28 +476,50 @@ scenario_huge() {
 # window and the valid tasks were still unsent after 4.5 minutes. Reports their lateness, what
 # was parked and how much the consumers logged.
 scenario_junk() {
-  local d=$work/junk now due w j0 file lines bytes i
+  local d=$work/junk now due w j0 file lines bytes i slot=0 c0 shape=${JUNK_SHAPE:-sealed}
   mkdir -p "$d"
-  echo "== junk: $JUNK_N junk messages in the window of $JUNK_VALID webhooks due ${JUNK_DUE_MS} ms after, $CONSUMERS consumers"
+  echo "== junk: $JUNK_N junk messages ($shape$( ((${JUNK_BEFORE:-0})) && echo ', before the consumers start')) in the window of $JUNK_VALID webhooks due ${JUNK_DUE_MS} ms after, $CONSUMERS consumers"
   start_servers "$d"
   init_sendat "$d"
   start_sink "$d"
-  start_consumers "$d" "$CONSUMERS"
+  ((${JUNK_BEFORE:-0})) || start_consumers "$d" "$CONSUMERS"
+  if ((${JUNK_PARKED:-0} > 0)); then # junk of earlier runs, parked by now (the park keeps it an hour)
+    now=$(now_ms)
+    fact junk parked_before "$("$RAWJS" junk --server "$NATS_URL" --n "$JUNK_PARKED" --window $(( now / WINDOW_MS * WINDOW_MS )))"
+    sleep "${JUNK_PARKED_S:-60}"
+  fi
+  if [ "$shape" = realkey ]; then # a stored task to read the deployment's key id from
+    gen_tasks "$d/far.ndjson" 1 $(( $(now_ms) + 86400000 )) 1000 "http://127.0.0.1:$SINK_PORT/far"
+    schedule "$d" "$d/far.ndjson"
+  fi
   now=$(now_ms)
   due=$((now + JUNK_DUE_MS + JUNK_N / 20)) # the junk goes in at about 50,000/s
   w=$((due / WINDOW_MS * WINDOW_MS))
+  [ "$shape" = slot ] && slot=$((due / SLOT_MS * SLOT_MS))
   j0=$(now_ms)
-  fact junk publish "$("$RAWJS" junk --server "$NATS_URL" --n "$JUNK_N" --window "$w")"
-  due=$(( $(now_ms) + JUNK_DUE_MS ))
+  c0=$(ticks "${SERVER_PIDS[@]}")
+  fact junk publish "$("$RAWJS" junk --server "$NATS_URL" --n "$JUNK_N" --window "$w" --shape "$shape" --slot "$slot")"
+  ((${JUNK_BEFORE:-0})) && start_consumers "$d" "$CONSUMERS"
+  if [ "$shape" = slot ] && ((due > $(now_ms) + 2000)); then
+    : # the valid tasks stay due in the slot the junk went to
+  else
+    due=$(( $(now_ms) + JUNK_DUE_MS ))
+  fi
   ((due / WINDOW_MS * WINDOW_MS == w)) || echo "   (the valid tasks fall in the next window: the junk does not stand before them)"
+  [ "$shape" != slot ] || ((due / SLOT_MS * SLOT_MS == slot)) || echo "   (the valid tasks fall in the next slot: the junk does not stand before them)"
   file=$d/tasks.ndjson
   gen_tasks "$file" "$JUNK_VALID" "$due" 1000 "http://127.0.0.1:$SINK_PORT/hook"
   schedule "$d" "$file"
   echo "   junk in after $(( due - JUNK_DUE_MS - j0 )) ms; valid tasks due in $(( (due - $(now_ms)) / 1000 )) s"
   wait_delivered "$JUNK_VALID" $((due + 1000 + WAIT_EXTRA_S * 1000)) || true
+  fact junk server_cpu_s "$(secs $(( $(ticks "${SERVER_PIDS[@]}") - c0 )))"
+  fact junk server_wall_s "$(( ($(now_ms) - j0) / 1000 ))"
   sleep 12 # a summary interval of the log passes
   stop_consumers
   stop_pid "$SINK_PID" 10
+  fact junk shape "\"$shape\""
+  fact junk before_consumers "${JUNK_BEFORE:-0}"
+  fact junk parked_first "${JUNK_PARKED:-0}"
   fact junk n "$JUNK_N"
   fact junk valid "$JUNK_VALID"
   fact junk lat "$("${analyze[@]}" lateness "$d/arrivals.txt" "$JUNK_VALID")"
