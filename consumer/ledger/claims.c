@@ -234,17 +234,31 @@ stale(const struct sa_claim *rec, void *arg)
  * a record that can lead to a send must not be one a client put back, such as a "sending"
  * copied over its "sent" (the holder then looks dead or, when ours, stale: sent twice). */
 static enum sa_code
-read_claim(struct consumer *c, struct held *h, struct sa_claim *seen, struct sa_err *err)
+read_claim(struct consumer *c, struct held *h, const char *write_id, struct sa_claim *seen,
+           struct sa_err *err)
 {
     kvStore *kv = sa_nats_claims(c->n, h->task->id);
     struct stale_args a = {c, h};
     enum sa_code rc = sa_claim_get_for(c->n->js, kv, h->task->id, h->task->created_ms, seen, err);
+    struct sa_claim live;
+    struct sa_err herr = {0};
 
     if (rc != SA_OK || (seen->state != SA_CLAIM_NONE && seen->state != SA_CLAIM_SENDING &&
                         seen->state != SA_CLAIM_RETRYING && !stale(seen, &a)))
         return rc;
-    sa_err_clear(err);
-    return sa_claim_get_live(kv, h->task->id, h->task->created_ms, stale, &a, seen, err);
+    if (write_id && write_id[0] && !strcmp(seen->write_id, write_id))
+        return rc; /* the write we just made (its answer lost): no client can have put it back */
+    rc = sa_claim_get_live(kv, h->task->id, h->task->created_ms, stale, &a, &live, &herr);
+    if (rc == SA_OK || rc == SA_EINVAL) {
+        *seen = live;
+        if (rc == SA_EINVAL)
+            sa_fail(err, SA_EINVAL, "%s", herr.msg);
+        return rc;
+    }
+    /* The history did not read (a watcher on a cluster in failover times out): the last
+     * record decides, as it did before histories were read, rather than holding the task. */
+    sa_log(SA_LOG_WARN, "claim_history_unread", "task=%s error=\"%s\"", h->task->id, herr.msg);
+    return SA_OK;
 }
 
 /* The claim exists: ours if it carries our write id (a write whose answer was lost), else
@@ -260,7 +274,7 @@ claims_resolve(struct consumer *c, struct held *h, const char *write_id, uint64_
                struct sa_claim *seen)
 {
     struct sa_err err = {0};
-    enum sa_code rc = read_claim(c, h, seen, &err);
+    enum sa_code rc = read_claim(c, h, write_id, seen, &err);
 
     if (rc == SA_EINVAL) {
         uint64_t at = seen->revision;
