@@ -1,8 +1,8 @@
-/* Starting and stopping nats-server for tests. The server picks its client port (-p -1) and
- * writes it to a ports file in its private folder; a restart reuses that port and folder, so
- * the store survives. Every server leads its own process group and is killed at exit
- * (proc.c). Tried with nats-server 2.9.10. This file runs one node; natsd_cluster.c makes
- * three of them a cluster. */
+/* Starting and stopping nats-server for tests. The client port is reserved (ports.h) and the
+ * server writes it to a ports file in its private folder; a restart reuses that port and
+ * folder, so the store survives, and no other process took the port in between. Every server leads
+ * its own process group and is killed at exit (proc.c). Tried with nats-server 2.9.10. This file
+ * runs one node; natsd_cluster.c makes three of them a cluster. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "check.h"
 #include "natsd.h"
 #include "natsd_private.h"
+#include "ports.h"
 #include "proc.h"
 
 #define READY_MS 15000 /* for the ports file, times the multiplier */
@@ -45,7 +46,7 @@ add_cluster_args(struct natsd *s, struct server_argv *a, int *n)
     a->v[(*n)++] = s->name;
 }
 
-/* -c DIR/server.conf when config, else -js -sd DIR/js; port 0 means "pick one" (-p -1). */
+/* -c DIR/server.conf when config, else -js -sd DIR/js; -p the reserved port. */
 static void
 server_args(struct natsd *s, int config, struct server_argv *a)
 {
@@ -54,7 +55,7 @@ server_args(struct natsd *s, int config, struct server_argv *a)
     snprintf(a->sd, sizeof(a->sd), "%s/js", s->dir);
     snprintf(a->log, sizeof(a->log), "%s/server.log", s->dir);
     snprintf(a->conf, sizeof(a->conf), "%s/server.conf", s->dir);
-    snprintf(a->port, sizeof(a->port), "%d", s->port ? s->port : -1);
+    snprintf(a->port, sizeof(a->port), "%d", s->port);
     a->v[n++] = (char *)server_bin();
     if (config) {
         a->v[n++] = "-c";
@@ -179,6 +180,11 @@ natsd_launch(struct natsd *s, int config)
     struct server_argv a;
 
     remove_ports_files(s);
+    if (!s->port && (s->port = port_reserve()) < 0) {
+        fprintf(stderr, "nats-server %s: no loopback port left to reserve\n", s->name);
+        s->port = 0;
+        return -1;
+    }
     server_args(s, config, &a);
     s->pid = proc_start_group(a.v, NULL, -1, -1, -1);
     if (s->pid <= 0) {

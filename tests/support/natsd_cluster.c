@@ -1,13 +1,10 @@
 /* The 3-node nats-server cluster for tests, and natsd_connect, which takes its list of URLs.
- * JetStream will not cluster without routes, so the cluster ports are read from loopback
- * sockets bound to port 0 before any node starts, and the cluster counts as up only once a
+ * JetStream will not cluster without routes, so the cluster ports are reserved (ports.h)
+ * before any node starts, and the cluster counts as up only once a
  * replicas-3 stream can be created (a leader took about 1 s here). */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,33 +13,19 @@
 #include "check.h"
 #include "natsd.h"
 #include "natsd_private.h"
+#include "ports.h"
 
 #define CLUSTER_READY_MS 30000 /* for a replicas-3 stream, times the multiplier */
 #define CLUSTER_TRIES 3
 
-/* Three distinct free loopback ports: all three sockets stay bound until every port is read. */
+/* Three reserved loopback ports (ports.h) for the routes: kept across a node's restart. */
 static int
 free_ports(int ports[3])
 {
-    struct sockaddr_in a;
-    socklen_t len;
-    int fd[3] = {-1, -1, -1}, rc = 0;
-
-    for (int i = 0; i < 3; i++) {
-        memset(&a, 0, sizeof(a));
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        len = sizeof(a);
-        fd[i] = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd[i] < 0 || bind(fd[i], (struct sockaddr *)&a, sizeof(a)) != 0 ||
-            getsockname(fd[i], (struct sockaddr *)&a, &len) != 0)
-            rc = -1;
-        ports[i] = ntohs(a.sin_port);
-    }
     for (int i = 0; i < 3; i++)
-        if (fd[i] >= 0)
-            close(fd[i]);
-    return rc;
+        if ((ports[i] = port_reserve()) < 0)
+            return -1;
+    return 0;
 }
 
 /* natsOptions_SetURL takes one URL only: a comma-separated list goes in as servers. */
@@ -198,8 +181,9 @@ cluster_try(struct natsd_cluster *c, const char *const config_text[3], const cha
     return -1;
 }
 
-/* A route port read free can be taken by a parallel test before its node binds it (the node
- * then exits at once): such a start is tried again on new ports, at most CLUSTER_TRIES times. */
+/* A reserved port a process outside the tests binds before its node does makes the node exit
+ * at once, as can a slow election: such a start is tried again on new ports, at most
+ * CLUSTER_TRIES times. */
 static int
 cluster_start(struct natsd_cluster *c, const char *const config_text[3], const char *user,
               const char *password)
