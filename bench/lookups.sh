@@ -9,11 +9,12 @@
 #              one into the same window with `sendat schedule` (which prints the id the
 #              lookups need; a batch prints none). 0 gives the baseline the larger sizes are
 #              read against: the same lookups with only the samples waiting.
-#   --samples  how many ids are looked up each way: SAMPLES ids get one `sendat status`, then
-#              one `sendat cancel`, each a process of its own as a user's script runs them
+#   --samples  how many ids are looked up each way: SAMPLES ids get one `sendat status` and
+#              right after it one `sendat cancel`, each a process of its own as a user's script runs them
 #              (start, connect, lookup, exit: a process start alone took 80-100 ms on this
 #              loaded machine); SAMPLES more get GET then DELETE /v1/tasks/ID from `sendat
 #              serve`, one client on one kept-alive connection (the lookup's own cost)
+#              (GET and DELETE of one id one after the other, as with the processes)
 #
 # Prints p50/p99/max wall time per command and size, and the ratio of each size's p50 and p99
 # to the baseline of the same run, naming the server's version; writes
@@ -93,8 +94,10 @@ size() {
   [ "$(wc -l <"$d/ids")" -eq $((2 * SAMPLES)) ] || { echo "lookups.sh: booked $(wc -l <"$d/ids") of $((2 * SAMPLES)) samples" >&2; return 1; }
   head -n "$SAMPLES" "$d/ids" >"$d/cli.ids"
   tail -n "$SAMPLES" "$d/ids" >"$d/api.ids"
-  while read -r id; do timed "$d/status.us" "$SENDAT" status "$id"; done <"$d/cli.ids"
-  while read -r id; do timed "$d/cancel.us" "$SENDAT" cancel "$id"; done <"$d/cli.ids"
+  while read -r id; do # each id's status then its cancel: both meet the same moment's load
+    timed "$d/status.us" "$SENDAT" status "$id"
+    timed "$d/cancel.us" "$SENDAT" cancel "$id"
+  done <"$d/cli.ids"
   api "$d"
   for c in status cancel api_get api_delete; do
     read -r p50 p99 max < <(quantiles "$d/$c.us")
@@ -125,16 +128,16 @@ port, tok, d = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 ids = open(d + "/api.ids").read().split()
 c = http.client.HTTPConnection("127.0.0.1", port)
 h = {"Authorization": "Bearer " + tok}
-for method, name, ok in (("GET", "api_get", 200), ("DELETE", "api_delete", 200)):
-    with open("%s/%s.us" % (d, name), "w") as out:
-        for i in ids:
-            t = time.monotonic_ns()
-            c.request(method, "/v1/tasks/" + i, headers=h)
-            r = c.getresponse()
-            r.read()
-            if r.status != ok:
-                sys.exit("lookups.sh: %s /v1/tasks/%s answered %d" % (method, i, r.status))
-            out.write("%d\n" % ((time.monotonic_ns() - t) // 1000))
+out = {m: open("%s/%s.us" % (d, name), "w") for m, name in (("GET", "api_get"), ("DELETE", "api_delete"))}
+for i in ids:
+    for method in ("GET", "DELETE"):
+        t = time.monotonic_ns()
+        c.request(method, "/v1/tasks/" + i, headers=h)
+        r = c.getresponse()
+        r.read()
+        if r.status != 200:
+            sys.exit("lookups.sh: %s /v1/tasks/%s answered %d" % (method, i, r.status))
+        out[method].write("%d\n" % ((time.monotonic_ns() - t) // 1000))
 PY
   stop_pid "$serve" 10
 }
