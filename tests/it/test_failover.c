@@ -85,8 +85,10 @@ book(int mixed)
                          0);
         ids[k][strcspn(ids[k], "\n")] = '\0';
     }
-    if (!wait_until(c0_holds_all, NULL, (due - 300 - test_now_ms()) / test_timeout_multiplier()))
+    if (!wait_until(c0_holds_all, NULL, (due - 300 - test_now_ms()) / test_timeout_multiplier())) {
+        fx_print_log(&F, 0);
         fail_msg("c0 held %d of %d tasks 300 ms before they were due", held_by(0), N);
+    }
     fx_consumer(&F, 1, NULL);
     assert_true(wait_until(c1_runs, NULL, 10000));
     return due;
