@@ -26,7 +26,7 @@
 /* The members bucket and the liveness subjects are the consumers' (issue 24.6): a producer
  * may neither write a member's entry or a rescue key nor listen on sendat.alive.*, so it can
  * neither name an instance to probe nor answer for a dead one. (A consumer may do both; what
- * it writes there decides nothing, see test_failover's test_forged_members_kill_nobody.) */
+ * it writes there decides nothing, see test_failover_forged.c.) */
 static void
 test_producer_forges_no_member(void **state)
 {
