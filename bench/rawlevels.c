@@ -227,16 +227,12 @@ drop_all(jsCtx *js, const char *prefix, long rounds)
     }
 }
 
-/* Slots used: create 0..R-1, update R..2R-1 and 2R..3R-1, rescues 3R..5R-1; create_empty
- * uses slots past the filled ones. */
+/* info: R consumer infos of one durable. */
 static void
-run(natsConnection *nc, jsCtx *js, const struct opts *o)
+time_info(jsCtx *js, long R)
 {
-    long R = o->rounds, per = o->n / o->slots, again = 0, ok = 0, failed = 0;
-    char d[32], f[96];
     jsErrCode e = 0;
     double t;
-    natsStatus s;
 
     create(js, "probe", "lv.none.*", &e);
     rawmeter_mark();
@@ -247,6 +243,18 @@ run(natsConnection *nc, jsCtx *js, const struct opts *o)
         jsConsumerInfo_Destroy(ci);
     }
     report("info", R, now_s() - t);
+}
+
+/* create (slots 0..R-1, each with its first pull of one) and create_empty (the R slots past
+ * the filled ones); both sets dropped after. */
+static void
+time_creates(natsConnection *nc, jsCtx *js, const struct opts *o)
+{
+    long R = o->rounds, ok = 0;
+    char d[32], f[96];
+    jsErrCode e = 0;
+    double t;
+    natsStatus s;
 
     rawmeter_mark();
     t = now_s();
@@ -271,39 +279,55 @@ run(natsConnection *nc, jsCtx *js, const struct opts *o)
     report("create_empty", R, now_s() - t);
     drop_all(js, "c", R);
     drop_all(js, "e", R);
+}
+
+/* One durable "up" moved R times onto slot first + r (r < R), with a reset to the stream's
+ * first message after each move when reset_too; NATS_OK, or the first refusal's status. */
+static natsStatus
+move_up(natsConnection *nc, jsCtx *js, long R, long first, int reset_too)
+{
+    char f[96];
+    jsErrCode e = 0;
+    natsStatus s = NATS_OK;
+
+    for (long r = 0; s == NATS_OK && r < R; r++) {
+        jsConsumerConfig cc;
+        jsConsumerInfo *ci = NULL;
+        filter_of(f, sizeof(f), first + r);
+        config(&cc, "up", f);
+        s = js_UpdateConsumer(&ci, js, STREAM, &cc, NULL, &e);
+        jsConsumerInfo_Destroy(ci);
+        if (s != NATS_OK && !reset_too)
+            fprintf(stderr, "sendat-rawlevels: update refused: %s (%d)\n", natsStatus_GetText(s),
+                    (int)e);
+        if (s == NATS_OK && reset_too && reset(nc, "up", "{\"seq\":1}") != 0)
+            s = NATS_ERR;
+    }
+    return s;
+}
+
+/* update (slots R..2R-1) and update_reset (2R..3R-1, only when update was taken). */
+static void
+time_updates(natsConnection *nc, jsCtx *js, const struct opts *o)
+{
+    long R = o->rounds, per = o->n / o->slots, ok;
+    char f[96];
+    jsErrCode e = 0;
+    double t;
+    natsStatus s;
 
     filter_of(f, sizeof(f), R - 1);
     create(js, "up", f, &e);
     rawmeter_mark();
     t = now_s();
-    for (long r = 0; r < R; r++) {
-        jsConsumerConfig cc;
-        jsConsumerInfo *ci = NULL;
-        filter_of(f, sizeof(f), R + r);
-        config(&cc, "up", f);
-        s = js_UpdateConsumer(&ci, js, STREAM, &cc, NULL, &e);
-        jsConsumerInfo_Destroy(ci);
-        if (s != NATS_OK) {
-            fprintf(stderr, "sendat-rawlevels: update refused: %s (%d)\n", natsStatus_GetText(s),
-                    (int)e);
-            break;
-        }
-    }
+    s = move_up(nc, js, R, R, 0);
     if (s == NATS_OK)
         report("update", R, now_s() - t);
 
     rawmeter_mark();
     t = now_s();
-    for (long r = 0; s == NATS_OK && r < R; r++) {
-        jsConsumerConfig cc;
-        jsConsumerInfo *ci = NULL;
-        filter_of(f, sizeof(f), 2 * R + r);
-        config(&cc, "up", f);
-        s = js_UpdateConsumer(&ci, js, STREAM, &cc, NULL, &e);
-        jsConsumerInfo_Destroy(ci);
-        if (s == NATS_OK && reset(nc, "up", "{\"seq\":1}") != 0)
-            s = NATS_ERR;
-    }
+    if (s == NATS_OK)
+        s = move_up(nc, js, R, 2 * R, 1);
     if (s == NATS_OK) {
         report("update_reset", R, now_s() - t);
         ok = pull(nc, "up", per * 2, 1000);
@@ -311,8 +335,33 @@ run(natsConnection *nc, jsCtx *js, const struct opts *o)
                 per);
     }
     js_DeleteConsumer(js, STREAM, "up", NULL, NULL);
+}
 
-    /* rescues: each slot's messages all delivered and unacked first (not timed) */
+/* Messages durables r<from>..r<to-1> deliver again, pulled. */
+static long
+pulled_again(natsConnection *nc, long from, long to, long per)
+{
+    char d[32];
+    long again = 0;
+
+    for (long r = from; r < to; r++) {
+        snprintf(d, sizeof(d), "r%ld", r);
+        again += pull(nc, d, per * 2, 200);
+    }
+    return again;
+}
+
+/* rescue_delete (durables r0..rR-1 deleted and made again) and rescue_reset (rR..r2R-1 reset),
+ * on slots 3R..5R-1 whose messages were all delivered and left unacked first (not timed). */
+static void
+time_rescues(natsConnection *nc, jsCtx *js, const struct opts *o)
+{
+    long R = o->rounds, per = o->n / o->slots, failed = 0;
+    char d[32], f[96];
+    jsErrCode e = 0;
+    double t;
+    natsStatus s = NATS_OK;
+
     for (long r = 0; r < 2 * R; r++) {
         snprintf(d, sizeof(d), "r%ld", r);
         filter_of(f, sizeof(f), 3 * R + r);
@@ -334,13 +383,9 @@ run(natsConnection *nc, jsCtx *js, const struct opts *o)
     report("rescue_delete", R, now_s() - t);
     if (failed)
         fprintf(stderr, "sendat-rawlevels: rescue_delete: %ld creates failed once\n", failed);
-    for (long r = 0; r < R; r++) {
-        snprintf(d, sizeof(d), "r%ld", r);
-        again += pull(nc, d, per * 2, 200);
-    }
-    fprintf(stderr, "sendat-rawlevels: rescue_delete: %ld delivered again\n", again);
+    fprintf(stderr, "sendat-rawlevels: rescue_delete: %ld delivered again\n",
+            pulled_again(nc, 0, R, per));
 
-    again = 0;
     rawmeter_mark();
     t = now_s();
     for (long r = R; r < 2 * R; r++) {
@@ -352,13 +397,21 @@ run(natsConnection *nc, jsCtx *js, const struct opts *o)
     }
     if (s == NATS_OK) {
         report("rescue_reset", R, now_s() - t);
-        for (long r = R; r < 2 * R; r++) {
-            snprintf(d, sizeof(d), "r%ld", r);
-            again += pull(nc, d, per * 2, 200);
-        }
-        fprintf(stderr, "sendat-rawlevels: rescue_reset: %ld delivered again\n", again);
+        fprintf(stderr, "sendat-rawlevels: rescue_reset: %ld delivered again\n",
+                pulled_again(nc, R, 2 * R, per));
     }
     drop_all(js, "r", 2 * R);
+}
+
+/* Slots used: create 0..R-1, update R..2R-1 and 2R..3R-1, rescues 3R..5R-1; create_empty
+ * uses slots past the filled ones. */
+static void
+run(natsConnection *nc, jsCtx *js, const struct opts *o)
+{
+    time_info(js, o->rounds);
+    time_creates(nc, js, o);
+    time_updates(nc, js, o);
+    time_rescues(nc, js, o);
 }
 
 int

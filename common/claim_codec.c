@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "claim.h"
+#include "layout.h"
 #include "task.h"
 
 static const char *state_names[] = {"none",      "sending", "sent",    "retrying",
@@ -138,18 +139,11 @@ jw_str(struct jw *w, const char *key, const char *s)
 static void
 jw_int(struct jw *w, const char *key, int64_t v)
 {
-    char digits[24];
-    size_t i = sizeof(digits);
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    char digits[SA_I64_TEXT];
+    size_t n = sa_layout_i64(digits, v);
 
-    do {
-        digits[--i] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        digits[--i] = '-';
     jw_key(w, key);
-    jw_bytes(w, digits + i, sizeof(digits) - i);
+    jw_bytes(w, digits, n);
 }
 
 static const char *const channel_names[] = {

@@ -18,13 +18,7 @@ jsCtx *js;
 uint64_t
 stream_msgs(const char *stream)
 {
-    jsStreamInfo *si = NULL;
-    uint64_t n;
-
-    assert_int_equal(js_GetStreamInfo(&si, js, stream, NULL, NULL), NATS_OK);
-    n = si->State.Msgs;
-    jsStreamInfo_Destroy(si);
-    return n;
+    return fx_stream_msgs(js, stream);
 }
 
 void

@@ -12,7 +12,7 @@ extern struct fx F;
 extern natsConnection *nc;
 extern jsCtx *js;
 
-/* The messages stream holds now. */
+/* The messages stream holds now (fx_stream_msgs on the connection beside the fleet). */
 uint64_t stream_msgs(const char *stream);
 /* Publishes raw bytes on a task subject of the current window, under id. */
 void publish_raw(const char *id, const void *data, int len);

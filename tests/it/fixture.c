@@ -475,3 +475,15 @@ fx_js_close(natsConnection **nc, jsCtx **js)
     *js = NULL;
     *nc = NULL;
 }
+
+uint64_t
+fx_stream_msgs(jsCtx *js, const char *stream)
+{
+    jsStreamInfo *si = NULL;
+    uint64_t n;
+
+    assert_int_equal(js_GetStreamInfo(&si, js, stream, NULL, NULL), NATS_OK);
+    n = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    return n;
+}

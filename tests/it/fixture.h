@@ -132,4 +132,7 @@ kvStore *fx_short_ledger(struct fx *f, jsCtx *js, int64_t ttl_ms);
 void fx_js_open(struct fx *f, natsConnection **nc, jsCtx **js);
 void fx_js_close(natsConnection **nc, jsCtx **js);
 
+/* The messages stream holds now (fails the test if its info cannot be read). */
+uint64_t fx_stream_msgs(jsCtx *js, const char *stream);
+
 #endif

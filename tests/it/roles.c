@@ -1,4 +1,4 @@
-/* The deployment for test_roles.c: node configs read from deploy/nats with their includes
+/* The deployment for test_roles*.c: node configs read from deploy/nats with their includes
  * inlined and only ports, store and monitoring port moved onto loopback (a deploy file that
  * changed shape fails the test), the cluster they make, a key, init as admin and a receiver,
  * started once for every test; and acting as one of the three roles. */
@@ -190,4 +190,31 @@ roles_stop(void **state)
     if (started)
         fx_stop(&F);
     return 0;
+}
+
+int
+roles_consumer_ready(void *arg)
+{
+    static char body[FX_BODY_MAX];
+
+    return fx_consumer_get(&F, (int)(intptr_t)arg, "/readyz", body) == 200;
+}
+
+void
+roles_fleet_books(const char *prefix, int in_ms, int step_ms, char (*ids)[80])
+{
+    char path[32];
+    int64_t start;
+
+    roles_start_once();
+    roles_consumer_as(0, "consumer");
+    roles_consumer_as(1, "consumer");
+    for (intptr_t i = 0; i < 2; i++)
+        assert_true(wait_until(roles_consumer_ready, (void *)i, 30000));
+    roles_act_as("producer");
+    start = test_now_ms() + in_ms;
+    for (int k = 0; k < ROLES_N_TASKS; k++) {
+        snprintf(path, sizeof(path), "%s/%d", prefix, k);
+        assert_int_equal(fx_schedule(&F, start + k * step_ms, path, ids[k], sizeof(ids[k])), 0);
+    }
 }

@@ -1,4 +1,4 @@
-/* The deployment test_roles.c runs its tests against (roles.c): a 3-node cluster from the very
+/* The deployment test_roles*.c run their tests against (roles.c): a 3-node cluster from the very
  * files in deploy/nats, `sendat init --replicas 3` as admin, a receiver, and the credentials of
  * the three roles (admin, producer, consumer). */
 #ifndef ROLES_H
@@ -21,6 +21,13 @@ void roles_consumer_as(int i, const char *user);
  * times the timeout multiplier (a refused one is never answered). Fails the test if either
  * cannot be had. */
 void roles_connect_js(const char *user, natsConnection **nc, jsCtx **js);
+/* wait_until condition: consumer (int)(intptr_t)arg answers /readyz with 200. */
+int roles_consumer_ready(void *arg);
+#define ROLES_N_TASKS 12
+/* The fleet up (two consumers with the consumer user's credentials, ready) and ROLES_N_TASKS
+ * booked as the producer, path "<prefix>/k" due in_ms + k * step_ms from then, their ids in
+ * ids. */
+void roles_fleet_books(const char *prefix, int in_ms, int step_ms, char (*ids)[80]);
 /* The group teardown for fx_run: stops what roles_start_once started. Returns 0. */
 int roles_stop(void **state);
 

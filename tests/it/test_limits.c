@@ -109,16 +109,11 @@ stream_msgs(void)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
-    jsStreamInfo *si = NULL;
     uint64_t msgs;
 
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    assert_int_equal(js_GetStreamInfo(&si, js, "SENDAT_TASKS", NULL, NULL), NATS_OK);
-    msgs = si->State.Msgs;
-    jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_open(&F, &nc, &js);
+    msgs = fx_stream_msgs(js, "SENDAT_TASKS");
+    fx_js_close(&nc, &js);
     return msgs;
 }
 

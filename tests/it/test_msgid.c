@@ -64,13 +64,7 @@ stored(const char *id)
 static uint64_t
 stream_msgs(void)
 {
-    jsStreamInfo *si = NULL;
-    uint64_t n;
-
-    assert_int_equal(js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL), NATS_OK);
-    n = si->State.Msgs;
-    jsStreamInfo_Destroy(si);
-    return n;
+    return fx_stream_msgs(js, SA_TASKS_STREAM);
 }
 
 static int

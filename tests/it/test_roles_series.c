@@ -21,14 +21,6 @@
 #include "layout.h"
 #include "roles.h"
 
-static int
-consumer_ready(void *arg)
-{
-    static char body[FX_BODY_MAX];
-
-    return fx_consumer_get(&F, (int)(intptr_t)arg, "/readyz", body) == 200;
-}
-
 /* Books an every-2-s series to path as the producer; its id into id. */
 static void
 book_series(const char *path, char *id, size_t cap)
@@ -96,7 +88,7 @@ test_keyless_producer_unstops_no_series(void **state)
     snprintf(line, sizeof(line), "%s paused ", b);
     assert_non_null(strstr(out, line));
     roles_consumer_as(0, "consumer"); /* starts after the forgery */
-    assert_true(wait_until(consumer_ready, (void *)0, 30000));
+    assert_true(wait_until(roles_consumer_ready, (void *)0, 30000));
     none_arrive(7000);
     forge(a, "del"); /* and while it runs */
     forge(pause_b, "2026-11-28T19:00:00.000Z");
