@@ -189,13 +189,6 @@ fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap
 int
 fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80])
 {
-    return fx_schedule_many_odd(f, due_ms, prefix, n, ids, NULL);
-}
-
-int
-fx_schedule_many_odd(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
-                     const char *odd_keys)
-{
     char path[600], err[1024], *out, *line, *save = NULL;
     size_t cap = (size_t)n * 96 + 64;
     FILE *fp;
@@ -207,9 +200,8 @@ fx_schedule_many_odd(struct fx *f, int64_t due_ms, const char *prefix, int n, ch
     for (int i = 0; i < n; i++)
         fprintf(fp,
                 "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s%s/%d\",\"data\":"
-                "\"{\\\"hello\\\":1}\"%s%s}\n",
-                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i,
-                odd_keys && i % 2 ? "," : "", odd_keys && i % 2 ? odd_keys : "");
+                "\"{\\\"hello\\\":1}\"}\n",
+                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i);
     fclose(fp);
     assert_non_null(out = calloc(1, cap));
     rc = fx_sendat(f, out, cap, err, sizeof(err), "schedule", "--batch", path, NULL);

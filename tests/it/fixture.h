@@ -74,10 +74,6 @@ int fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t
  * one `sendat schedule --batch` (one process: many bookings in well under a second on a busy
  * machine), writing the id of path k into ids[k]; returns the exit code (0: every line). */
 int fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80]);
-/* fx_schedule_many whose odd lines (1, 3, ...) also carry odd_keys, JSON members such as
- * "\"at-most-once\":true" (NULL: none). */
-int fx_schedule_many_odd(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
-                         const char *odd_keys);
 
 /* Starts the SMTP sink (tests/support/smtp_sink.py) on a free loopback port; it stores mail
  * in DIR/maildir and logs every attempt to DIR/smtp-attempts.log (DIR: f->dir). env gets
