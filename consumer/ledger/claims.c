@@ -248,7 +248,7 @@ read_claim(struct consumer *c, struct held *h, const char *write_id, struct sa_c
         return rc;
     if (write_id && write_id[0] && !strcmp(seen->write_id, write_id))
         return rc; /* the write we just made (its answer lost): no client can have put it back */
-    rc = sa_claim_get_live(kv, h->task->id, h->task->created_ms, stale, &a, &live, &herr);
+    rc = sa_claim_get_live(c->n->js, kv, h->task->id, h->task->created_ms, stale, &a, &live, &herr);
     if (rc == SA_OK || rc == SA_EINVAL) {
         *seen = live;
         if (rc == SA_EINVAL)
