@@ -1,11 +1,13 @@
 /* A KV key's history read by JetStream direct gets (issue 35/37's failover finding): the key's
  * subject walked with {"seq":N,"next_by_subj":"$KV.<bucket>.<key>"} from the first sequence,
  * one request per entry and one more that finds none. No consumer and no subscription: nats.c's
- * kvStore_History makes an ordered consumer per read, which timed out after 5 s while a
- * clustered stream had no leader, and made and freed a subscription per read (nats.c issue
- * #637). With allow_direct every replica answers, so a read goes on through a leader election;
- * a replica behind may miss the newest entries, which the callers' updates on the last
- * revision then refuse (they never write over what they did not read). */
+ * kvStore_History makes an ordered consumer per read, which needs the cluster's meta leader
+ * (it timed out after 5 s on a cluster that had lost a node), and made and freed a
+ * subscription per read (nats.c issue #637). A direct get is answered by the stream's leader or a
+ * current replica, so a node lost that does not lead the bucket stops no read; while the bucket's
+ * own leader is being elected none answers (seconds). A replica behind may miss the newest entries,
+ * which the callers' updates on the last revision then refuse (they never write over what they did
+ * not read). */
 #ifndef SA_KVHIST_H
 #define SA_KVHIST_H
 

@@ -255,8 +255,9 @@ read_claim(struct consumer *c, struct held *h, const char *write_id, struct sa_c
             sa_fail(err, SA_EINVAL, "%s", herr.msg);
         return rc;
     }
-    /* The history did not read (a watcher on a cluster in failover times out): the last
-     * record decides, as it did before histories were read, rather than holding the task. */
+    /* The history did not read (no direct get is answered while the claims bucket elects a
+     * leader): the last record decides, as it did before histories were read, rather than
+     * holding the task. */
     sa_log(SA_LOG_WARN, "claim_history_unread", "task=%s error=\"%s\"", h->task->id, herr.msg);
     return SA_OK;
 }
