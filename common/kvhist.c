@@ -53,50 +53,72 @@ read_old(kvStore *kv, const char *key, struct sa_kvhist *h, struct sa_err *err)
     return SA_OK;
 }
 
+natsStatus
+sa_kv_walk(jsCtx *js, const char *stream, const char *filter, int max, sa_kv_walk_fn each,
+           void *arg)
+{
+    jsDirectGetMsgOptions o;
+    uint64_t seq = 1;
+    natsStatus s = NATS_OK;
+
+    jsDirectGetMsgOptions_Init(&o);
+    o.NextBySubject = filter;
+    for (int n = 0; n < max; n++) {
+        natsMsg *m = NULL;
+        uint64_t at;
+
+        o.Sequence = seq;
+        if ((s = js_DirectGetMsg(&m, js, stream, NULL, &o)) != NATS_OK)
+            return s;
+        if ((at = natsMsg_GetSequence(m)) < seq) { /* an answer that does not move on */
+            natsMsg_Destroy(m);
+            return NATS_ERR;
+        }
+        seq = at + 1;
+        if (each(m, arg))
+            break;
+    }
+    return NATS_OK;
+}
+
+/* Keeps one entry of the walk (sa_kv_walk_fn); a full list ends the walk. */
+static int
+keep(natsMsg *m, void *arg)
+{
+    struct sa_kvhist *h = arg;
+
+    h->m[h->count] = m;
+    of_msg(&h->e[h->count], h->key, m);
+    return ++h->count == SA_KVHIST_MAX;
+}
+
 enum sa_code
 sa_kvhist_read(jsCtx *js, kvStore *kv, const char *key, struct sa_kvhist *h, struct sa_err *err)
 {
     char stream[160], subject[400];
-    jsDirectGetMsgOptions o;
-    uint64_t seq = 1;
-    natsStatus s = NATS_OK;
-    enum sa_code rc = SA_OK;
+    natsStatus s;
 
     memset(h, 0, sizeof(*h));
     snprintf(stream, sizeof(stream), "KV_%s", kvStore_Bucket(kv));
     snprintf(subject, sizeof(subject), "$KV.%s.%s", kvStore_Bucket(kv), key);
+    h->key = key;
     h->e = calloc(SA_KVHIST_MAX, sizeof(*h->e));
     h->m = calloc(SA_KVHIST_MAX, sizeof(*h->m));
     if (!h->e || !h->m) {
         sa_kvhist_free(h);
         return sa_fail(err, SA_ENOMEM, "no memory for a key's history");
     }
-    jsDirectGetMsgOptions_Init(&o);
-    o.NextBySubject = subject;
-    while (h->count < SA_KVHIST_MAX) {
-        natsMsg *m = NULL;
-
-        o.Sequence = seq;
-        if ((s = js_DirectGetMsg(&m, js, stream, NULL, &o)) != NATS_OK)
-            break;
-        h->m[h->count] = m;
-        of_msg(&h->e[h->count], key, m);
-        if (h->e[h->count].revision < seq) { /* an answer that does not move on: stop */
-            natsMsg_Destroy(m);
-            s = NATS_ERR;
-            break;
-        }
-        seq = h->e[h->count++].revision + 1;
-    }
+    s = sa_kv_walk(js, stream, subject, SA_KVHIST_MAX, keep, h);
     if (s == NATS_NO_RESPONDERS && !h->count) { /* none serves direct gets on this stream */
         sa_kvhist_free(h);
+        h->key = key;
         return read_old(kv, key, h, err);
     }
     if (s != NATS_OK && s != NATS_NOT_FOUND) {
-        rc = sa_nats_fail(err, s, 0, "read the key's history");
         sa_kvhist_free(h);
+        return sa_nats_fail(err, s, 0, "read the key's history");
     }
-    return rc;
+    return SA_OK;
 }
 
 void

@@ -33,10 +33,22 @@ struct sa_kvhist {
     natsMsg **m;
     kvEntryList old; /* the fallback's entries (a bucket without allow_direct) */
     int count;
+    const char *key;
 };
 
 /* The most entries a walk reads: nats-server keeps at most 64 per KV key. */
 #define SA_KVHIST_MAX 64
+
+/* One message of a walk, the callback's to destroy; nonzero ends the walk. */
+typedef int (*sa_kv_walk_fn)(natsMsg *m, void *arg);
+
+/* Walks stream's messages on subjects filter matches (a subject or a wildcard), oldest first,
+ * by direct gets next by subject from sequence 1 (one request each and one more that finds
+ * none), at most max messages; each gets them in turn. NATS_NOT_FOUND: the walk reached the
+ * end; NATS_OK: each ended it or max was reached; else the broker's failure (messages handed to
+ * each before it stay the caller's). */
+natsStatus sa_kv_walk(jsCtx *js, const char *stream, const char *filter, int max,
+                      sa_kv_walk_fn each, void *arg);
 
 /* The entry e as an sa_kvent (pointing into e). */
 void sa_kvent_of(struct sa_kvent *out, kvEntry *e);

@@ -58,28 +58,6 @@ test_cluster_delivers_once(void **state)
     fx_stop(&F);
 }
 
-/* Index of the node that leads stream, or -1, asked through urls. */
-static int
-leader_of(const char *urls, const char *stream)
-{
-    natsConnection *nc = NULL;
-    jsCtx *js = NULL;
-    jsStreamInfo *si = NULL;
-    int leader = -1;
-
-    if (natsConnection_ConnectTo(&nc, urls) == NATS_OK &&
-        natsConnection_JetStream(&js, nc, NULL) == NATS_OK &&
-        js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK && si->Cluster &&
-        si->Cluster->Leader)
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
-                leader = i;
-    jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    return leader;
-}
-
 /* A claim key's history (two puts, a DEL, a put) is written on the cluster, then a node that
  * does not lead the claims bucket is killed (the task stream's leader if it is another, as in
  * it_faults test_burst_tasks_leader_killed): the direct-get walk reads the whole history, in
@@ -105,9 +83,9 @@ test_history_read_node_killed(void **state)
 
     (void)state;
     fx_start(&F, 1);
-    leader = leader_of(F.cluster.urls, "KV_" SA_CLAIMS_BUCKET);
+    leader = natsd_cluster_leader(&F.cluster, F.cluster.urls, "KV_" SA_CLAIMS_BUCKET);
     assert_true(leader >= 0);
-    victim = leader_of(F.cluster.urls, SA_TASKS_STREAM);
+    victim = natsd_cluster_leader(&F.cluster, F.cluster.urls, SA_TASKS_STREAM);
     if (victim < 0 || victim == leader)
         victim = (leader + 1) % 3;
     left = 3 - leader - victim;
@@ -128,7 +106,7 @@ test_history_read_node_killed(void **state)
     rc = sa_kvhist_read(js, kv, key, &h, &err);
     fprintf(stderr, "direct-get walk: %d entries in %" PRId64 " ms (%s); leader now: %d\n", h.count,
             test_now_ms() - t0, rc == SA_OK ? "ok" : err.msg,
-            leader_of(F.cluster.node[left].url, "KV_" SA_CLAIMS_BUCKET));
+            natsd_cluster_leader(&F.cluster, F.cluster.node[left].url, "KV_" SA_CLAIMS_BUCKET));
     assert_int_equal(rc, SA_OK);
     assert_int_equal(h.count, 4);
     for (int i = 0; i < 4; i++) {
