@@ -9,6 +9,7 @@
 
 #include "claim.h"
 #include "claimmac.h"
+#include "kvhist.h"
 #include "layout.h"
 #include "natsconn.h"
 #include "random.h"
@@ -194,17 +195,16 @@ sa_claim_update(kvStore *kv, const char *key, const struct sa_claim *c, uint64_t
 }
 
 static enum sa_code
-from_entry(struct sa_claim *c, kvEntry *e, struct sa_err *err)
+from_entry(struct sa_claim *c, const struct sa_kvent *e, struct sa_err *err)
 {
     enum sa_code rc;
 
-    if (kvEntry_Operation(e) != kvOp_Put)
-        return sa_fail(err, SA_ENOTFOUND, "claim %s was deleted", kvEntry_Key(e));
-    rc = sa_claim_read(c, kvEntry_Key(e), kvEntry_Value(e), (size_t)kvEntry_ValueLen(e),
-                       kvEntry_Created(e) / 1000000, err);
+    if (e->op != kvOp_Put)
+        return sa_fail(err, SA_ENOTFOUND, "claim %s was deleted", e->key);
+    rc = sa_claim_read(c, e->key, e->value, (size_t)e->len, e->created_ns / 1000000, err);
     if (rc == SA_ECRYPTO) /* junk says nothing true: when the server stored it, for status */
-        c->at_ms = kvEntry_Created(e) / 1000000;
-    c->revision = kvEntry_Revision(e);
+        c->at_ms = e->created_ns / 1000000;
+    c->revision = e->revision;
     return rc;
 }
 
@@ -213,27 +213,17 @@ sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c, struct sa_err *er
 {
     kvEntry *e = NULL;
     natsStatus s = kvStore_Get(&e, kv, key);
+    struct sa_kvent one;
     enum sa_code rc;
 
     if (s == NATS_NOT_FOUND)
         return sa_fail(err, SA_ENOTFOUND, "no claim for %s", key);
     if (s != NATS_OK)
         return sa_nats_fail(err, s, 0, "read claim");
-    rc = from_entry(c, e, err);
+    sa_kvent_of(&one, e);
+    rc = from_entry(c, &one, err);
     kvEntry_Destroy(e);
     return rc;
-}
-
-int
-sa_kv_history_full(kvStore *kv, const kvEntryList *l)
-{
-    kvStatus *st = NULL;
-    int full = 1; /* unknown: assume the worst */
-
-    if (kvStore_Status(&st, kv) == NATS_OK)
-        full = (int64_t)l->Count >= kvStatus_History(st);
-    kvStatus_Destroy(st);
-    return full;
 }
 
 /* Whether c is a record of another booking than the one made at booked (0: any). */
@@ -292,15 +282,15 @@ replayed(const struct sa_claim *r, const enum kind *k, int i, const struct repla
 
 /* Sorts every entry of l into r[] and k[], oldest first; with ru, replays too. */
 static void
-classify(const kvEntryList *l, int64_t booked, const struct replay_rules *ru, struct sa_claim *r,
-         enum kind *k)
+classify(const struct sa_kvhist *l, int64_t booked, const struct replay_rules *ru,
+         struct sa_claim *r, enum kind *k)
 {
-    for (int i = 0; i < l->Count; i++) {
+    for (int i = 0; i < l->count; i++) {
         enum sa_code rc = SA_OK;
 
-        if (kvEntry_Operation(l->Entries[i]) != kvOp_Put)
+        if (l->e[i].op != kvOp_Put)
             k[i] = K_MARKER;
-        else if ((rc = from_entry(&r[i], l->Entries[i], NULL)) == SA_ECRYPTO)
+        else if ((rc = from_entry(&r[i], &l->e[i], NULL)) == SA_ECRYPTO)
             k[i] = K_JUNK;
         else if (rc != SA_OK)
             k[i] = K_BAD;
@@ -317,12 +307,12 @@ classify(const kvEntryList *l, int64_t booked, const struct replay_rules *ru, st
  * replays filled the whole history the bucket keeps (SA_EINVAL: what they pushed out may have
  * been a send's record); likewise replays over a "sending" or "retrying" in a full history. */
 static enum sa_code
-beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked,
+beneath(kvStore *kv, struct sa_claim *c, const struct sa_kvhist *l, int64_t booked,
         const struct replay_rules *ru, struct sa_err *err)
 {
-    uint64_t last = kvEntry_Revision(l->Entries[l->Count - 1]);
-    struct sa_claim *r = calloc((size_t)l->Count, sizeof(*r));
-    enum kind *k = calloc((size_t)l->Count, sizeof(*k));
+    uint64_t last = l->e[l->count - 1].revision;
+    struct sa_claim *r = calloc((size_t)l->count, sizeof(*r));
+    enum kind *k = calloc((size_t)l->count, sizeof(*k));
     enum sa_claim_state replay_state = SA_CLAIM_NONE;
     int junk = 0, replays = 0, i;
     enum sa_code rc = SA_OK;
@@ -335,7 +325,7 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked,
         return sa_fail(err, SA_ENOMEM, "no memory for a claim history");
     }
     classify(l, booked, ru, r, k);
-    for (i = l->Count - 1; i >= 0 && k[i] != K_RECORD && k[i] != K_BAD; i--) {
+    for (i = l->count - 1; i >= 0 && k[i] != K_RECORD && k[i] != K_BAD; i--) {
         if (k[i] == K_FOREIGN && !other)
             other = r[i].at_ms;
         if (k[i] == K_REPLAY && !replays++)
@@ -346,13 +336,13 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked,
         *c = r[i];
     if (i >= 0 && k[i] == K_BAD)
         rc = sa_fail(err, SA_EINVAL, "claim record of %s under %d junk does not decode",
-                     kvEntry_Key(l->Entries[0]), junk + replays);
+                     l->e[0].key, junk + replays);
     else if ((c->state == SA_CLAIM_NONE ||
               (replays && (c->state == SA_CLAIM_SENDING || c->state == SA_CLAIM_RETRYING))) &&
-             junk + replays && sa_kv_history_full(kv, l))
+             junk + replays && sa_kvhist_full(kv, l->count))
         rc = sa_fail(err, SA_EINVAL,
                      "%s fills the claim history of %s: what it pushed out is unknown",
-                     replays ? "replayed records" : "junk", kvEntry_Key(l->Entries[0]));
+                     replays ? "replayed records" : "junk", l->e[0].key);
     free(r);
     free(k);
     c->revision = last;
@@ -363,23 +353,22 @@ beneath(kvStore *kv, struct sa_claim *c, const kvEntryList *l, int64_t booked,
     return rc;
 }
 
-/* beneath over key's whole history (markers included). */
+/* beneath over key's whole history (markers included), read by direct gets (kvhist.h). */
 static enum sa_code
-read_history(kvStore *kv, const char *key, int64_t booked, const struct replay_rules *ru,
+read_history(jsCtx *js, kvStore *kv, const char *key, int64_t booked, const struct replay_rules *ru,
              struct sa_claim *c, struct sa_err *err)
 {
-    kvEntryList l = {0};
-    natsStatus s = kvStore_History(&l, kv, key, NULL);
-    enum sa_code rc;
+    struct sa_kvhist l;
+    enum sa_code rc = sa_kvhist_read(js, kv, key, &l, err);
 
-    if (s == NATS_NOT_FOUND || (s == NATS_OK && l.Count == 0)) {
-        kvEntryList_Destroy(&l);
+    if (rc != SA_OK)
+        return rc;
+    if (!l.count) {
+        sa_kvhist_free(&l);
         return sa_fail(err, SA_ENOTFOUND, "no claim for %s", key);
     }
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, "read claim history");
     rc = beneath(kv, c, &l, booked, ru, err); /* one written since is the last: read it */
-    kvEntryList_Destroy(&l);
+    sa_kvhist_free(&l);
     return rc;
 }
 
@@ -418,16 +407,16 @@ sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms, str
     if (rc == SA_ENOTFOUND && ((s = sa_kv_marked(js, kv, key, &marker)) != NATS_OK || !marker))
         return s == NATS_OK ? rc : sa_nats_fail(err, s, 0, "read claim"); /* commonly nothing */
     sa_err_clear(err); /* sa_fail keeps the first failure: say what the history says */
-    return read_history(kv, key, booked_ms, NULL, c, err);
+    return read_history(js, kv, key, booked_ms, NULL, c, err);
 }
 
 enum sa_code
-sa_claim_get_live(kvStore *kv, const char *key, int64_t booked_ms, sa_claim_stale_fn stale,
-                  void *arg, struct sa_claim *c, struct sa_err *err)
+sa_claim_get_live(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms,
+                  sa_claim_stale_fn stale, void *arg, struct sa_claim *c, struct sa_err *err)
 {
     struct replay_rules ru = {stale, arg};
 
-    return read_history(kv, key, booked_ms, &ru, c, err);
+    return read_history(js, kv, key, booked_ms, &ru, c, err);
 }
 
 enum sa_code
@@ -437,28 +426,27 @@ sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c, 
 }
 
 enum sa_code
-sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n,
+sa_claim_history(jsCtx *js, kvStore *kv, const char *key, struct sa_claim **list, size_t *n,
                  struct sa_err *err)
 {
-    kvEntryList l = {0};
-    natsStatus s = kvStore_History(&l, kv, key, NULL);
-    enum sa_code rc = SA_OK;
+    struct sa_kvhist l;
+    enum sa_code rc = sa_kvhist_read(js, kv, key, &l, err);
 
     *list = NULL;
     *n = 0;
-    if (s == NATS_NOT_FOUND)
-        return SA_OK;
-    if (s != NATS_OK)
-        return sa_nats_fail(err, s, 0, "read claim history");
-    *list = calloc((size_t)l.Count + 1, sizeof(**list));
+    if (rc != SA_OK || !l.count) {
+        sa_kvhist_free(&l);
+        return rc;
+    }
+    *list = calloc((size_t)l.count + 1, sizeof(**list));
     if (!*list)
         rc = sa_fail(err, SA_ENOMEM, "no memory for a claim history");
-    for (int i = 0; rc == SA_OK && i < l.Count; i++) {
-        enum sa_code got = from_entry(&(*list)[*n], l.Entries[i], NULL);
+    for (int i = 0; rc == SA_OK && i < l.count; i++) {
+        enum sa_code got = from_entry(&(*list)[*n], &l.e[i], NULL);
 
         if (got == SA_OK || got == SA_ECRYPTO) /* junk shown as junk */
             (*n)++;
     }
-    kvEntryList_Destroy(&l);
+    sa_kvhist_free(&l);
     return rc;
 }

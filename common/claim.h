@@ -147,7 +147,7 @@ enum sa_code sa_claim_get(kvStore *kv, const char *key, struct sa_claim *c,
  * an update must expect, and junk_above the junk records passed. SA_EINVAL if that record does
  * not decode, or if junk fills the whole history the bucket keeps (what it pushed out is
  * unknown; revision filled), SA_ENOTFOUND if the key holds nothing at all. Only a marker or
- * junk costs more than sa_claim_get: a direct get, then the history (an ordered consumer). */
+ * junk costs more than sa_claim_get: a direct get, then the history (direct gets, kvhist.h). */
 enum sa_code sa_claim_get_under(jsCtx *js, kvStore *kv, const char *key, struct sa_claim *c,
                                 struct sa_err *err) SA_MUST_CHECK;
 
@@ -163,7 +163,8 @@ enum sa_code sa_claim_get_for(jsCtx *js, kvStore *kv, const char *key, int64_t b
  * client (a replay) by what it says alone (the consumer's rules by its signed time, claims.c). */
 typedef int (*sa_claim_stale_fn)(const struct sa_claim *rec, void *arg);
 
-/* sa_claim_get_for over the key's whole history, always read (an ordered consumer: dearer), that
+/* sa_claim_get_for over the key's whole history, always read (a direct get per entry and one
+ * more, kvhist.h: dearer), that
  * also passes over replays: authentic records of the booking a client allowed to write the
  * bucket put back, which need no key. A record is one if a record under it carries its write id
  * (sendat's writes expect the key's last revision, so none lands twice), if it says "sending" or
@@ -172,7 +173,7 @@ typedef int (*sa_claim_stale_fn)(const struct sa_claim *rec, void *arg);
  * these, replays_above and replay_state say what was passed over. SA_EINVAL as
  * sa_claim_get_for, and also if replays lie over a "sending" or "retrying" in a history as long
  * as the bucket keeps (what they pushed out may have been a final record). */
-enum sa_code sa_claim_get_live(kvStore *kv, const char *key, int64_t booked_ms,
+enum sa_code sa_claim_get_live(jsCtx *js, kvStore *kv, const char *key, int64_t booked_ms,
                                sa_claim_stale_fn stale, void *arg, struct sa_claim *c,
                                struct sa_err *err) SA_MUST_CHECK;
 
@@ -181,15 +182,11 @@ enum sa_code sa_claim_get_live(kvStore *kv, const char *key, int64_t booked_ms,
  * SA_CLAIM_JUNK with the reason in error. *list is
  * malloc'd, possibly with *n 0; NULL and 0 when the key was never written. SA_ENOMEM, or the
  * broker's failure. */
-enum sa_code sa_claim_history(kvStore *kv, const char *key, struct sa_claim **list, size_t *n,
-                              struct sa_err *err) SA_MUST_CHECK;
+enum sa_code sa_claim_history(jsCtx *js, kvStore *kv, const char *key, struct sa_claim **list,
+                              size_t *n, struct sa_err *err) SA_MUST_CHECK;
 
 /* Whether key's last entry is a DEL or PURGE marker, into *yes: one direct get of the last
  * message on its subject (kvStore_Get says "not found" alike for a marker and for nothing). */
 natsStatus sa_kv_marked(jsCtx *js, kvStore *kv, const char *key, int *yes);
-
-/* Whether the history l (of a key of kv) may have lost older entries: it holds as many as the
- * bucket keeps (or the bucket did not say how many). */
-int sa_kv_history_full(kvStore *kv, const kvEntryList *l);
 
 #endif

@@ -248,15 +248,16 @@ read_claim(struct consumer *c, struct held *h, const char *write_id, struct sa_c
         return rc;
     if (write_id && write_id[0] && !strcmp(seen->write_id, write_id))
         return rc; /* the write we just made (its answer lost): no client can have put it back */
-    rc = sa_claim_get_live(kv, h->task->id, h->task->created_ms, stale, &a, &live, &herr);
+    rc = sa_claim_get_live(c->n->js, kv, h->task->id, h->task->created_ms, stale, &a, &live, &herr);
     if (rc == SA_OK || rc == SA_EINVAL) {
         *seen = live;
         if (rc == SA_EINVAL)
             sa_fail(err, SA_EINVAL, "%s", herr.msg);
         return rc;
     }
-    /* The history did not read (a watcher on a cluster in failover times out): the last
-     * record decides, as it did before histories were read, rather than holding the task. */
+    /* The history did not read (no direct get is answered while the claims bucket elects a
+     * leader): the last record decides, as it did before histories were read, rather than
+     * holding the task. */
     sa_log(SA_LOG_WARN, "claim_history_unread", "task=%s error=\"%s\"", h->task->id, herr.msg);
     return SA_OK;
 }

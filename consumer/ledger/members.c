@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kvhist.h"
 #include "layout.h"
 #include "liveness.h"
 #include "log.h"
@@ -22,6 +23,8 @@
 #define UNSEEN_RESCUE_EVERY_MS 20000
 /* members_free waits this long for the last probe answer to return before it frees */
 #define PROBES_DONE_WAIT_MS 5000
+/* the most entries a list reads: every member's and rescue entry, rewritten meanwhile */
+#define WALK_MAX (4 * MEMBERS_MAX)
 
 struct member {
     char name[64];
@@ -164,26 +167,53 @@ still_suspected(struct members *m, const struct member *x)
     return liveness_suspected(m->live, x->instance);
 }
 
+/* The walk over the members bucket (sa_kv_walk_fn): each member's key once, but for the rescue
+ * entries, this member's own and markers (a member that left). An entry rewritten while the
+ * walk goes on is met again further on: remembered once. */
+static int
+listed(natsMsg *msg, void *arg)
+{
+    struct members *m = arg;
+    const char *subject = NULL, *op = NULL, *key;
+    size_t prefix = strlen("$KV." SA_MEMBERS_BUCKET ".");
+    int i;
+
+    if (natsMsgHeader_Get(msg, "Nats-Subject", &subject) != NATS_OK || !subject ||
+        strlen(subject) <= prefix || (natsMsgHeader_Get(msg, "KV-Operation", &op) == NATS_OK && op))
+        goto done; /* a DEL or PURGE: the key holds nothing */
+    key = subject + prefix;
+    for (i = 0; i < m->len && strcmp(m->list[i].name, key); i++)
+        ;
+    if (i == m->len && strncmp(key, SA_MEMBERS_RESCUE_PREFIX, strlen(SA_MEMBERS_RESCUE_PREFIX)) &&
+        strcmp(key, m->name))
+        remember(m, key);
+done:
+    natsMsg_Destroy(msg);
+    return 0;
+}
+
 /* The members' names and instances, and the fleet's size (this member included). Those of
- * the last list still being judged stay until judged. */
+ * the last list still being judged stay until judged. The bucket is walked by direct gets
+ * (common/kvhist.h): no consumer and no subscription each time, as kvStore_Keys made. */
 static void
 list(struct members *m)
 {
-    kvKeysList keys = {0};
     long fleet = 1; /* this member */
     struct member *before = NULL;
     int nbefore = m->len;
+    natsStatus s;
 
-    if (kvStore_Keys(&keys, m->kv, NULL) != NATS_OK)
-        return;
     if (nbefore && (before = malloc(sizeof(*before) * (size_t)nbefore)))
         memcpy(before, m->list, sizeof(*before) * (size_t)nbefore);
     m->len = 0;
-    for (int i = 0; i < keys.Count; i++)
-        if (strncmp(keys.Keys[i], SA_MEMBERS_RESCUE_PREFIX, strlen(SA_MEMBERS_RESCUE_PREFIX)) &&
-            strcmp(keys.Keys[i], m->name))
-            remember(m, keys.Keys[i]);
-    kvKeysList_Destroy(&keys);
+    s = sa_kv_walk(m->n->js, "KV_" SA_MEMBERS_BUCKET, "$KV." SA_MEMBERS_BUCKET ".>", WALK_MAX,
+                   listed, m);
+    if (s != NATS_OK && s != NATS_NOT_FOUND && nbefore && before) { /* keep the last list */
+        memcpy(m->list, before, sizeof(*before) * (size_t)nbefore);
+        m->len = nbefore;
+        free(before);
+        return;
+    }
     for (int i = 0; before && i < nbefore; i++)
         if (still_suspected(m, &before[i]))
             m->list[m->len++] = before[i];

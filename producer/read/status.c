@@ -208,7 +208,7 @@ task_events(struct sa_nats *n, const struct sa_keyring *ring, const char *id, js
     if (rc == SA_ENOTFOUND)
         sa_err_clear(err);
     if (rc == SA_OK || rc == SA_ENOTFOUND)
-        rc = sa_claim_history(sa_nats_claims(n, id), id, &list, &count, err);
+        rc = sa_claim_history(n->js, sa_nats_claims(n, id), id, &list, &count, err);
     if (rc == SA_OK) {
         add_claims(events, list, count, 1);
         if (msg && !settled(list, count)) /* a copy left behind a cancel is not "waiting" */

@@ -309,13 +309,14 @@ def check_helm_values():
     check(conf.get("consumer", ([], None, None, False))[1] ==
           ["sendat.task.*.w.*", "sendat.shard.*.*.w.*"],
           "accounts.conf: consumers must be denied the window levels (producers' alone)")
-    # a claim key under a DEL or PURGE marker (any writer of the claims bucket can leave one)
-    # is resolved from its history (common/claim.h sa_claim_get_under, issue 24.6): without
-    # these the consumer could not read it and would nak the task for ever
-    history = ["$JS.API.CONSUMER.CREATE.KV_sendat_claims",
-               "$JS.API.CONSUMER.DELETE.KV_sendat_claims.*", "$JS.FC.KV_sendat_claims.>"]
-    check(all(h in conf.get("consumer", ([], None, None, False))[0] for h in history),
-          "accounts.conf: consumers may not read a claim's history (DEL/PURGE markers)")
+    # a claim key under a DEL or PURGE marker or junk (any writer of the claims bucket can leave
+    # one) is resolved from its history, and a cancel record likewise (common/claim.h
+    # sa_claim_get_under, common/cancelrec.h, issue 24.6): both read it by direct gets next by
+    # subject (common/kvhist.h); without these the reader could not and would nak for ever
+    history = ["$JS.API.DIRECT.GET.KV_sendat_claims", "$JS.API.DIRECT.GET.KV_sendat_cancel"]
+    for user in ("consumer", "producer"):
+        check(all(h in conf.get(user, ([], None, None, False))[0] for h in history),
+              "accounts.conf: %ss may not read a claim's or cancel record's history" % user)
     # the members bucket and the liveness subjects are the consumers' alone: no other role may
     # name an instance to probe or answer for one (consumer/ledger/members.c, issue 24.6)
     for user, (allow, _deny, sub, _resp) in conf.items():

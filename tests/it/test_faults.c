@@ -228,28 +228,6 @@ test_server_restart(void **state)
     fx_stop(&F);
 }
 
-/* Index of the node that leads stream (the tasks or the claims bucket's), or -1. */
-static int
-leader_of(const char *stream)
-{
-    natsConnection *nc = NULL;
-    jsCtx *js = NULL;
-    jsStreamInfo *si = NULL;
-    int leader = -1;
-
-    if (natsConnection_ConnectTo(&nc, F.cluster.urls) == NATS_OK &&
-        natsConnection_JetStream(&js, nc, NULL) == NATS_OK &&
-        js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK && si->Cluster &&
-        si->Cluster->Leader)
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(F.cluster.node[i].name, si->Cluster->Leader))
-                leader = i;
-    jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-    return leader;
-}
-
 static void
 test_cluster_leader_killed(void **state)
 {
@@ -257,7 +235,7 @@ test_cluster_leader_killed(void **state)
 
     (void)state;
     two_consumers_mid_run(1, 6000);
-    leader = leader_of(SA_TASKS_STREAM);
+    leader = natsd_cluster_leader(&F.cluster, F.cluster.urls, SA_TASKS_STREAM);
     assert_true(leader >= 0);
     fprintf(stderr, "killing the stream leader %s\n", F.cluster.node[leader].name);
     natsd_kill(&F.cluster.node[leader]);
@@ -321,9 +299,9 @@ burst_with_leader_killed(const char *stream)
     due = test_now_ms() + 8000;
     schedule_spread(BURST_N, due, 0);
     assert_true(wait_until_ms(due - 300, 60000));
-    leader = leader_of(stream);
+    leader = natsd_cluster_leader(&F.cluster, F.cluster.urls, stream);
     assert_true(leader >= 0);
-    claims_too = leader == leader_of("KV_" SA_CLAIMS_BUCKET);
+    claims_too = leader == natsd_cluster_leader(&F.cluster, F.cluster.urls, "KV_" SA_CLAIMS_BUCKET);
     other = (leader + 1) % 3;
     natsd_kill(&F.cluster.node[leader]);
     fprintf(stderr, "killed %s, leader of %s, %" PRId64 " ms before the due time\n",

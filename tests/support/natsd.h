@@ -47,6 +47,8 @@ int natsd_restart(struct natsd *srv);
  * 0, or -1 with every node stopped. */
 int natsd_cluster_start(struct natsd_cluster *c);
 void natsd_cluster_stop(struct natsd_cluster *c);
+/* Index of the node of c that leads stream (asked through urls, comma-separated), or -1. */
+int natsd_cluster_leader(const struct natsd_cluster *c, const char *urls, const char *stream);
 
 /* Like natsd_cluster_start, but node n<i+1> runs `-c` config_text[i] (-a 127.0.0.1 -p -1 still
  * apply), which sets up JetStream and the cluster itself: "$DIR" becomes the node's folder and

@@ -215,3 +215,24 @@ natsd_cluster_stop(struct natsd_cluster *c)
     for (int i = 0; i < 3; i++)
         natsd_stop(&c->node[i]);
 }
+
+int
+natsd_cluster_leader(const struct natsd_cluster *c, const char *urls, const char *stream)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsStreamInfo *si = NULL;
+    int leader = -1;
+
+    if (natsConnection_ConnectTo(&nc, urls) == NATS_OK &&
+        natsConnection_JetStream(&js, nc, NULL) == NATS_OK &&
+        js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK && si->Cluster &&
+        si->Cluster->Leader)
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(c->node[i].name, si->Cluster->Leader))
+                leader = i;
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return leader;
+}
