@@ -190,6 +190,13 @@ fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap
 int
 fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80])
 {
+    return fx_schedule_many_mixed(f, due_ms, prefix, n, ids, 0);
+}
+
+int
+fx_schedule_many_mixed(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
+                       int mixed)
+{
     char path[600], err[1024], *out, *line, *save = NULL;
     size_t cap = (size_t)n * 96 + 64;
     FILE *fp;
@@ -201,8 +208,9 @@ fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (
     for (int i = 0; i < n; i++)
         fprintf(fp,
                 "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s%s/%d\",\"data\":"
-                "\"{\\\"hello\\\":1}\"}\n",
-                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i);
+                "\"{\\\"hello\\\":1}\"%s}\n",
+                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i,
+                mixed && i % 2 ? ",\"at-most-once\":true" : "");
     fclose(fp);
     assert_non_null(out = calloc(1, cap));
     rc = fx_sendat(f, out, cap, err, sizeof(err), "schedule", "--batch", path, NULL);
