@@ -12,7 +12,7 @@
 # Every build but
 # the package's has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
 # each phase's result and the script fails if any failed. Builds use one job per core; ctest
-# runs SENDAT_TEST_JOBS tests at once (default: 4 per core; the integration tests mostly wait
+# runs SENDAT_TEST_JOBS tests at once (default: 2 per core; the integration tests mostly wait
 # on due times and deadlines). The sanitizer build compiles while the plain suite runs, and the
 # current server's integration tests run beside the sanitizer suite (each in its own build
 # folder; its output is printed when both are done); it_scenarios runs alone after each suite.
@@ -23,7 +23,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/install-deps.sh || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
-testjobs=${SENDAT_TEST_JOBS:-$((4 * jobs))}
+testjobs=${SENDAT_TEST_JOBS:-$((2 * jobs))}
 tmp=$(mktemp -d /tmp/sendat-run-XXXXXX)
 export SENDAT_TEST_TMPDIR="$tmp"
 cleanup() {
