@@ -11,53 +11,120 @@
 # tests/containers/run.sh, the compose stack under podman, is run by hand: README says why).
 # Every build but
 # the package's has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
-# each phase's result and the script fails if any failed. Test folders go to one temporary
-# folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1 keeps it, and its path is printed).
+# each phase's result and the script fails if any failed. Builds use one job per core; ctest
+# runs SENDAT_TEST_JOBS tests at once (default: 2 per core; the integration tests mostly wait
+# on due times and deadlines). The sanitizer build compiles while the plain suite runs, and the
+# current server's integration tests run beside the sanitizer suite (each in its own build
+# folder; its output is printed when both are done); it_scenarios runs alone after each suite.
+# The summary gives each step's seconds.
+# Test folders go to one temporary folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1
+# keeps it, and its path is printed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/install-deps.sh || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
+testjobs=${SENDAT_TEST_JOBS:-$((2 * jobs))}
 tmp=$(mktemp -d /tmp/sendat-run-XXXXXX)
 export SENDAT_TEST_TMPDIR="$tmp"
 cleanup() {
   if [ "${SENDAT_KEEP_TEST_TMP:-0}" = 1 ]; then echo "test folders kept in $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
+t0=$SECONDS
+times=""
+took() { times="$times $1 $((SECONDS - $2))s,"; }
 
-phase() { # build dir, cmake flags..., then -- and the environment for ctest
+configure() { # build dir, cmake flags...
   local dir=$1; shift
-  local flags=()
-  while [ "$1" != "--" ]; do flags+=("$1"); shift; done
-  shift
-  cmake -S . -B "$dir" "${flags[@]}" -DSENDAT_TESTS=ON -DSENDAT_WERROR=ON >/dev/null &&
-    cmake --build "$dir" -j"$jobs" &&
-    (cd "$dir" && env "$@" ctest --output-on-failure -j"$jobs")
+  cmake -S . -B "$dir" "$@" -DSENDAT_TESTS=ON -DSENDAT_WERROR=ON >/dev/null &&
+    cmake --build "$dir" -j"$jobs"
 }
+suite() { # build dir, then the environment for ctest, then ctest's own arguments after --
+  local dir=$1; shift
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  (cd "$dir" && env "${envs[@]}" ctest --output-on-failure -j"$testjobs" "$@")
+}
+
+# it_scenarios measures throughput and fair shares with 4 consumers: it runs alone, after the
+# suites it would share the machine with (beside a compile its 10,000 mails missed 240 s)
+alone='^it_scenarios$'
 
 result() { [ "$1" = 0 ] && echo passed || echo "FAILED ($1)"; }
 
-phase build -DCMAKE_BUILD_TYPE=RelWithDebInfo -- # deploy/demo.sh builds here without tests
+s=$SECONDS
+configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo # deploy/demo.sh builds here without tests
 plain=$?
-# the integration tests of the same build on the current server (they read NATS_SERVER)
-current=$(bash deploy/nats/fetch-server.sh) &&
-  echo "== integration tests on $("$current" --version)" &&
-  (cd build && NATS_SERVER=$current ctest --output-on-failure -j"$jobs" -R '^it_')
-cur=$?
-phase build-san -DCMAKE_BUILD_TYPE=Debug -DSENDAT_SANITIZE=address,undefined -- \
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  SENDAT_TEST_TIMEOUT_MULTIPLIER=3
+took "plain build" $s
+# the sanitizer build compiles (niced) while the plain suite runs: the suite mostly waits
+s=$SECONDS
+nice -n 10 bash -c "$(declare -f configure); jobs=$jobs; configure build-san -DCMAKE_BUILD_TYPE=Debug \
+  -DSENDAT_SANITIZE=address,undefined" >"$tmp/build-san.log" 2>&1 &
+sanbuild=$!
+if [ $plain = 0 ]; then
+  suite build -- -E "$alone"
+  plain=$?
+fi
+took "plain suite but it_scenarios" $s
+wait $sanbuild
 san=$?
+tail -n 3 "$tmp/build-san.log"
+[ $san = 0 ] || cat "$tmp/build-san.log"
+took "sanitizer build (beside it)" $s
+s=$SECONDS
+[ $plain != 0 ] || { suite build -- -R "$alone" || plain=$?; }
+took "plain it_scenarios" $s
+# the integration tests of the same build on the current server (they read NATS_SERVER), beside
+# the sanitizer suite: two build folders, so ctest's records do not meet
+s=$SECONDS
+current=$(bash deploy/nats/fetch-server.sh)
+cur=$?
+curjob=
+if [ $cur = 0 ]; then
+  echo "== integration tests on $("$current" --version) (output after the sanitizer suite's)"
+  suite build NATS_SERVER="$current" -- -R '^it_' -E "$alone" >"$tmp/current.log" 2>&1 &
+  curjob=$!
+fi
+sanenv=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  SENDAT_TEST_TIMEOUT_MULTIPLIER=3)
+if [ $san = 0 ]; then
+  suite build-san "${sanenv[@]}" -- -E "$alone"
+  san=$?
+fi
+if [ -n "$curjob" ]; then
+  wait "$curjob"
+  cur=$?
+  echo "== integration tests on the current server"
+  cat "$tmp/current.log"
+fi
+took "sanitizer suite and current server but it_scenarios" $s
+s=$SECONDS
+[ $san != 0 ] || { suite build-san "${sanenv[@]}" -- -R "$alone" || san=$?; }
+[ $cur != 0 ] || { suite build NATS_SERVER="$current" -- -R "$alone" || cur=$?; }
+took "it_scenarios of both" $s
+s=$SECONDS
 bash tests/fuzz/run.sh # every libFuzzer target briefly from its seed corpus (docs/fuzzing.md)
 fuzz=$?
+took fuzz $s
+s=$SECONDS
 bash tests/style.sh
 style=$?
+took style $s
+s=$SECONDS
 bash tests/model/run.sh # the claim protocol's exhaustive model check (docs/design-notes.md)
 model=$?
+took model $s
+s=$SECONDS
 bash tests/deploy/run.sh # the .deb, lintian, and a fresh debootstrap root (docs/install.md)
 deploy=$?
+took deploy $s
+s=$SECONDS
 bash tests/containers/systemd.sh # the units under systemd: notify, reload, stop, try-restart
 systemd=$?
+took systemd $s
 
+echo "tests/run.sh: took $((SECONDS - t0)) s (ctest -j$testjobs):${times%,}"
 echo "tests/run.sh: plain phase $(result $plain), current server phase $(result $cur)," \
   "sanitizer phase $(result $san), fuzz phase $(result $fuzz), style phase $(result $style)," \
   "deploy phase $(result $deploy), systemd phase $(result $systemd), model phase $(result $model)"

@@ -1,5 +1,6 @@
 /* The integration tests' deployment: real processes only; all waiting is on conditions with
  * deadlines (check.h), never on sleeps. */
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,6 +190,13 @@ fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap
 int
 fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80])
 {
+    return fx_schedule_many_mixed(f, due_ms, prefix, n, ids, 0);
+}
+
+int
+fx_schedule_many_mixed(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
+                       int mixed)
+{
     char path[600], err[1024], *out, *line, *save = NULL;
     size_t cap = (size_t)n * 96 + 64;
     FILE *fp;
@@ -200,8 +208,9 @@ fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (
     for (int i = 0; i < n; i++)
         fprintf(fp,
                 "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s%s/%d\",\"data\":"
-                "\"{\\\"hello\\\":1}\"}\n",
-                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i);
+                "\"{\\\"hello\\\":1}\"%s}\n",
+                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i,
+                mixed && i % 2 ? ",\"at-most-once\":true" : "");
     fclose(fp);
     assert_non_null(out = calloc(1, cap));
     rc = fx_sendat(f, out, cap, err, sizeof(err), "schedule", "--batch", path, NULL);
@@ -412,17 +421,34 @@ fx_arrivals(struct fx *f, const char *prefix, int *seen, int n)
     return distinct;
 }
 
+/* SENDAT_TEST_ONLY names one test (a pattern: * and ?) to run alone; SENDAT_TEST_PART is the one
+ * test a ctest entry of a split file runs (tests/it/CMakeLists.txt, SPLIT). With both, the part
+ * runs if the pattern matches it, else nothing (0: the entry passes). */
+static int
+fx_filter(void)
+{
+    const char *only = getenv("SENDAT_TEST_ONLY"), *part = getenv("SENDAT_TEST_PART");
+
+    if (part && only && fnmatch(only, part, 0) != 0) {
+        printf("%s: not run (SENDAT_TEST_ONLY=%s)\n", part, only);
+        return 0;
+    }
+    if (part || only)
+        cmocka_set_test_filter(part ? part : only);
+    return 1;
+}
+
 int
 fx_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
        CMFixtureFunction teardown)
 {
     int rc;
 
+    if (!fx_filter())
+        return 0;
     if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
     nats_Open(-1);
-    if (getenv("SENDAT_TEST_ONLY")) /* one test by name (a pattern: * and ?), to run it alone */
-        cmocka_set_test_filter(getenv("SENDAT_TEST_ONLY"));
     rc = _cmocka_run_group_tests("tests", tests, n, setup, teardown);
     sa_nats_shutdown(5000);
     curl_global_cleanup();

@@ -75,6 +75,10 @@ int fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t
  * machine), writing the id of path k into ids[k]; returns the exit code (0: every line). */
 int fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80]);
 
+/* fx_schedule_many, with task k at-most-once when k is odd and mixed is set. */
+int fx_schedule_many_mixed(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
+                           int mixed);
+
 /* Starts the SMTP sink (tests/support/smtp_sink.py) on a free loopback port; it stores mail
  * in DIR/maildir and logs every attempt to DIR/smtp-attempts.log (DIR: f->dir). env gets
  * "SENDAT_SMTP_URL=smtp://127.0.0.1:PORT" for a consumer. Fails the test if it does not start. */

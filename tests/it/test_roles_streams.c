@@ -104,8 +104,9 @@ test_keyless_producer_erases_nothing(void **state)
 
     (void)state;
     /* every task still stored when the walk runs: far enough ahead for a sanitizer build's
-     * slower bookings (the multiplier stretches it) */
-    roles_fleet_books("/forged", (int)(8000 * test_timeout_multiplier()), 100, id);
+     * slower bookings (the multiplier stretches it) and a loaded machine's (8 s was too little
+     * at load 30 with ctest -j8) */
+    roles_fleet_books("/forged", (int)(20000 * test_timeout_multiplier()), 100, id);
     roles_connect_js("producer", &nc, &js);
     n = walk_task_ids(js, ids, NULL, (int)(sizeof(ids) / sizeof(ids[0])));
     assert_true(n >= ROLES_N_TASKS);
