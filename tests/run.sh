@@ -13,9 +13,8 @@
 # the package's has -Werror (SENDAT_WERROR=ON). Every phase always runs; the summary names
 # each phase's result and the script fails if any failed. Builds use one job per core; ctest
 # runs SENDAT_TEST_JOBS tests at once (default: 2 per core; the integration tests mostly wait
-# on due times and deadlines). The sanitizer build compiles while the plain suite runs, and the
-# current server's integration tests run beside the sanitizer suite (each in its own build
-# folder; its output is printed when both are done); it_scenarios runs alone after each suite.
+# on due times and deadlines). The sanitizer build compiles (niced) while the plain suite runs;
+# the suites themselves run one after another, and it_scenarios runs alone after each.
 # The summary gives each step's seconds.
 # Test folders go to one temporary folder per run, removed at the end (SENDAT_KEEP_TEST_TMP=1
 # keeps it, and its path is printed).
@@ -75,34 +74,28 @@ took "sanitizer build (beside it)" $s
 s=$SECONDS
 [ $plain != 0 ] || { suite build -- -R "$alone" || plain=$?; }
 took "plain it_scenarios" $s
-# the integration tests of the same build on the current server (they read NATS_SERVER), beside
-# the sanitizer suite: two build folders, so ctest's records do not meet
+# the integration tests of the same build on the current server (they read NATS_SERVER), then
+# the sanitizer suite: one suite at a time (beside each other they made 8 tests at once on 2
+# cores, and tests that wait on a lead of seconds failed)
 s=$SECONDS
 current=$(bash deploy/nats/fetch-server.sh)
 cur=$?
-curjob=
 if [ $cur = 0 ]; then
-  echo "== integration tests on $("$current" --version) (output after the sanitizer suite's)"
-  suite build NATS_SERVER="$current" -- -R '^it_' -E "$alone" >"$tmp/current.log" 2>&1 &
-  curjob=$!
+  echo "== integration tests on $("$current" --version)"
+  suite build NATS_SERVER="$current" -- -R '^it_' -E "$alone"
+  cur=$?
+  [ $cur != 0 ] || { suite build NATS_SERVER="$current" -- -R "$alone" || cur=$?; }
 fi
+took "current server" $s
+s=$SECONDS
 sanenv=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   SENDAT_TEST_TIMEOUT_MULTIPLIER=3)
 if [ $san = 0 ]; then
   suite build-san "${sanenv[@]}" -- -E "$alone"
   san=$?
+  [ $san != 0 ] || { suite build-san "${sanenv[@]}" -- -R "$alone" || san=$?; }
 fi
-if [ -n "$curjob" ]; then
-  wait "$curjob"
-  cur=$?
-  echo "== integration tests on the current server"
-  cat "$tmp/current.log"
-fi
-took "sanitizer suite and current server but it_scenarios" $s
-s=$SECONDS
-[ $san != 0 ] || { suite build-san "${sanenv[@]}" -- -R "$alone" || san=$?; }
-[ $cur != 0 ] || { suite build NATS_SERVER="$current" -- -R "$alone" || cur=$?; }
-took "it_scenarios of both" $s
+took "sanitizer suite" $s
 s=$SECONDS
 bash tests/fuzz/run.sh # every libFuzzer target briefly from its seed corpus (docs/fuzzing.md)
 fuzz=$?
