@@ -53,6 +53,23 @@ read_old(kvStore *kv, const char *key, struct sa_kvhist *h, struct sa_err *err)
     return SA_OK;
 }
 
+/* One direct get, asked again when unanswered: the request goes to one of the replicas that
+ * serve direct gets, and one that stalls (a peer just lost, an election under way) must not
+ * fail the read while another would answer (it_cluster test_history_read_node_killed on a
+ * loaded machine: one request unanswered for 5 s while the bucket kept its leader). */
+static natsStatus
+direct_get(natsMsg **m, jsCtx *js, const char *stream, jsDirectGetMsgOptions *o)
+{
+    jsOptions jo;
+    natsStatus s = NATS_TIMEOUT;
+
+    jsOptions_Init(&jo);
+    jo.Wait = SA_KV_GET_WAIT_MS;
+    for (int try = 0; try < SA_KV_GET_TRIES && s == NATS_TIMEOUT; try++)
+        s = js_DirectGetMsg(m, js, stream, &jo, o);
+    return s;
+}
+
 natsStatus
 sa_kv_walk(jsCtx *js, const char *stream, const char *filter, int max, sa_kv_walk_fn each,
            void *arg)
@@ -68,7 +85,7 @@ sa_kv_walk(jsCtx *js, const char *stream, const char *filter, int max, sa_kv_wal
         uint64_t at;
 
         o.Sequence = seq;
-        if ((s = js_DirectGetMsg(&m, js, stream, NULL, &o)) != NATS_OK)
+        if ((s = direct_get(&m, js, stream, &o)) != NATS_OK)
             return s;
         if ((at = natsMsg_GetSequence(m)) < seq) { /* an answer that does not move on */
             natsMsg_Destroy(m);

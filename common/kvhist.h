@@ -39,6 +39,11 @@ struct sa_kvhist {
 /* The most entries a walk reads: nats-server keeps at most 64 per KV key. */
 #define SA_KVHIST_MAX 64
 
+/* Each direct get waits this long for an answer, and is asked again if none came, at most this
+ * many times in all (a stalled replica does not fail the read while another would answer). */
+#define SA_KV_GET_WAIT_MS 2000
+#define SA_KV_GET_TRIES 3
+
 /* One message of a walk, the callback's to destroy; nonzero ends the walk. */
 typedef int (*sa_kv_walk_fn)(natsMsg *m, void *arg);
 
@@ -46,7 +51,7 @@ typedef int (*sa_kv_walk_fn)(natsMsg *m, void *arg);
  * by direct gets next by subject from sequence 1 (one request each and one more that finds
  * none), at most max messages; each gets them in turn. NATS_NOT_FOUND: the walk reached the
  * end; NATS_OK: each ended it or max was reached; else the broker's failure (messages handed to
- * each before it stay the caller's). */
+ * each before it stay the caller's; NATS_TIMEOUT after SA_KV_GET_TRIES unanswered requests). */
 natsStatus sa_kv_walk(jsCtx *js, const char *stream, const char *filter, int max,
                       sa_kv_walk_fn each, void *arg);
 
