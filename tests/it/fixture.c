@@ -173,58 +173,6 @@ fx_stop_consumers(struct fx *f)
     return bad;
 }
 
-int
-fx_schedule(struct fx *f, int64_t due_ms, const char *path, char *id, size_t cap)
-{
-    char at[40], url[300], err[512];
-    int rc;
-
-    snprintf(at, sizeof(at), "@%" PRId64 ".%03d", due_ms / 1000, (int)(due_ms % 1000));
-    snprintf(url, sizeof(url), "%s%s", receiver_url(f->recv), path);
-    rc = fx_sendat(f, id, cap, err, sizeof(err), "schedule", "--at", at, "--webhook", url, "--data",
-                   "{\"hello\":1}", NULL);
-    id[strcspn(id, "\n")] = '\0';
-    return rc;
-}
-
-int
-fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80])
-{
-    return fx_schedule_many_mixed(f, due_ms, prefix, n, ids, 0);
-}
-
-int
-fx_schedule_many_mixed(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
-                       int mixed)
-{
-    char path[600], err[1024], *out, *line, *save = NULL;
-    size_t cap = (size_t)n * 96 + 64;
-    FILE *fp;
-    int rc;
-    long k;
-
-    snprintf(path, sizeof(path), "%s/many-%" PRId64 ".ndjson", f->dir, test_now_ms());
-    assert_non_null(fp = fopen(path, "w"));
-    for (int i = 0; i < n; i++)
-        fprintf(fp,
-                "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s%s/%d\",\"data\":"
-                "\"{\\\"hello\\\":1}\"%s}\n",
-                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i,
-                mixed && i % 2 ? ",\"at-most-once\":true" : "");
-    fclose(fp);
-    assert_non_null(out = calloc(1, cap));
-    rc = fx_sendat(f, out, cap, err, sizeof(err), "schedule", "--batch", path, NULL);
-    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *id = NULL; /* "LINE ID" */
-
-        k = strtol(line, &id, 10);
-        if (k >= 1 && k <= n && id && *id == ' ')
-            snprintf(ids[k - 1], 80, "%s", id + 1);
-    }
-    free(out);
-    return rc;
-}
-
 long
 fx_counter(struct fx *f, int i, const char *name)
 {
@@ -300,19 +248,6 @@ fx_smtp_sink(struct fx *f, struct proc *sink, char *env, size_t cap)
     free(port);
 }
 
-static size_t
-collect(char *data, size_t size, size_t n, void *arg)
-{
-    char *buf = arg;
-    size_t have = strlen(buf), add = size * n;
-
-    if (have + add < FX_BODY_MAX) {
-        memcpy(buf + have, data, add);
-        buf[have + add] = '\0';
-    }
-    return add;
-}
-
 void
 fx_print_log(struct fx *f, int i)
 {
@@ -320,105 +255,6 @@ fx_print_log(struct fx *f, int i)
 
     fprintf(stderr, "consumer %d's log:\n%s\n", i, log ? log : "(none)");
     free(log);
-}
-
-int
-fx_consumer_port(struct fx *f, int i)
-{
-    char *log = proc_read_file(f->consumers[i].err_path), *p;
-    int port = 0;
-
-    p = log ? strstr(log, "event=http_listening") : NULL;
-    if (p && (p = strstr(p, "port=")))
-        port = atoi(p + 5);
-    free(log);
-    return port;
-}
-
-long
-fx_consumer_get(struct fx *f, int i, const char *path, char *body)
-{
-    char url[128];
-    long status = 0;
-    int port = fx_consumer_port(f, i);
-    CURL *e = NULL;
-
-    body[0] = '\0';
-    if (port <= 0 || !(e = curl_easy_init()))
-        return 0;
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, body);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
-    if (curl_easy_perform(e) == CURLE_OK)
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(e);
-    return status;
-}
-
-long
-fx_consumer_metric(struct fx *f, int i, const char *name)
-{
-    static char body[FX_BODY_MAX];
-    char want[128], *p;
-
-    if (fx_consumer_get(f, i, "/metrics", body) != 200)
-        return -1;
-    snprintf(want, sizeof(want), "\n%s ", name);
-    p = strstr(body, want);
-    return p ? atol(p + strlen(want)) : -1;
-}
-
-struct status_wait {
-    struct fx *f;
-    const char *id, *word;
-    char out[65536];
-};
-
-static int
-status_holds(void *arg)
-{
-    struct status_wait *w = arg;
-
-    return fx_sendat(w->f, w->out, sizeof(w->out), NULL, 0, "status", w->id, NULL) == 0 &&
-           strstr(w->out, w->word) != NULL;
-}
-
-int
-fx_status_says(struct fx *f, const char *id, const char *word, int64_t timeout_ms)
-{
-    struct status_wait *w = calloc(1, sizeof(*w));
-    int ok;
-
-    assert_non_null(w);
-    *w = (struct status_wait){.f = f, .id = id, .word = word};
-    ok = wait_until(status_holds, w, timeout_ms);
-    if (!ok)
-        fprintf(stderr, "status %s never said \"%s\"; last:\n%s\n", id, word, w->out);
-    free(w);
-    return ok;
-}
-
-int
-fx_arrivals(struct fx *f, const char *prefix, int *seen, int n)
-{
-    size_t len = strlen(prefix);
-    int distinct = 0;
-
-    memset(seen, 0, sizeof(int) * (size_t)n);
-    for (size_t i = 0; i < receiver_count(f->recv); i++) {
-        struct receiver_hit h;
-        char *end = h.path;
-        long k;
-        if (receiver_hit_copy(f->recv, i, &h) != 0)
-            continue;
-        k = strncmp(h.path, prefix, len) ? -1 : strtol(h.path + len, &end, 10);
-        if (k >= 0 && k < n && end > h.path + len && seen[k]++ == 0)
-            distinct++;
-        receiver_hit_free(&h);
-    }
-    return distinct;
 }
 
 /* SENDAT_TEST_ONLY names one test (a pattern: * and ?) to run alone; SENDAT_TEST_PART is the one
