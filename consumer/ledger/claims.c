@@ -129,7 +129,9 @@ take_over(struct consumer *c, struct held *h, const struct sa_claim *cur, uint64
                          &err);
     if (rc == SA_OK)
         return TAKE_SEND;
-    return rc == SA_EEXIST ? TAKE_SKIP : TAKE_AGAIN;
+    /* someone wrote first: another member, or a client's junk, which must not make the task
+     * skipped; the next delivery reads what it was */
+    return rc == SA_EEXIST ? TAKE_LATER : TAKE_AGAIN;
 }
 
 /* No record under a DEL or PURGE marker: nobody holds the task, so take it by an update on the
@@ -343,6 +345,29 @@ claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct held
     snprintf(rec->error, sizeof(rec->error), "%s", error ? error : "");
 }
 
+/* After an outcome's update found the key moved on: the revision to write the outcome over when
+ * all that came since is markers or junk (a client's DEL or keyless record, which hide nothing: our
+ * "sending" under them is still the newest authentic record of the task), else 0 (another member
+ * took the task over, nothing was written since rev, or the key did not read). Without
+ * this a DEL written while the request was out left the claim at "sending" for ever: the task was
+ * sent once, and its status never said so. */
+static uint64_t
+over_markers(struct consumer *c, struct held *h, uint64_t rev)
+{
+    struct sa_claim seen;
+    struct sa_err err = {0};
+
+    if (!h->write_id[0] || sa_claim_get_for(c->n->js, sa_nats_claims(c->n, h->task->id),
+                                            h->task->id, h->task->created_ms, &seen, &err) != SA_OK)
+        return 0;
+    if (seen.state != SA_CLAIM_SENDING || strcmp(seen.write_id, h->write_id) ||
+        seen.revision == rev) /* nothing written since: the update failed for another reason */
+        return 0;
+    sa_log(SA_LOG_WARN, "junk_claim", "task=%s junk=%d over=sending outcome=written_over",
+           h->task->id, seen.junk_above);
+    return seen.revision;
+}
+
 enum sa_code
 claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_state state,
               int http_status, const char *error, int64_t lateness_ms)
@@ -368,6 +393,11 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
                                                 &mine, rev, NULL, &err)
                               : sa_claim_create(sa_nats_claims(c->n, h->task->id), h->task->id,
                                                 &mine, NULL, &err);
+        uint64_t over = rev && rc != SA_OK && rc != SA_EINVAL ? over_markers(c, h, rev) : 0;
+        if (over) { /* a DEL marker reads as a failed update, junk as another's write */
+            rev = over;
+            continue;
+        }
         if (rc == SA_OK || rc == SA_EEXIST || rc == SA_EINVAL)
             return SA_OK;
         sa_log_flush(); /* this thread's held lines do not wait out the broker's absence */

@@ -56,8 +56,9 @@ void claims_outcome(struct sa_claim *rec, const struct consumer *c, const struct
 
 /* Records the outcome on the claim synchronously, on the calling thread (the patient writer's,
  * patient.h, or the exit's): it retries every 200 ms for up to 15 s while the broker is away,
- * then logs claim_update_failed and returns SA_ERETRY. SA_OK once written, or once the claim
- * turned out to be another's (its rules decide). */
+ * then logs claim_update_failed and returns SA_ERETRY. SA_OK once written (over a client's DEL
+ * markers or junk written since the claim too: they hide nothing), or once the claim turned out
+ * to be another's (its rules decide). */
 enum sa_code claims_finish(struct consumer *c, struct held *h, uint64_t rev,
                            enum sa_claim_state state, int http_status, const char *error,
                            int64_t lateness_ms) SA_MUST_CHECK;

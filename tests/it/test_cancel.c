@@ -14,9 +14,8 @@
 
 #include "cancelrec.h"
 #include "check.h"
-#include "claim.h"
-#include "claimmac.h"
 #include "fixture.h"
+#include "forge.h"
 #include "jsfeat.h"
 #include "layout.h"
 
@@ -116,43 +115,6 @@ test_cancel_races_send(void **state)
     fx_stop(&F);
 }
 
-/* Writes over id's claim key as a client allowed to write the claims bucket may: "purge" is
- * refused (the bucket disallows rollups), "delete" leaves a marker, "keyed sent" is an authentic
- * "sent" record (made with the key, as a consumer would), anything else is put as the record's
- * bytes (without the key: junk). */
-static void
-forge_claim(const char *id, const char *what)
-{
-    natsConnection *nc = NULL;
-    jsCtx *js = NULL;
-    kvStore *kv = NULL;
-    uint64_t rev = 0;
-
-    assert_int_equal(natsConnection_ConnectTo(&nc, F.srv.url), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
-    assert_int_equal(js_KeyValue(&kv, js, SA_CLAIMS_BUCKET), NATS_OK);
-    if (!strcmp(what, "purge")) {
-        assert_int_not_equal(kvStore_Purge(kv, id, NULL), NATS_OK); /* no rollups: nopurge.h */
-    } else if (!strcmp(what, "delete")) {
-        assert_int_equal(kvStore_Delete(kv, id), NATS_OK);
-    } else if (!strcmp(what, "keyed sent")) {
-        struct sa_keyring *ring = NULL;
-        struct sa_claim c = {.state = SA_CLAIM_SENT, .at_ms = test_now_ms(), .http_status = 200};
-
-        snprintf(c.consumer, sizeof(c.consumer), "a consumer before");
-        assert_int_equal(sa_keyring_load(&ring, F.key, NULL), SA_OK);
-        assert_int_equal(sa_claimmac_use(ring, NULL), SA_OK);
-        assert_int_equal(sa_claim_create(kv, id, &c, &rev, NULL), SA_OK);
-        sa_claimmac_forget();
-        sa_keyring_free(ring);
-    } else {
-        assert_int_equal(kvStore_PutString(&rev, kv, id, what), NATS_OK);
-    }
-    kvStore_Destroy(kv);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-}
-
 /* Issues 24.6 and 37.1: a claim key whose last entry a client forged before the due time. A
  * DEL marker with no record under it (a PURGE is refused): the task is sent once. Junk (a record
  * the key does not authenticate: bytes that are not JSON, an unknown state, a "sent" made without
@@ -187,11 +149,11 @@ test_forged_claim_records(void **state)
     due = test_now_ms() + (int64_t)(12000 * test_timeout_multiplier());
     for (int i = 0; i < N; i++) {
         assert_int_equal(fx_schedule(&F, due, paths[i], ids[i], sizeof(ids[i])), 0);
-        forge_claim(ids[i], forged[i]);
+        forge_claim(&F, ids[i], forged[i]);
     }
-    forge_claim(ids[5], "delete"); /* over the authentic "sent" */
-    forge_claim(ids[6], "delete"); /* over junk: nothing authentic under either */
-    forge_claim(ids[7], "{\"state\":\"retrying\",\"attempt\":9}"); /* junk over "sent" */
+    forge_claim(&F, ids[5], "delete"); /* over the authentic "sent" */
+    forge_claim(&F, ids[6], "delete"); /* over junk: nothing authentic under either */
+    forge_claim(&F, ids[7], "{\"state\":\"retrying\",\"attempt\":9}"); /* junk over "sent" */
     assert_int_equal(fx_sendat(&F, out, sizeof(out), NULL, 0, "cancel", ids[4], NULL), 0);
     assert_string_equal(out, "cancelled\n");
     fx_consumer(&F, 0, NULL);
