@@ -378,13 +378,16 @@ main(int argc, char **argv)
         fprintf(stderr, "sendat-consumer: unknown argument %s (see --help)\n", argv[1]);
         return 2;
     }
+    /* first: a SIGTERM while the settings are read is a stop like any other (exit 0), not the
+     * default action's death by the signal */
+    if (catch_signals() != 0)
+        return 1;
     sa_log_init("sendat-consumer");
     if (config_load(&the.cfg) != 0) {
         sa_netpolicy_free(the.cfg.policy);
         return 2;
     }
-    if (catch_signals() != 0 || sodium_init() < 0 ||
-        curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
     nats_Open(-1);
     rc = run(&the);
