@@ -38,6 +38,7 @@ struct config {
     int max_host_connections;  /* connections to one host at once, 0: no cap */
     int64_t sweep_interval_ms; /* a turn at the sweep for unread tasks, 0: off */
     int64_t leader_balance_ms; /* a turn at spreading the shards' leaders, 0: off */
+    int64_t marks_keep_ms;     /* how long a level mark outlives its slot (pull_marks.h) */
     int64_t key_wait_ms;       /* how long a task sealed with an unknown key id circulates */
     uint64_t shards;           /* SENDAT_SHARDS: bit k set serves shard k (0: every shard) */
     struct smtp_config smtp;

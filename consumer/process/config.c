@@ -77,6 +77,8 @@ static const char usage_smtp_on[] =
     "                             the shards' task streams or claims buckets than its share\n"
     "                             and moves one leader to a server leading fewer (a failover\n"
     "                             moved them); one member per turn (default 60s; off: never)\n"
+    "  SENDAT_MARKS_KEEP          how long a slot's level mark outlives the slot (default 60s;\n"
+    "                             the clock skew between members it covers; the same on each)\n"
     "  SENDAT_SHARDS              the shards this consumer pulls and sweeps: numbers and ranges\n"
     "                             like \"0,2,4-7\" (default: every shard of `sendat init "
     "--shards`;\n"
@@ -220,6 +222,7 @@ config_load(struct config *cfg)
     bad |= env_dur("SENDAT_DRAIN_TIMEOUT", 20000, &cfg->drain_ms);
     bad |= env_dur_or_off("SENDAT_SWEEP_INTERVAL", 60000, &cfg->sweep_interval_ms);
     bad |= env_dur_or_off("SENDAT_LEADER_BALANCE", 60000, &cfg->leader_balance_ms);
+    bad |= env_dur("SENDAT_MARKS_KEEP", 60000, &cfg->marks_keep_ms);
     bad |= env_dur("SENDAT_UNKNOWN_KEY_WAIT", KEYWAIT_GIVE_UP_MS, &cfg->key_wait_ms);
     bad |= env_shards(&cfg->shards);
     bad |= smtp_config_load(&cfg->smtp);

@@ -33,7 +33,7 @@ marks_slot_used(struct consumer *c, struct marks_gate *g, int shard, const char 
     struct sa_err err = {0};
     enum sa_code rc;
 
-    if (!c->n->marks || slot + c->n->layout.slot_ms + MARKS_KEEP_MS <= sa_now_ms() ||
+    if (!c->n->marks || slot + c->n->layout.slot_ms + c->cfg.marks_keep_ms <= sa_now_ms() ||
         !in_force(c, g, shard, stream))
         return 1;
     rc = sa_marks_exists(c->n->marks, shard, slot, &err);
@@ -52,8 +52,8 @@ marks_drop_over(struct consumer *c, int shard, int64_t *next, int64_t now_ms)
     if (!c->n->marks)
         return;
     if (!*next)
-        *next = sa_layout_slot(l, now_ms - MARKS_KEEP_MS) - l->window_ms;
-    for (; *next + l->slot_ms + MARKS_KEEP_MS <= now_ms; *next += l->slot_ms)
+        *next = sa_layout_slot(l, now_ms - c->cfg.marks_keep_ms) - l->window_ms;
+    for (; *next + l->slot_ms + c->cfg.marks_keep_ms <= now_ms; *next += l->slot_ms)
         if (sa_marks_drop(c->n->marks, shard, *next, &err) != SA_OK) {
             sa_log(SA_LOG_DEBUG, "level_mark_drop_failed", "shard=%d slot=%" PRId64 " error=\"%s\"",
                    shard, *next, err.msg);

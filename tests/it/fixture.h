@@ -79,6 +79,12 @@ int fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, ch
 int fx_schedule_many_mixed(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
                            int mixed);
 
+/* Books n webhooks to "<prefix>/0" .. "<prefix>/<n-1>" with one `sendat schedule --batch`, task
+ * k due at start_ms + k * span_ms / n, writing the id of task k into ids[k]; returns the
+ * command's exit code (0: every line booked). */
+int fx_schedule_spread(struct fx *f, int64_t start_ms, int64_t span_ms, const char *prefix, int n,
+                       char (*ids)[80]);
+
 /* Starts the SMTP sink (tests/support/smtp_sink.py) on a free loopback port; it stores mail
  * in DIR/maildir and logs every attempt to DIR/smtp-attempts.log (DIR: f->dir). env gets
  * "SENDAT_SMTP_URL=smtp://127.0.0.1:PORT" for a consumer. Fails the test if it does not start. */

@@ -33,36 +33,57 @@ fx_schedule_many(struct fx *f, int64_t due_ms, const char *prefix, int n, char (
     return fx_schedule_many_mixed(f, due_ms, prefix, n, ids, 0);
 }
 
-int
-fx_schedule_many_mixed(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
-                       int mixed)
+/* One `sendat schedule --batch` of n webhooks to "<prefix>/<k>", task k due at
+ * start_ms + k * span_ms / n, at-most-once when k is odd and mixed is set; ids[k] gets task k's
+ * id. Returns the command's exit code. */
+static int
+book_lines(struct fx *f, int64_t start_ms, int64_t span_ms, const char *prefix, int n,
+           char (*ids)[80], int mixed)
 {
     char path[600], err[1024], *out, *line, *save = NULL;
     size_t cap = (size_t)n * 96 + 64;
     FILE *fp;
     int rc;
-    long k;
 
     snprintf(path, sizeof(path), "%s/many-%" PRId64 ".ndjson", f->dir, test_now_ms());
     assert_non_null(fp = fopen(path, "w"));
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        int64_t due = start_ms + (int64_t)i * span_ms / n;
+
         fprintf(fp,
                 "{\"at\":\"@%" PRId64 ".%03d\",\"webhook\":\"%s%s/%d\",\"data\":"
                 "\"{\\\"hello\\\":1}\"%s}\n",
-                due_ms / 1000, (int)(due_ms % 1000), receiver_url(f->recv), prefix, i,
+                due / 1000, (int)(due % 1000), receiver_url(f->recv), prefix, i,
                 mixed && i % 2 ? ",\"at-most-once\":true" : "");
-    fclose(fp);
+    }
+    assert_int_equal(fclose(fp), 0);
     assert_non_null(out = calloc(1, cap));
     rc = fx_sendat(f, out, cap, err, sizeof(err), "schedule", "--batch", path, NULL);
+    if (rc != 0)
+        fprintf(stderr, "sendat schedule --batch exited %d: %s\n", rc, err);
     for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *id = NULL; /* "LINE ID" */
+        char *id = NULL; /* "LINE ID", lines counted from 1 */
+        long k = strtol(line, &id, 10);
 
-        k = strtol(line, &id, 10);
         if (k >= 1 && k <= n && id && *id == ' ')
             snprintf(ids[k - 1], 80, "%s", id + 1);
     }
     free(out);
     return rc;
+}
+
+int
+fx_schedule_many_mixed(struct fx *f, int64_t due_ms, const char *prefix, int n, char (*ids)[80],
+                       int mixed)
+{
+    return book_lines(f, due_ms, 0, prefix, n, ids, mixed);
+}
+
+int
+fx_schedule_spread(struct fx *f, int64_t start_ms, int64_t span_ms, const char *prefix, int n,
+                   char (*ids)[80])
+{
+    return book_lines(f, start_ms, span_ms, prefix, n, ids, 0);
 }
 
 struct status_wait {

@@ -201,20 +201,33 @@ roles_consumer_ready(void *arg)
 }
 
 void
-roles_fleet_books(const char *prefix, int in_ms, int step_ms, char (*ids)[80])
+roles_fleet_up(void)
 {
-    char path[32];
-    int64_t start;
-
     roles_start_once();
     roles_consumer_as(0, "consumer");
     roles_consumer_as(1, "consumer");
     for (intptr_t i = 0; i < 2; i++)
         assert_true(wait_until(roles_consumer_ready, (void *)i, 30000));
+}
+
+void
+roles_books(const char *prefix, int in_ms, int step_ms, char (*ids)[80])
+{
+    char path[32];
+    int64_t start;
+
+    roles_start_once();
     roles_act_as("producer");
     start = test_now_ms() + in_ms;
     for (int k = 0; k < ROLES_N_TASKS; k++) {
         snprintf(path, sizeof(path), "%s/%d", prefix, k);
         assert_int_equal(fx_schedule(&F, start + k * step_ms, path, ids[k], sizeof(ids[k])), 0);
     }
+}
+
+void
+roles_fleet_books(const char *prefix, int in_ms, int step_ms, char (*ids)[80])
+{
+    roles_fleet_up();
+    roles_books(prefix, in_ms, step_ms, ids);
 }

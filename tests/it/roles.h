@@ -28,6 +28,9 @@ int roles_consumer_ready(void *arg);
  * booked as the producer, path "<prefix>/k" due in_ms + k * step_ms from then, their ids in
  * ids. */
 void roles_fleet_books(const char *prefix, int in_ms, int step_ms, char (*ids)[80]);
+/* Its two halves: the fleet up (consumers 0 and 1, ready), and the bookings alone. */
+void roles_fleet_up(void);
+void roles_books(const char *prefix, int in_ms, int step_ms, char (*ids)[80]);
 /* The group teardown for fx_run: stops what roles_start_once started. Returns 0. */
 int roles_stop(void **state);
 

@@ -63,19 +63,23 @@ natsd_connect(natsConnection **nc, const char *urls, const char *user, const cha
     return s;
 }
 
-/* One attempt to create (then delete) a replicas-3 stream: 0 once JetStream has a leader. */
+/* One attempt to create (then delete) a replicas-3 stream, its request given wait_ms: 0 once
+ * JetStream has a leader. */
 static int
-try_r3_stream(const char *urls, const char *user, const char *password)
+try_r3_stream(const char *urls, const char *user, const char *password, int64_t wait_ms)
 {
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
+    jsOptions o;
     jsStreamConfig sc;
     jsStreamInfo *si = NULL;
     const char *subj[] = {"natsd.ready"};
     int rc = -1;
 
+    jsOptions_Init(&o);
+    o.Wait = wait_ms;
     if (natsd_connect(&nc, urls, user, password) != NATS_OK ||
-        natsConnection_JetStream(&js, nc, NULL) != NATS_OK)
+        natsConnection_JetStream(&js, nc, &o) != NATS_OK)
         goto out;
     jsStreamConfig_Init(&sc);
     sc.Name = "NATSD_READY";
@@ -84,7 +88,8 @@ try_r3_stream(const char *urls, const char *user, const char *password)
     sc.Replicas = 3;
     if (js_AddStream(&si, js, &sc, NULL, NULL) == NATS_OK) {
         rc = 0;
-        js_DeleteStream(js, "NATSD_READY", NULL, NULL);
+        o.Wait = 5000; /* the delete gets the client's default wait */
+        js_DeleteStream(js, "NATSD_READY", &o, NULL);
     }
 out:
     jsStreamInfo_Destroy(si);
@@ -98,9 +103,14 @@ cluster_usable(struct natsd_cluster *c, const char *user, const char *password)
 {
     int64_t deadline = test_now_ms() + (int64_t)(CLUSTER_READY_MS * test_timeout_multiplier());
     struct timespec tick = {0, 200 * 1000000L};
+    int64_t t0 = test_now_ms();
 
+    /* Before the nodes elect a meta leader the request goes unanswered: for the first 10 s the
+     * tries give up after 1 s (the client's default of 5 s was most of a cluster's start),
+     * then after 5 s, so a loaded machine whose creation takes longer still gets its answer. */
     while (test_now_ms() < deadline) {
-        if (try_r3_stream(c->urls, user, password) == 0)
+        int64_t wait_ms = test_now_ms() - t0 < 10000 ? 1000 : 5000;
+        if (try_r3_stream(c->urls, user, password, wait_ms) == 0)
             return 0;
         nanosleep(&tick, NULL);
     }

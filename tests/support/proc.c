@@ -5,6 +5,7 @@
  * child only calls async-signal-safe functions: argv and the environment are built before fork. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 
 extern char **environ;
 
+/* proc_run may run on several threads at once (test_roles.c): the table has a lock */
+static pthread_mutex_t track_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t tracked[TRACK_MAX];
 static int atexit_set;
 
@@ -34,6 +37,7 @@ kill_tracked(void)
 void
 proc_track(pid_t pgid)
 {
+    pthread_mutex_lock(&track_lock);
     if (!atexit_set) {
         atexit(kill_tracked);
         atexit_set = 1;
@@ -41,8 +45,10 @@ proc_track(pid_t pgid)
     for (int i = 0; i < TRACK_MAX; i++)
         if (tracked[i] == 0) {
             tracked[i] = pgid;
+            pthread_mutex_unlock(&track_lock);
             return;
         }
+    pthread_mutex_unlock(&track_lock);
     fprintf(stderr, "proc: more than %d children; pid %d is not killed at exit\n", TRACK_MAX,
             (int)pgid);
 }
@@ -50,9 +56,11 @@ proc_track(pid_t pgid)
 void
 proc_forget(pid_t pgid)
 {
+    pthread_mutex_lock(&track_lock);
     for (int i = 0; i < TRACK_MAX; i++)
         if (tracked[i] == pgid)
             tracked[i] = 0;
+    pthread_mutex_unlock(&track_lock);
 }
 
 static int

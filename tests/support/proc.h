@@ -1,6 +1,7 @@
 /* Real child processes for tests: each leads its own process group, writes its output to
  * files, and is killed when the test process exits (atexit), crashes or is killed (the child
- * gets SIGKILL when the thread that started it ends: start children from the main thread). */
+ * gets SIGKILL when the thread that started it ends: start children from the main thread, or
+ * use proc_run, which waits for its child on the thread that started it). */
 #ifndef PROC_H
 #define PROC_H
 
