@@ -241,7 +241,8 @@ sa_nats_refused(const struct sa_nats *n, char *out, size_t cap)
 void
 sa_nats_unsubscribe(natsConnection *nc, natsSubscription *sub)
 {
-    if (sub && natsSubscription_Unsubscribe(sub) == NATS_OK && nc)
+    if (sub && natsSubscription_Unsubscribe(sub) == NATS_OK && nc &&
+        natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED)
         natsConnection_FlushTimeout(nc, SA_NATS_UNSUB_WAIT_MS);
 }
 

@@ -75,8 +75,9 @@ int sa_nats_refused(const struct sa_nats *n, char *out, size_t cap);
  * and finds no subscription for any later one, so sub may be destroyed. nats.c 3.4 (Debian 12's
  * libnats) reads the subscription it found for a message without holding it (fixed in 3.6.1,
  * nats.c issue 637): a subscription destroyed while a message for it arrived was read after
- * it was freed, a SIGSEGV in natsConn_processMsg (issue 35). A sub already closed, or no
- * connection to flush, returns at once. */
+ * it was freed, a SIGSEGV in natsConn_processMsg (issue 35). A sub already closed, no
+ * connection, or one not connected now (its reader has stopped reading, and a reconnect does not
+ * subscribe sub again) returns at once. */
 #define SA_NATS_UNSUB_WAIT_MS 2000
 void sa_nats_unsubscribe(natsConnection *nc, natsSubscription *sub);
 

@@ -389,6 +389,12 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
             break;
         struct timespec pause = {0, 200 * 1000000L};
         sa_err_clear(&err);
+        if (natsConnection_Status(c->n->nc) != NATS_CONN_STATUS_CONNECTED) {
+            /* a write now would wait out its whole timeout (5 s and more) past the deadline */
+            sa_fail(&err, SA_ERETRY, "not connected to the server");
+            nanosleep(&pause, NULL);
+            continue;
+        }
         enum sa_code rc = rev ? sa_claim_update(sa_nats_claims(c->n, h->task->id), h->task->id,
                                                 &mine, rev, NULL, &err)
                               : sa_claim_create(sa_nats_claims(c->n, h->task->id), h->task->id,

@@ -377,8 +377,10 @@ members_leave(struct members *m)
 {
     if (!m)
         return;
-    if (m->kv)
-        kvStore_Delete(m->kv, m->name); /* leaving: the others share without us */
+    /* leaving: the others share without us (with the server away the entry's TTL says so
+     * soon, and a delete would wait out its timeout) */
+    if (m->kv && natsConnection_Status(m->n->nc) == NATS_CONN_STATUS_CONNECTED)
+        kvStore_Delete(m->kv, m->name);
     sa_nats_unsubscribe(m->n->nc, m->alive);
 }
 

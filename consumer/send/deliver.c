@@ -239,14 +239,26 @@ take_async(struct deliver *d, struct held *h, const char *host, int lease, struc
     return SA_OK;
 }
 
+/* Stopping while the server is away: a claim whose answer did not come is not looked up, since
+ * each read would wait out its timeout on this loop (5 s a task, one after another, past the
+ * drain: it_drainkill with the server killed). The task goes back to the fleet like the others
+ * held; a claim of ours that landed is stale once this process is gone (claims.c). */
+static int
+away_on_the_way_out(const struct deliver *d)
+{
+    return atomic_load(&d->c->stopping) &&
+           natsConnection_Status(d->c->n->nc) != NATS_CONN_STATUS_CONNECTED;
+}
+
 static void
 take_done(struct deliver *d, struct claim_job *j)
 {
     struct sa_claim seen = {0};
     uint64_t rev = j->rev;
-    enum take take = j->ok         ? TAKE_SEND
-                     : j->given_up ? TAKE_AGAIN /* the same write id again: a landed one is ours */
-                                   : claims_resolve(d->c, j->h, j->rec.write_id, &rev, &seen);
+    enum take take = j->ok ? TAKE_SEND
+                     : j->given_up || away_on_the_way_out(d)
+                         ? TAKE_AGAIN /* the same write id again: a landed one is ours */
+                         : claims_resolve(d->c, j->h, j->rec.write_id, &rev, &seen);
 
     d->taking--;
     claimed(d, j->h, j->host, j->lease, take, rev, &seen);
