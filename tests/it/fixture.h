@@ -103,6 +103,9 @@ int fx_consumer_port(struct fx *f, int i);
  * it does not listen yet or does not answer. */
 long fx_consumer_get(struct fx *f, int i, const char *path, char *body);
 
+/* 1 once consumer i's /readyz answers 200 (it started and pulls), within timeout_ms; else 0. */
+int fx_consumer_ready(struct fx *f, int i, int64_t timeout_ms);
+
 /* A metric without labels from consumer i's /metrics ("sendat_held"); -1 if not there. */
 long fx_consumer_metric(struct fx *f, int i, const char *name);
 

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "check.h"
 #include "fixture.h"
 
 static size_t
@@ -70,4 +71,28 @@ fx_consumer_metric(struct fx *f, int i, const char *name)
     snprintf(want, sizeof(want), "\n%s ", name);
     p = strstr(body, want);
     return p ? atol(p + strlen(want)) : -1;
+}
+
+struct ready_wait {
+    struct fx *f;
+    int i;
+};
+
+static int
+answers_ready(void *arg)
+{
+    const struct ready_wait *w = arg;
+    char *body = malloc(FX_BODY_MAX);
+    int ok = body && fx_consumer_get(w->f, w->i, "/readyz", body) == 200;
+
+    free(body);
+    return ok;
+}
+
+int
+fx_consumer_ready(struct fx *f, int i, int64_t timeout_ms)
+{
+    struct ready_wait w = {f, i};
+
+    return wait_until(answers_ready, &w, timeout_ms);
 }

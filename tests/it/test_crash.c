@@ -133,14 +133,6 @@ test_sigterm_hands_over(void **state)
 }
 
 static int
-ready(void *arg)
-{
-    char body[FX_BODY_MAX];
-
-    return fx_consumer_get(&F, *(int *)arg, "/readyz", body) == 200;
-}
-
-static int
 inbox_tasks_arrived_or_c0_gone(void *arg)
 {
     int seen[INBOX_N];
@@ -213,14 +205,14 @@ test_sigterm_hands_back_its_inbox(void **state)
     fx_ack_wait = "5s";
     receiver_hang(F.recv, "/slow", (int)(HANG_MS * test_timeout_multiplier()));
     fx_consumer(&F, c0, c0_env);
-    assert_true(wait_until(ready, &c0, 20000));
+    assert_true(fx_consumer_ready(&F, c0, 20000));
     window_with_room(9500); /* the most room: c0's send and c1's start fit on a loaded machine */
     window = test_now_ms() / WINDOW_MS;
     /* due now: c0 sends it, and its answer is hung, so c0 drains long after SIGTERM */
     assert_int_equal(fx_schedule(&F, test_now_ms(), "/slow", id, sizeof(id)), 0);
     assert_true(receiver_wait(F.recv, "/slow", 1, 10000));
     fx_consumer(&F, c1, NULL);
-    assert_true(wait_until(ready, &c1, 20000));
+    assert_true(fx_consumer_ready(&F, c1, 20000));
     if ((test_now_ms() + 2500) / WINDOW_MS != window) /* the booking below takes well under 1 s */
         fail_msg("too slow to book into the window /slow is in: the test would prove nothing");
     assert_int_equal(proc_signal(&F.consumers[c0], SIGSTOP), 0);

@@ -93,15 +93,6 @@ past(void *arg)
     return test_now_ms() >= *(int64_t *)arg;
 }
 
-static int
-consumer_ready(void *arg)
-{
-    static char body[FX_BODY_MAX];
-
-    (void)arg;
-    return fx_consumer_get(&F, 0, "/readyz", body) == 200;
-}
-
 /* The slot a task booked now for due_ms goes to (booked into its slot: due well ahead). */
 static int64_t
 slot_of(int64_t due_ms)
@@ -119,7 +110,7 @@ test_empty_slot_gets_no_durable(void **state)
     fx_start(&F, 0);
     connect_and_read_layout();
     fx_consumer(&F, 0, keep_env);
-    assert_true(wait_until(consumer_ready, NULL, 30000)); /* its makers run: slots are judged */
+    assert_true(fx_consumer_ready(&F, 0, 30000)); /* its makers run: slots are judged */
     /* a slot that starts a few slots from now, and a task booked into the slot after it */
     empty = sa_layout_slot(&L, test_now_ms()) + 3 * L.slot_ms;
     due = empty + L.slot_ms + L.slot_ms / 2;

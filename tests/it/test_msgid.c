@@ -74,14 +74,6 @@ stream_empty(void *arg)
     return stream_msgs() == 0;
 }
 
-static int
-consumer_ready(void *arg)
-{
-    static char body[FX_BODY_MAX];
-
-    return fx_consumer_get(&F, *(int *)arg, "/readyz", body) == 200;
-}
-
 static void
 two_consumers(void)
 {
@@ -89,8 +81,8 @@ two_consumers(void)
 
     fx_consumer(&F, 0, NULL);
     fx_consumer(&F, 1, NULL);
-    assert_true(wait_until(consumer_ready, &c0, 30000));
-    assert_true(wait_until(consumer_ready, &c1, 30000));
+    assert_true(fx_consumer_ready(&F, c0, 30000));
+    assert_true(fx_consumer_ready(&F, c1, 30000));
 }
 
 /* The stored task's Nats-Msg-Id header into out ("" if it has none). */

@@ -73,14 +73,6 @@ check_moves_at_most_once(void)
     }
 }
 
-static int
-consumer_ready(void *arg)
-{
-    static char body[FX_BODY_MAX];
-
-    return fx_consumer_get(&F, (int)(intptr_t)arg, "/readyz", body) == 200;
-}
-
 static void
 test_300_tasks_three_consumers(void **state)
 {
@@ -91,8 +83,8 @@ test_300_tasks_three_consumers(void **state)
     for (int i = 0; i < N_CONSUMERS; i++)
         fx_consumer(&F, i, small_batches);
     /* every consumer pulling before any task is due, so each can take a share */
-    for (intptr_t i = 0; i < N_CONSUMERS; i++)
-        assert_true(wait_until(consumer_ready, (void *)i, 30000));
+    for (int i = 0; i < N_CONSUMERS; i++)
+        assert_true(fx_consumer_ready(&F, i, 30000));
     /* one batch books them all in about a second; a slower one books some late, and those
      * are sent late, never early (the check below holds either way) */
     assert_int_equal(fx_schedule_spread(&F, test_now_ms() + 4000, 10000, "/t", N_TASKS, ids), 0);

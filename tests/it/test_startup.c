@@ -34,15 +34,6 @@ listening(void *arg)
     return fx_consumer_port(&F, 0) > 0;
 }
 
-static int
-ready(void *arg)
-{
-    char body[FX_BODY_MAX];
-
-    (void)arg;
-    return fx_consumer_get(&F, 0, "/readyz", body) == 200;
-}
-
 static void
 dump_log(void)
 {
@@ -81,7 +72,7 @@ test_waits_for_the_server_then_survives_its_restart(void **state)
     assert_true(proc_alive(&F.consumers[0]));
 
     assert_int_equal(natsd_restart(&F.srv), 0); /* same port and store */
-    if (!wait_until(ready, NULL, 20000)) {
+    if (!fx_consumer_ready(&F, 0, 20000)) {
         dump_log();
         fail_msg("/readyz stayed false after the server came");
     }
@@ -128,7 +119,7 @@ test_waits_for_init(void **state)
     assert_non_null(strstr(body, "waiting for sendat init"));
     assert_true(proc_alive(&F.consumers[0]));
     fx_init(&F);
-    if (!wait_until(ready, NULL, 20000)) {
+    if (!fx_consumer_ready(&F, 0, 20000)) {
         dump_log();
         fail_msg("/readyz stayed false after sendat init");
     }

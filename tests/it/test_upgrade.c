@@ -190,15 +190,6 @@ test_claims_bucket_deleted(void **state)
 }
 
 static int
-consumer_ready(void *arg)
-{
-    char body[FX_BODY_MAX];
-
-    (void)arg;
-    return fx_consumer_get(&F, 0, "/readyz", body) == 200;
-}
-
-static int
 ledger_back_logged(void *arg)
 {
     (void)arg;
@@ -220,7 +211,7 @@ test_sharded_claims_bucket_deleted(void **state)
     fx_start(&F, 0);
     fx_shards = NULL;
     fx_consumer(&F, 0, NULL);
-    assert_true(wait_until(consumer_ready, NULL, 30000)); /* started: its watch runs */
+    assert_true(fx_consumer_ready(&F, 0, 30000)); /* started: its watch runs */
     raw_open(&r);
     sa_layout_claims_bucket(bucket, sizeof(bucket), 3);
     assert_int_equal(js_DeleteKeyValue(r.js, bucket), NATS_OK);
