@@ -68,7 +68,6 @@ void
 stop_with_consumer(void)
 {
     assert_int_equal(fx_stop_consumers(&F), 0);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }

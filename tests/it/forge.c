@@ -43,6 +43,5 @@ forge_claim(struct fx *f, const char *id, const char *what)
         assert_int_equal(kvStore_PutString(&rev, kv, id, what), NATS_OK);
     }
     kvStore_Destroy(kv);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }

@@ -86,8 +86,7 @@ test_cli_refuses_bad_input(void **state)
     refused("not-after before at", "--at", "+1h", "--not-after", "+10m", "--webhook", url, NULL);
     assert_int_equal(stream_msgs(SA_TASKS_STREAM), 0);
 
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 

@@ -392,8 +392,7 @@ test_cancel_record_expires(void **state)
     assert_int_equal(proc_count_lines(F.consumers[1].err_path, out), 1);
     kvWatcher_Destroy(w);
     kvStore_Destroy(kv);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_finish(&F);
 }
 

@@ -125,8 +125,7 @@ test_history_read_node_killed(void **state)
             natsStatus_GetText(s), old.Count, test_now_ms() - t0);
     kvEntryList_Destroy(&old);
     kvStore_Destroy(kv);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 

@@ -295,8 +295,7 @@ forge_sending(const char *id, const char *name, const char *instance)
     sa_keyring_free(ring);
     kvStore_Destroy(members);
     kvStore_Destroy(kv);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 /* A "sending" claim naming this very consumer's instance, with no copy of the task claimed in

@@ -200,8 +200,7 @@ test_probed_while_leaving(void **state)
     print_message("probes sent: %ld\n", fl.sent);
     natsConnection_Destroy(fl.nc);
     kvStore_Destroy(members);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_finish(&F);
 }
 

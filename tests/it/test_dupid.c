@@ -40,8 +40,7 @@ squat(const char *subject, const char *msgid)
     assert_int_equal(js_Publish(&pa, js, subject, "junk", 4, &po, NULL), NATS_OK);
     assert_false(pa->Duplicate);
     jsPubAck_Destroy(pa);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 /* fx_start's layout: 10 s windows, 2 s slots. */

@@ -95,8 +95,7 @@ forge(void *arg)
 out:
     kvWatcher_Destroy(w);
     kvStore_Destroy(kv);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     return NULL;
 }
 

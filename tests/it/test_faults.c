@@ -173,8 +173,7 @@ tasks_settled(void *arg)
         js_GetStreamInfo(&si, js, SA_TASKS_STREAM, NULL, NULL) == NATS_OK)
         settled = si->State.Msgs == 0;
     jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     return settled;
 }
 
@@ -222,8 +221,7 @@ check_ledger(const char *url)
             n_tasks, bad, takeovers, extra);
     free(sent);
     free(sending);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     assert_int_equal(bad, 0);
 }
 

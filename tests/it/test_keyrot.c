@@ -198,8 +198,7 @@ publish_junk(int64_t w)
     jsPubOptions_Init(&po);
     po.MaxWait = 30000;
     assert_int_equal(js_PublishAsyncComplete(js, &po), NATS_OK);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 static int

@@ -100,8 +100,7 @@ set_max_msgs(int64_t max_msgs)
     assert_int_equal(js_UpdateStream(&up, js, si->Config, NULL, NULL), NATS_OK);
     jsStreamInfo_Destroy(up);
     jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 static uint64_t

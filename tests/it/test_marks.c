@@ -46,8 +46,7 @@ connect_and_read_layout(void)
 static void
 disconnect(void)
 {
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     js = NULL;
     nc = NULL;
 }

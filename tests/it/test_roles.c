@@ -91,8 +91,7 @@ cancel_record_has_ttl(const char *id)
     if ((natsMsgHeader_Get(m, "Nats-TTL", &v) == NATS_OK) != !!(feat.have & SA_JSFEAT_MSG_TTL))
         fail_msg("api level %d, cancel record's Nats-TTL %s", feat.api_level, v ? v : "none");
     natsMsg_Destroy(m);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 /* List, stats, cancel and status of a task due in a minute, as the producer. */
@@ -155,8 +154,7 @@ junk_in_stream(void *arg)
     roles_connect_js("admin", &nc, &js);
     s = js_GetLastMsg(&m, js, "SENDAT_TASKS", arg, NULL, NULL);
     natsMsg_Destroy(m);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     return s == NATS_OK;
 }
 
@@ -183,8 +181,7 @@ producer_purges_claim(const char *id)
     assert_int_not_equal(kvStore_Purge(kv, id, NULL), NATS_OK);
     assert_int_equal(kvStore_Delete(kv, id), NATS_OK);
     kvStore_Destroy(kv);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 /* A subject no level reads, as a producer may publish it: the consumers' sweep dead-letters
@@ -198,8 +195,7 @@ producer_publishes_junk(void)
 
     roles_connect_js("producer", &nc, &js);
     assert_int_equal(js_Publish(NULL, js, subject, "junk", 4, NULL, NULL), NATS_OK);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     assert_true(junk_in_stream(subject));
     assert_true(wait_until(junk_swept, subject, 30000));
 }
@@ -361,15 +357,13 @@ test_consumer_user_administers_no_stream(void **state)
     roles_connect_js("consumer", &nc, &js);
     try_stream_admin(js);
     assert_int_equal(natsConnection_GetLastError(nc, &text), NATS_NOT_PERMITTED);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     roles_connect_js("admin", &nc, &js); /* everything is as it was */
     assert_int_equal(js_GetStreamInfo(&si, js, "SENDAT_TASKS", NULL, NULL), NATS_OK);
     jsStreamInfo_Destroy(si);
     si = NULL;
     assert_int_equal(js_GetStreamInfo(&si, js, "SENDAT_EVIL", NULL, NULL), NATS_NOT_FOUND);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 /* user may subscribe to none of the other roles' inboxes, nor to nats.c's default prefix. */

@@ -51,8 +51,7 @@ forge(const char *key, const char *what)
     else
         assert_int_equal(kvStore_PutString(&rev, kv, key, what), NATS_OK);
     kvStore_Destroy(kv);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 /* No request to /a or /b within the next ms (several occurrences of both series). */

@@ -118,8 +118,7 @@ test_keyless_producer_erases_nothing(void **state)
         assert_int_equal(js_Publish(NULL, js, subject, "2026-11-28T19:00:00.000Z", 24, NULL, NULL),
                          NATS_OK);
     }
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     roles_fleet_up();
     for (int k = 0; k < ROLES_N_TASKS; k++) {
         snprintf(path, sizeof(path), "/forged/%d", k);
@@ -190,8 +189,7 @@ test_task_acked_away_is_missing(void **state)
     natsMsgList_Destroy(&list);
     natsSubscription_Destroy(sub);
     assert_int_equal(js_DeleteConsumer(js, SA_TASKS_STREAM, "away", NULL, NULL), NATS_OK);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     /* the ack removes the task on every replica in its own time: a direct get a follower
      * answers may still find it for a moment ("waiting") */
     if (!wait_until(status_says_missing, id, 20000))
@@ -237,8 +235,7 @@ test_consumer_may_move_a_leader(void **state)
             usleep(200 * 1000);
     }
     assert_true(led);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     assert_int_equal(natsd_connect(&nc, F.cluster.urls, "producer", roles_password("producer")),
                      NATS_OK);
     assert_int_equal(

@@ -84,8 +84,7 @@ test_dlq_byte_limit(void **state)
         2);
     assert_int_equal(
         fx_sendat(&F, out, sizeof(out), err, sizeof(err), "init", "--dlq-max-bytes", "0", NULL), 2);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 

@@ -232,8 +232,7 @@ test_three_shards_three_leaders(void **state)
     count_distinct();
     for (int i = 300; i < 600; i++)
         assert_true(seen[i] >= 1); /* none lost; a resend keeps its webhook-id */
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_shards = NULL;
     fx_finish(&F);
 }
@@ -264,8 +263,7 @@ test_r1_shards_apart(void **state)
     count_distinct();
     for (int i = 0; i < 60; i++)
         assert_int_equal(seen[i], 1);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_finish(&F);
 }
 
@@ -441,8 +439,7 @@ test_split_by_env(void **state)
     count_distinct();
     for (int i = 0; i < 120; i++)
         assert_int_equal(seen[i], 1);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_finish(&F);
 }
 

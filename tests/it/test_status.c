@@ -347,8 +347,7 @@ test_forged_scheduled_header_is_not_believed(void **state)
         assert_non_null(strstr(out, " scheduled")); /* at the copy's stream time */
     }
     natsMsg_Destroy(old);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 static int

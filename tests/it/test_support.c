@@ -64,8 +64,7 @@ add_stream_and_publish(const char *urls, const char *name, int replicas)
     assert_int_equal(js_Publish(&pa, js, subj, "stored", 6, NULL, NULL), NATS_OK);
     jsPubAck_Destroy(pa);
     jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
 }
 
 /* Messages in stream name, or -1 if its info cannot be read. */
@@ -82,8 +81,7 @@ stream_msgs(const char *urls, const char *name)
         js_GetStreamInfo(&si, js, name, NULL, NULL) == NATS_OK)
         n = (int64_t)si->State.Msgs;
     jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     return n;
 }
 
@@ -165,8 +163,7 @@ node_is_current(void *arg)
                 ok = 1;
     }
     jsStreamInfo_Destroy(si);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     return ok;
 }
 

@@ -150,8 +150,7 @@ test_unread_tasks_are_dead_lettered(void **state)
     sa_layout_id_filter(subject, sizeof(subject), 0, later);
     assert_true(in_stream(subject)); /* well-formed and due later: the sweep leaves it */
     assert_int_equal(fx_stop_consumers(&F), 0);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -240,8 +239,7 @@ test_reader_sees_every_stored_message(void **state)
     assert_int_equal(read_all(n, N_READ, seqs, N_READ), 1);
     assert_int_equal(read_all(n, N_READ + 2, seqs, N_READ), 0);
     sa_nats_close(n);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -307,8 +305,7 @@ test_unread_flood_is_dead_lettered_a_turn_at_a_time(void **state)
     if (lines > N_FLOOD / 10)
         fail_msg("%ld unread_task lines for %d messages: not summarised", lines, N_FLOOD);
     assert_true(proc_count_lines(F.consumers[0].err_path, "event=unread_task_summary") > 0);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
@@ -362,8 +359,7 @@ test_far_junk_is_found_and_frees_the_limit(void **state)
     sa_layout_id_filter(subject, sizeof(subject), 0, later);
     assert_true(in_stream(subject)); /* it opens: left for its window */
     assert_int_equal(fx_stop_consumers(&F), 0);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
+    fx_js_close(&nc, &js);
     fx_stop(&F);
 }
 
