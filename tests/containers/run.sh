@@ -305,6 +305,21 @@ at 28
 quiet podman start ${proj}_n3_1
 say "${proj}_n3_1 started again at t0+28 s ($(now))"
 at 36
+# A consumer still running 2 s after its drain time: every thread's stack into the logs, with
+# the symbols of the unstripped binary (gdb, when installed), to say where it waits.
+stacks_of() { # consumer numbers
+  local i pid
+  command -v gdb >/dev/null || return 0
+  for i in "$@"; do
+    [ "$(state ${proj}_consumer_$i Status)" = running ] || continue
+    pid=$(state ${proj}_consumer_$i Pid)
+    mkdir -p "$work/logs"
+    timeout 20 gdb -batch -nx -ex "set sysroot /proc/$pid/root" -ex 'set pagination off' \
+      -ex 'thread apply all bt' "${bin:-build}/consumer/sendat-consumer" -p "$pid" \
+      >"$work/logs/${proj}_consumer_$i.stacks.txt" 2>&1 || true
+    say "${proj}_consumer_$i still draining 22 s after SIGTERM: its threads' stacks saved"
+  done
+}
 drains=()
 for i in 3 4 5; do
   (
@@ -313,6 +328,14 @@ for i in 3 4 5; do
     echo "${proj}_consumer_$i $(($(date +%s%3N) - s)) $(state ${proj}_consumer_$i ExitCode)"
   ) >"$work/stop.$i" &
   drains+=($!)
+done
+stopped_at=$(date +%s)
+while kill -0 "${drains[@]}" 2>/dev/null; do # true while any of them runs
+  if [ -n "${stopped_at:-}" ] && [ $(($(date +%s) - stopped_at)) -ge $((22 * mult)) ]; then
+    stacks_of 3 4 5
+    stopped_at=
+  fi
+  sleep 1
 done
 wait "${drains[@]}"
 mkdir -p "$work/logs" # the killed consumer's log outlives it (restart: unless-stopped may have restarted it)
