@@ -320,8 +320,8 @@ stacks_of() { # consumer numbers
   local i pid
   command -v gdb >/dev/null || return 0
   for i in "$@"; do
-    [ "$(state ${proj}_consumer_$i Status)" = running ] || continue
-    pid=$(state ${proj}_consumer_$i Pid)
+    pid=$(state ${proj}_consumer_$i Pid) # 0 once it exited (its Status is "stopping" until then)
+    [ "$pid" != none ] && [ "$pid" -gt 0 ] || continue
     mkdir -p "$work/logs"
     timeout 20 gdb -batch -nx -ex "set sysroot /proc/$pid/root" -ex 'set pagination off' \
       -ex 'thread apply all bt' "${bin:-build}/consumer/sendat-consumer" -p "$pid" \
