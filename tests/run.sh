@@ -118,8 +118,9 @@ bash tests/containers/systemd.sh # the units under systemd: notify, reload, stop
 systemd=$?
 took systemd $s
 s=$SECONDS
-# the compose stack under podman; timeout's SIGTERM runs the script's cleanup (down -v)
-timeout -k 60 "${SENDAT_CT_TIMEOUT:-1800}" bash tests/containers/run.sh
+# the compose stack under podman; timeout's SIGTERM runs the script's cleanup (its drains and
+# down -v take a minute or more on a loaded machine, so SIGKILL only 3 minutes later)
+timeout -k 180 "${SENDAT_CT_TIMEOUT:-1800}" bash tests/containers/run.sh
 containers=$?
 [ $containers != 124 ] || echo "containers: FAILED: no end within ${SENDAT_CT_TIMEOUT:-1800} s" >&2
 took containers $s

@@ -113,6 +113,10 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+# timeout(1) (tests/run.sh) sends SIGTERM to this shell and then to its whole process group:
+# the second one ended the cleanup at its first podman command and left the stack running.
+# The first now exits (and so cleans up) with every later one ignored.
+trap 'trap "" TERM INT; exit 143' TERM INT
 # a run stopped half-way leaves its stack: start from nothing
 if [ -n "$(stack_containers)$(stack_volumes)$(stack_networks)" ]; then
   say "removing a previous run's stack: $(teardown)"
