@@ -318,8 +318,9 @@ at 28
 quiet podman start ${proj}_n3_1
 say "${proj}_n3_1 started again at t0+28 s ($(now))"
 at 36
-# A consumer still running 2 s after its drain time: every thread's stack into the logs, with
-# the symbols of the unstripped binary (gdb, when installed), to say where it waits.
+# A consumer still running 22 s after its `podman stop` began (its drain is 20 s): every
+# thread's stack into the logs, with the symbols of the unstripped binary (gdb, when
+# installed), to say where it waits.
 stacks_of() { # consumer numbers
   local i pid
   command -v gdb >/dev/null || return 0
@@ -330,7 +331,7 @@ stacks_of() { # consumer numbers
     timeout 20 gdb -batch -nx -ex "set sysroot /proc/$pid/root" -ex 'set pagination off' \
       -ex 'thread apply all bt' "${bin:-build}/consumer/sendat-consumer" -p "$pid" \
       >"$work/logs/${proj}_consumer_$i.stacks.txt" 2>&1 || true
-    say "${proj}_consumer_$i still draining 22 s after SIGTERM: its threads' stacks saved"
+    say "${proj}_consumer_$i still running $((22 * mult)) s after podman stop: its threads' stacks in ${proj}_consumer_$i.stacks.txt"
   done
 }
 drains=()
