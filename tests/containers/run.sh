@@ -19,7 +19,7 @@
 #    `podman container clone`s of the compose one), one consumer and one nats node are
 #    killed (SIGKILL) and the node started again, and stopped consumers must drain (exit 0)
 #    within SENDAT_DRAIN_TIMEOUT's 20 s (one still running 22 s after its SIGTERM has its
-#    threads' stacks saved with the logs, by gdb when installed);
+#    threads' stacks saved with the logs, by gdb, installed with the engine);
 #  - every task must arrive (distinct webhook-ids; a second arrival of an id is counted and
 #    printed: a send the receiver answered too late, or one in flight when its consumer was
 #    killed, is sent again with the same id);
@@ -62,7 +62,7 @@ die() {
 
 # -- the engine, from Debian (apt-get update only when something is missing)
 bash tests/containers/install.sh podman runc podman-compose netavark aardvark-dns iptables \
-  debootstrap python3 curl | sed 's/^/containers: /'
+  debootstrap python3 curl gdb | sed 's/^/containers: /'
 say "$(podman --version), $(runc --version | head -1), podman-compose $(dpkg-query -W -f '${Version}' podman-compose)"
 
 work=$(mktemp -d "${SENDAT_TEST_TMPDIR:-/tmp}/containers-XXXXXX")
