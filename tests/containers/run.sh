@@ -18,7 +18,8 @@
 #    consumers go 2 -> 5 -> 1 (podman-compose 1.0.3 ignores --scale: more consumers are
 #    `podman container clone`s of the compose one), one consumer and one nats node are
 #    killed (SIGKILL) and the node started again, and stopped consumers must drain (exit 0)
-#    within SENDAT_DRAIN_TIMEOUT's 20 s;
+#    within SENDAT_DRAIN_TIMEOUT's 20 s (one still running 22 s after its SIGTERM has its
+#    threads' stacks saved with the logs, by gdb, installed with the engine);
 #  - every task must arrive (distinct webhook-ids; a second arrival of an id is counted and
 #    printed: a send the receiver answered too late, or one in flight when its consumer was
 #    killed, is sent again with the same id);
@@ -29,8 +30,10 @@
 #    network of the stack remains. A failed run copies the saved logs, the receiver's hits and
 #    the booked lines to SENDAT_CT_LOGS (default /var/tmp)/sendat-containers-<time>.
 # The last line is `containers: delivered N/N ...`. Exit 0 only if every task arrived, every
-# stopped consumer exited 0 and nothing was left. Needs root. The engine's settings come from containers.conf beside this
-# script (CONTAINERS_CONF): /etc/containers is never written.
+# stopped consumer exited 0 and nothing was left. Needs root; where podman cannot run a
+# container it fails at once, saying so. A phase of tests/run.sh, which bounds it with
+# timeout(1). The engine's settings come from containers.conf beside this script
+# (CONTAINERS_CONF): /etc/containers is never written.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -59,7 +62,7 @@ die() {
 
 # -- the engine, from Debian (apt-get update only when something is missing)
 bash tests/containers/install.sh podman runc podman-compose netavark aardvark-dns iptables \
-  debootstrap python3 curl | sed 's/^/containers: /'
+  debootstrap python3 curl gdb | sed 's/^/containers: /'
 say "$(podman --version), $(runc --version | head -1), podman-compose $(dpkg-query -W -f '${Version}' podman-compose)"
 
 work=$(mktemp -d "${SENDAT_TEST_TMPDIR:-/tmp}/containers-XXXXXX")
@@ -110,6 +113,10 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+# timeout(1) (tests/run.sh) sends SIGTERM to this shell and then to its whole process group:
+# the second one ended the cleanup at its first podman command and left the stack running.
+# The first now exits (and so cleans up) with every later one ignored.
+trap 'trap "" TERM INT; exit 143' TERM INT
 # a run stopped half-way leaves its stack: start from nothing
 if [ -n "$(stack_containers)$(stack_volumes)$(stack_networks)" ]; then
   say "removing a previous run's stack: $(teardown)"
@@ -124,6 +131,12 @@ if ! podman image exists "$base_img" ||
   say "imported $base_img from $tarball"
 fi
 rm -f "$cache"/containers-bookworm-*.tar # the base this phase made itself before
+# Where the engine cannot run a container (no cgroups or namespaces for it, a runtime that
+# refuses) the phase says so now, in seconds, instead of failing later in the stack.
+timeout 120 podman run --rm --network none "$base_img" true >"$work/probe.log" 2>&1 || {
+  tail -5 "$work/probe.log" >&2
+  die "podman cannot run a container here (podman run --rm --network none $base_img true)"
+}
 
 # -- the images (podman's layer cache makes a rebuild of unchanged sources quick)
 t=$(date +%s)
@@ -245,7 +258,7 @@ quiet podman run -d --name ${proj}-serve --network "$net" -p 127.0.0.1::8090 --r
 api=http://$(podman port ${proj}-serve 8090/tcp | head -1)
 until_t=$(deadline 30)
 until tok=$(podman exec ${proj}-serve cat /var/lib/sendat-api/token 2>/dev/null) && [ -n "$tok" ] &&
-  curl -fsS -o /dev/null -H "Authorization: Bearer $tok" "$api/v1/whoami"; do
+  curl -fsS --max-time 10 -o /dev/null -H "Authorization: Bearer $tok" "$api/v1/whoami"; do
   [ "$(date +%s)" -lt "$until_t" ] || {
     podman logs ${proj}-serve 2>&1 | tail -5 >&2
     die "sendat serve did not answer"
@@ -275,7 +288,7 @@ podman run --rm -i --network "$net" --read-only -v ${proj}_sendat-key:/var/lib/s
   die "the producer container's batch failed"
 }
 cli_n=$(grep -c . "$work/cli.out")
-curl -fsS -H "Authorization: Bearer $tok" -H 'Content-Type: application/x-ndjson' \
+curl -fsS --max-time $((300 * mult)) -H "Authorization: Bearer $tok" -H 'Content-Type: application/x-ndjson' \
   --data-binary @"$work/api.ndjson" "$api/v1/batches" >"$work/api.out" || die "POST /v1/batches failed"
 api_n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scheduled"])' "$work/api.out")
 [ $((cli_n + api_n)) = "$total" ] || die "booked $cli_n (producer container) + $api_n (serve), not $total"
@@ -305,6 +318,22 @@ at 28
 quiet podman start ${proj}_n3_1
 say "${proj}_n3_1 started again at t0+28 s ($(now))"
 at 36
+# A consumer still running 22 s after its `podman stop` began (its drain is 20 s): every
+# thread's stack into the logs, with the symbols of the unstripped binary (gdb, when
+# installed), to say where it waits.
+stacks_of() { # consumer numbers
+  local i pid
+  command -v gdb >/dev/null || return 0
+  for i in "$@"; do
+    pid=$(state ${proj}_consumer_$i Pid) # 0 once it exited (its Status is "stopping" until then)
+    [ "$pid" != none ] && [ "$pid" -gt 0 ] || continue
+    mkdir -p "$work/logs"
+    timeout 20 gdb -batch -nx -ex "set sysroot /proc/$pid/root" -ex 'set pagination off' \
+      -ex 'thread apply all bt' "${bin:-build}/consumer/sendat-consumer" -p "$pid" \
+      >"$work/logs/${proj}_consumer_$i.stacks.txt" 2>&1 || true
+    say "${proj}_consumer_$i still running $((22 * mult)) s after podman stop: its threads' stacks in ${proj}_consumer_$i.stacks.txt"
+  done
+}
 drains=()
 for i in 3 4 5; do
   (
@@ -313,6 +342,14 @@ for i in 3 4 5; do
     echo "${proj}_consumer_$i $(($(date +%s%3N) - s)) $(state ${proj}_consumer_$i ExitCode)"
   ) >"$work/stop.$i" &
   drains+=($!)
+done
+stopped_at=$(date +%s)
+while kill -0 "${drains[@]}" 2>/dev/null; do # true while any of them runs
+  if [ -n "${stopped_at:-}" ] && [ $(($(date +%s) - stopped_at)) -ge $((22 * mult)) ]; then
+    stacks_of 3 4 5
+    stopped_at=
+  fi
+  sleep 1
 done
 wait "${drains[@]}"
 mkdir -p "$work/logs" # the killed consumer's log outlives it (restart: unless-stopped may have restarted it)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The package's systemd units under a real systemd (issue 35 item 3; not a phase of
-# tests/run.sh yet): an image of the containers phase's base (tests/deploy/base.sh's Debian 12
+# The package's systemd units under a real systemd (issue 35 item 3; the systemd phase of
+# tests/run.sh): an image of the containers phase's base (tests/deploy/base.sh's Debian 12
 # root, which has systemd) with Debian's nats-server and the package (deploy/package.sh, or the
 # .deb SENDAT_DEB names) installed, booted with `podman run --systemd=always` in a network of
 # its own (loopback only). Inside: nats-server -js on 127.0.0.1:4222 as a transient unit (the
