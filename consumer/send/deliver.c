@@ -29,15 +29,18 @@
 #define CLAIM_AGAIN_MIN_MS 100   /* the claims bucket did not answer: first try again after */
 #define CLAIM_AGAIN_MAX_MS 500   /* doubling up to this */
 #define CLAIM_AGAIN_FOR_MS 20000 /* then, for this long since the first failure, the task stays */
+#define READ_STALL_MS 1000       /* a claim's read-back that failed after this long stalled */
+#define READS_QUIET_MS 5000      /* then no read-back on this loop for this long (take_done) */
 #define EXIT_WRITES_MS 5000      /* after the drain: for the outcome writes still to be made */
 
 struct deliver {
     struct consumer *c;
     CURLM *multi;
-    int inflight;       /* transfers on the multi handle */
-    int taking;         /* claims published and not yet answered */
-    struct ready ready; /* claimed ahead of their due instant, waiting for it */
-    long reconnects;    /* the connection's count when last looked at */
+    int inflight;                 /* transfers on the multi handle */
+    int taking;                   /* claims published and not yet answered */
+    struct ready ready;           /* claimed ahead of their due instant, waiting for it */
+    long reconnects;              /* the connection's count when last looked at */
+    int64_t reads_quiet_until_ms; /* a claim's read-back stalled: no other before this */
     int64_t next_touch_ms, next_counters_ms;
 };
 
@@ -250,15 +253,32 @@ away_on_the_way_out(const struct deliver *d)
            natsConnection_Status(d->c->n->nc) != NATS_CONN_STATUS_CONNECTED;
 }
 
+/* A claim whose PubAck did not come: read back whose it is, or claim it again later with the same
+ * write id (a landed one is then ours). The read-back blocks this loop until the claims bucket
+ * answers, up to its timeouts (5 s and more): while the bucket elects a leader every claim of a
+ * burst failed so, and one read after another held the loop for 30-48 s (issue 35's containers
+ * runs 1 and 7). So after one read that failed after READ_STALL_MS, the others wait
+ * READS_QUIET_MS and are claimed again instead (CLAIM_AGAIN_*). */
+static enum take
+resolve_or_again(struct deliver *d, struct claim_job *j, uint64_t *rev, struct sa_claim *seen)
+{
+    int64_t t0 = sa_now_ms();
+    enum take take;
+
+    if (j->given_up || away_on_the_way_out(d) || t0 < d->reads_quiet_until_ms)
+        return TAKE_AGAIN;
+    take = claims_resolve(d->c, j->h, j->rec.write_id, rev, seen);
+    if (take == TAKE_AGAIN && sa_now_ms() - t0 >= READ_STALL_MS)
+        d->reads_quiet_until_ms = sa_now_ms() + READS_QUIET_MS;
+    return take;
+}
+
 static void
 take_done(struct deliver *d, struct claim_job *j)
 {
     struct sa_claim seen = {0};
     uint64_t rev = j->rev;
-    enum take take = j->ok ? TAKE_SEND
-                     : j->given_up || away_on_the_way_out(d)
-                         ? TAKE_AGAIN /* the same write id again: a landed one is ours */
-                         : claims_resolve(d->c, j->h, j->rec.write_id, &rev, &seen);
+    enum take take = j->ok ? TAKE_SEND : resolve_or_again(d, j, &rev, &seen);
 
     d->taking--;
     claimed(d, j->h, j->host, j->lease, take, rev, &seen);
