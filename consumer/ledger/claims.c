@@ -415,3 +415,16 @@ claims_finish(struct consumer *c, struct held *h, uint64_t rev, enum sa_claim_st
            sa_claim_state_name(state), err.msg);
     return SA_ERETRY;
 }
+
+const char *
+claims_unknown_why(const struct consumer *c, const struct sa_claim *seen, char *why, size_t cap)
+{
+    if (!strcmp(seen->instance, c->instance))
+        return "outcome unknown: this consumer's own claim, whose answer was lost, and no copy "
+               "of it in flight here (at-most-once)";
+    snprintf(why, cap,
+             "outcome unknown: claimed by %.64s (instance %.23s), which no longer answers: it "
+             "died or stopped before its outcome was recorded, maybe after sending (at-most-once)",
+             seen->consumer[0] ? seen->consumer : "?", seen->instance[0] ? seen->instance : "?");
+    return why;
+}

@@ -63,4 +63,13 @@ enum sa_code claims_finish(struct consumer *c, struct held *h, uint64_t rev,
                            enum sa_claim_state state, int http_status, const char *error,
                            int64_t lateness_ms) SA_MUST_CHECK;
 
+/* The dead letter's reason for TAKE_UNKNOWN, true of every way there: the claim says "sending"
+ * by a process that no longer answers (it was killed or crashed mid-send; or it stopped, by a
+ * drain that ran out or with its outcome write lost while the claims bucket was away, the task
+ * claimed and maybe sent), or by this very process with no copy of the task here (its write's
+ * answer was lost and the copy handed back). Which, the holder's log says (claim_update_failed,
+ * outcome_unrecorded). Returns why (its text), or a fixed text. */
+const char *claims_unknown_why(const struct consumer *c, const struct sa_claim *seen, char *why,
+                               size_t cap);
+
 #endif

@@ -156,25 +156,6 @@ claim_again(struct deliver *d, struct held *h)
     return wheel_defer(d->c->wheel, h, now + wait, NULL) == SA_OK;
 }
 
-/* The dead letter's reason for TAKE_UNKNOWN, true of every way there: the claim says "sending"
- * by a process that no longer answers (it was killed or crashed mid-send; or it stopped, by a
- * drain that ran out or with its outcome write lost while the claims bucket was away, the task
- * claimed and maybe sent), or by this very process with no copy of the task here (its write's
- * answer was lost and the copy handed back). Which, the holder's log says (claim_update_failed,
- * outcome_unrecorded). */
-static const char *
-unknown_why(const struct deliver *d, const struct sa_claim *seen, char *why, size_t cap)
-{
-    if (!strcmp(seen->instance, d->c->instance))
-        return "outcome unknown: this consumer's own claim, whose answer was lost, and no copy "
-               "of it in flight here (at-most-once)";
-    snprintf(why, cap,
-             "outcome unknown: claimed by %.64s (instance %.23s), which no longer answers: it "
-             "died or stopped before its outcome was recorded, maybe after sending (at-most-once)",
-             seen->consumer[0] ? seen->consumer : "?", seen->instance[0] ? seen->instance : "?");
-    return why;
-}
-
 /* What follows taking the claim (or not): the send, or the task settled without one. */
 static void
 claimed(struct deliver *d, struct held *h, const char *host, int lease, enum take take,
@@ -191,7 +172,7 @@ claimed(struct deliver *d, struct held *h, const char *host, int lease, enum tak
         return;
     case TAKE_UNKNOWN:
         limits_release(d->c->limits, host, lease);
-        outcome_dead(d->c, h, seen->revision, unknown_why(d, seen, why, sizeof(why)), 0);
+        outcome_dead(d->c, h, seen->revision, claims_unknown_why(d->c, seen, why, sizeof(why)), 0);
         return;
     case TAKE_AGAIN:
         limits_release(d->c->limits, host, lease);
